@@ -1,0 +1,185 @@
+"""The public capture API: ``record``, ``checkpoint`` and ``@step`` (DESIGN.md "Public interface").
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+from typing import Any, Callable, TypeVar
+
+from .options import CaptureOptions
+from .recorder import DISABLE_ENV, Recorder, _active, active_recorder
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class record:  # noqa: N801 - used like a function: `with record(...)`, `@record(...)`
+    """Record a run into the timeline file ``path``: a context manager and a decorator.
+
+    ``with snap.record("agent.snap", name="nightly"):`` records the block as one run;
+    ``@snap.record("agent.snap")`` records each call of the function as a new run. The file is
+    created (owner-only) or a run is appended to it. The run ends ``finished``, or ``failed``
+    with the exception recorded (the exception still propagates); a process killed inside the
+    block leaves the run ``running`` in the file, reported as ``crashed`` when read.
+
+    Never raises because of recording: if the file cannot be written, a warning goes to stderr
+    and the program runs unrecorded. ``SNAPSTATE_DISABLE=1`` turns it into a no-op.
+
+    Arguments: ``name`` (default: the script or function name), ``options``
+    (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,
+                 options: CaptureOptions | None = None,
+                 parent: tuple[str, int] | None = None,
+                 entry: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self.name = name
+        self.options = options or CaptureOptions()
+        self.parent = parent
+        self.entry = entry
+        self.recorder: Recorder | None = None
+
+    def _copy(self) -> record:
+        return record(self.path, name=self.name, options=self.options, parent=self.parent,
+                      entry=self.entry)
+
+    @property
+    def run_id(self) -> str | None:
+        """The id of the run this block recorded (None before it started or if disabled)."""
+        return self.recorder.run_id if self.recorder else None
+
+    def _begin(self, root: Any, default_name: str) -> None:
+        if os.environ.get(DISABLE_ENV) == "1":
+            return
+        recorder = Recorder(self.path, name=self.name or default_name, options=self.options,
+                            root=root, parent=self.parent, entry=self.entry)
+        if recorder.start():
+            self.recorder = recorder
+            _active.append(recorder)
+
+    def _end(self, exc: BaseException | None) -> None:
+        recorder, self.recorder = self.recorder, None
+        if recorder is None:
+            return
+        if exc is not None and not (isinstance(exc, SystemExit) and exc.code in (0, None)):
+            recorder.capture_exception(exc)
+        if recorder in _active:
+            _active.remove(recorder)
+        recorder.finish(exc)
+        self.recorder = recorder  # keep run_id readable after the block
+
+    def __enter__(self) -> record:
+        caller = sys._getframe(1)
+        self._begin(caller, _default_name(caller))
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        self._end(exc)
+
+    def __call__(self, func: F) -> F:
+        """Decorate ``func`` so each call is recorded as a new run."""
+        if inspect.iscoroutinefunction(func):
+            @functools.wraps(func)
+            async def run_async(*args: Any, **kwargs: Any) -> Any:
+                block = self._copy()
+                block._begin(sys._getframe(0), block.name or func.__qualname__)
+                try:
+                    result = await func(*args, **kwargs)
+                except BaseException as exc:
+                    block._end(exc)
+                    raise
+                block._end(None)
+                return result
+            return run_async  # type: ignore[return-value]
+
+        @functools.wraps(func)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            block = self._copy()
+            block._begin(sys._getframe(0), block.name or func.__qualname__)
+            try:
+                result = func(*args, **kwargs)
+            except BaseException as exc:
+                block._end(exc)
+                raise
+            block._end(None)
+            return result
+        return run  # type: ignore[return-value]
+
+
+def _default_name(frame: Any) -> str:
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path:
+        return os.path.splitext(os.path.basename(path))[0]
+    return frame.f_code.co_name if frame is not None else "run"
+
+
+def checkpoint(label: str | None = None, **extra: Any) -> int | None:
+    """Capture a ``checkpoint`` step: the whole stack from the record root to the caller, each
+    frame's locals, and ``extra`` values stored with the step.
+
+    Returns the step index, or None outside a ``record`` block (a cheap no-op there) or when the
+    step could not be written. Never raises.
+    """
+    recorder = active_recorder()
+    if recorder is None:
+        return None
+    return recorder.capture("checkpoint", sys._getframe(1), label=label, extra=extra or None)
+
+
+def step(func: F | None = None, *, label: str | None = None) -> Any:
+    """Decorator: a ``call`` step at entry (the arguments) and a ``return`` step at exit with
+    the return value, or an ``exception`` step with the locals at the raise point.
+
+    Works on plain and ``async`` functions, bare (``@step``) or with a label
+    (``@step(label="plan")``). Outside a ``record`` block it only calls the function.
+    """
+    def decorate(fn: F) -> F:
+        name = label or fn.__qualname__
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                recorder = active_recorder()
+                if recorder is None:
+                    return await fn(*args, **kwargs)
+                caller = sys._getframe(0)
+                recorder.capture("call", caller, label=name,
+                                 extra=_arguments(fn, args, kwargs))
+                try:
+                    result = await fn(*args, **kwargs)
+                except BaseException as exc:
+                    recorder.capture_exception(exc)
+                    raise
+                recorder.capture("return", caller, label=name, extra={"return": result})
+                return result
+            return async_wrapper  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            recorder = active_recorder()
+            if recorder is None:
+                return fn(*args, **kwargs)
+            caller = sys._getframe(0)
+            recorder.capture("call", caller, label=name, extra=_arguments(fn, args, kwargs))
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                recorder.capture_exception(exc)
+                raise
+            recorder.capture("return", caller, label=name, extra={"return": result})
+            return result
+        return wrapper  # type: ignore[return-value]
+
+    return decorate(func) if func is not None else decorate
+
+
+def _arguments(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Bind ``args``/``kwargs`` to ``fn``'s parameter names (falls back to ``args``/``kwargs``)."""
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs)
+        return dict(bound.arguments)
+    except (TypeError, ValueError):
+        return {"args": args, "kwargs": kwargs}

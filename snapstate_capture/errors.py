@@ -1,0 +1,45 @@
+"""Exceptions raised by SnapState's reader and writer.
+
+Capture code never raises these into the user's program: they are raised by the reader API
+(``open_timeline``) and by explicit operations (``Value.load``), and the ``snapstate`` command
+turns each into one line on stderr with exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class SnapStateError(Exception):
+    """Base class for every error SnapState raises on purpose."""
+
+
+class TimelineError(SnapStateError):
+    """A timeline file cannot be read: missing, not a timeline, corrupt, or too new.
+
+    The message always names the file and the problem, e.g.
+    ``"run.snap: not a SnapState timeline (file is not an SQLite database)"``.
+    """
+
+    def __init__(self, path: object, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+class NotFoundError(TimelineError):
+    """A run id, step index or blob named by the caller is not in the file."""
+
+
+class IntegrityError(TimelineError):
+    """Stored bytes do not match their hash, or a hash chain is broken (tampering or corruption)."""
+
+
+class UntrustedPayloadError(SnapStateError):
+    """Loading a payload was refused because the file is not trusted.
+
+    Loading a payload unpickles it, which runs code from the file. See DESIGN.md "Trust":
+    pass ``trust=True`` (``--trust`` on the command line) only for files you made or trust.
+    """
+
+
+class PayloadLoadError(SnapStateError):
+    """A trusted payload was read but could not be turned back into an object."""

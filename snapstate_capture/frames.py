@@ -1,0 +1,187 @@
+"""Turning live frames into stored frame records: stack walk, user-frame filter, source.
+
+A frame record is JSON, content-addressed like every blob::
+
+    {"function": "Agent.plan", "filename": "/abs/agent.py", "lineno": 42,
+     "code": <hash of the code object>, "source": <hash of the file's text>,
+     "locals": [[name, value_ref], ...]}
+
+and a value ref is ``{"p": preview_hash, "b": payload_hash, "s": "pickle"|"dill"}`` (``b``/``s``
+absent without payload). Identical frames at two steps hash the same and are stored once.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sysconfig
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+from .integrity import canonical_json, content_hash
+from .options import CaptureOptions
+from .values import capture_value
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
+            if k in paths}
+    return tuple(sorted(dirs))
+
+
+_LIBRARY_DIRS = _library_dirs()
+
+
+@dataclass
+class StackCapture:
+    """What one stack walk produced: frame-record hashes (outermost first), the blobs they need,
+    the innermost frame's position and locals digests, and any capture errors."""
+
+    frames: list[str] = field(default_factory=list)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    function: str | None = None
+    filename: str | None = None
+    lineno: int | None = None
+    innermost_digests: dict[str, str] = field(default_factory=dict)
+
+
+class FrameCapturer:
+    """Captures stacks under one ``CaptureOptions``; caches per file and per code object.
+
+    ``is_library(filename)`` decides which frames are left out (snapstate's own always; stdlib and
+    site-packages unless ``options.library_frames``).
+    """
+
+    def __init__(self, options: CaptureOptions) -> None:
+        self.options = options
+        self._file_kind: dict[str, bool] = {}
+        self._sources: dict[str, tuple[str | None, bytes | None]] = {}
+        self._code_hashes: dict[types.CodeType, str] = {}
+
+    def is_hidden(self, filename: str) -> bool:
+        """True for frames that are never shown: snapstate's own, and library code by default."""
+        hidden = self._file_kind.get(filename)
+        if hidden is None:
+            real = os.path.realpath(filename) if not filename.startswith("<") else filename
+            if real.startswith(_PACKAGE_DIR + os.sep):
+                hidden = True
+            elif filename.startswith("<frozen"):
+                hidden = not self.options.library_frames
+            elif filename.startswith("<"):
+                hidden = False  # <string>, <stdin>: code the user typed or passed with -c
+            else:
+                hidden = (not self.options.library_frames
+                          and any(real.startswith(d + os.sep) for d in _LIBRARY_DIRS))
+            self._file_kind[filename] = hidden
+        return hidden
+
+    def walk(self, frame: types.FrameType | None, root: types.FrameType | None
+             ) -> list[types.FrameType]:
+        """Return the visible frames from ``root`` (inclusive) down to ``frame``, outermost first.
+
+        When ``root`` is not an ancestor of ``frame`` (another thread or task), the walk goes to
+        the bottom of ``frame``'s stack.
+        """
+        chain: list[types.FrameType] = []
+        current = frame
+        while current is not None:
+            if not self.is_hidden(current.f_code.co_filename):
+                chain.append(current)
+            if current is root:
+                break
+            current = current.f_back
+        chain.reverse()
+        return chain
+
+    def capture(self, frames: list[types.FrameType], *, innermost_lineno: int | None = None
+                ) -> StackCapture:
+        """Capture ``frames`` (outermost first) into frame records; never raises."""
+        out = StackCapture()
+        for position, frame in enumerate(frames):
+            innermost = position == len(frames) - 1
+            try:
+                record, digests = self._frame_record(frame, out)
+            except Exception as exc:  # noqa: BLE001 - recorded as a capture error, not raised
+                out.errors.append(f"frame {frame.f_code.co_name}: {type(exc).__name__}: {exc}")
+                continue
+            key = self.add_blob(out, canonical_json(record))
+            out.frames.append(key)
+            if innermost:
+                out.function = record["function"]
+                out.filename = record["filename"]
+                out.lineno = innermost_lineno or record["lineno"]
+                out.innermost_digests = digests
+        return out
+
+    def _frame_record(self, frame: types.FrameType, out: StackCapture
+                      ) -> tuple[dict[str, Any], dict[str, str]]:
+        code = frame.f_code
+        local_refs = []
+        digests: dict[str, str] = {}
+        module_level = frame.f_locals is frame.f_globals
+        for name, value in list(frame.f_locals.items()):
+            if module_level and name.startswith("__") and name.endswith("__"):
+                continue  # module dunders (__builtins__, __loader__, …) are noise, not state
+            ref = self.value_ref(value, name, out)
+            local_refs.append([name, ref])
+            digests[name] = ref.get("b") or ref["p"]
+        record = {
+            "function": getattr(code, "co_qualname", code.co_name),
+            "filename": code.co_filename,
+            "lineno": frame.f_lineno,
+            "code": self._code_hash(code),
+            "source": self._source(code.co_filename, frame.f_globals, out),
+            "locals": local_refs,
+        }
+        return record, digests
+
+    def value_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:
+        """Capture one value and return its ref; its blobs go into ``out.blobs``."""
+        captured = capture_value(value, name=name, options=self.options.values,
+                                 payloads=self.options.payloads)
+        ref: dict[str, Any] = {"p": self.add_blob(out, canonical_json(captured.preview))}
+        if captured.payload is not None:
+            ref["b"] = self.add_blob(out, captured.payload)
+            ref["s"] = captured.serializer
+        if captured.error and captured.payload is None and not captured.preview.get("redacted"):
+            out.errors.append(f"{name}: {captured.error}")
+        return ref
+
+    @staticmethod
+    def add_blob(out: StackCapture, data: bytes) -> str:
+        """Hash ``data``, queue it in ``out.blobs`` and return its hex key."""
+        key = content_hash(data).hex()
+        out.blobs[key] = data
+        return key
+
+    def _code_hash(self, code: types.CodeType) -> str:
+        key = self._code_hashes.get(code)
+        if key is None:
+            key = content_hash(code.co_code + code.co_name.encode()
+                               + str(code.co_firstlineno).encode()).hex()
+            self._code_hashes[code] = key
+        return key
+
+    def _source(self, filename: str, module_globals: dict[str, Any], out: StackCapture
+                ) -> str | None:
+        cached = self._sources.get(filename)
+        if cached is None:
+            try:
+                lines = linecache.getlines(filename, module_globals)
+            except Exception:  # noqa: BLE001 - a loader's get_source may raise anything
+                lines = []
+            if lines:
+                data = "".join(lines).encode("utf-8", "surrogateescape")
+                cached = (content_hash(data).hex(), data)
+            else:
+                cached = (None, None)
+            self._sources[filename] = cached
+        key, data = cached
+        if key is not None and data is not None:
+            out.blobs[key] = data
+        return key

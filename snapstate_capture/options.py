@@ -1,0 +1,61 @@
+"""One keyword-only options object for everything capture does (in the manner of stack_data's
+``Options``): value bounds, secret names and frame filtering. Immutable; pass a new one to change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Default secret-name patterns (case-insensitive substrings of a variable, key or attribute name).
+DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
+    "api_key", "apikey", "token", "secret", "password", "passwd", "authorization",
+    "cookie", "private_key", "credentials",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValueOptions:
+    """Bounds on what is captured for one value.
+
+    - ``max_depth``: levels of children kept in a preview (the value itself is level 0).
+    - ``max_items``: children kept per container in a preview; the rest become ``more``.
+    - ``max_string``: characters kept of a string in a preview.
+    - ``max_repr``: characters kept of any ``repr`` (longer ones end in ``…``).
+    - ``max_payload_bytes``: payloads larger than this are not stored (a placeholder says so).
+    - ``test_load`` / ``test_load_limit``: after serializing, load the payload back when it is at
+      most ``test_load_limit`` bytes, and mark it "not loadable" if that fails (issue 3).
+    - ``secret_patterns``: names whose values are redacted (case-insensitive substring match).
+    - ``redact_secrets``: turn redaction off entirely (not recommended).
+    """
+
+    max_depth: int = 3
+    max_items: int = 50
+    max_string: int = 500
+    max_repr: int = 300
+    max_payload_bytes: int = 256 * 1024 * 1024
+    test_load: bool = True
+    test_load_limit: int = 64 * 1024
+    secret_patterns: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
+    redact_secrets: bool = True
+
+    def is_secret(self, name: str) -> bool:
+        """Return True when ``name`` matches one of ``secret_patterns`` (case-insensitive)."""
+        if not self.redact_secrets:
+            return False
+        lowered = name.lower()
+        return any(p in lowered for p in self.secret_patterns)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaptureOptions:
+    """Everything a ``record`` block needs to know besides its path.
+
+    - ``values``: bounds for each captured value (``ValueOptions``).
+    - ``library_frames``: also capture frames of the standard library and site-packages
+      (off by default: they are noise in an agent's stack, and costly).
+    - ``payloads``: store payloads (pickles) at all; previews are always stored.
+    """
+
+    values: ValueOptions = field(default_factory=ValueOptions)
+    library_frames: bool = False
+    payloads: bool = True

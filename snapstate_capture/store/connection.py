@@ -1,0 +1,97 @@
+"""Opening a timeline file's SQLite database, for writing and for reading.
+
+Writers create the file owner-only (0600) and use WAL so readers can follow a live recording;
+each step is its own transaction with ``synchronous=NORMAL``: a killed process (SIGKILL,
+``os._exit``) loses at most the step in flight, because SQLite replays the WAL on the next open.
+Readers open ``mode=ro`` and never write to the input file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from ..errors import TimelineError
+from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def open_for_writing(path: Path) -> sqlite3.Connection:
+    """Open or create the timeline at ``path`` for appending; raises ``TimelineError``."""
+    path = Path(path)
+    if path.exists():
+        check_readable(path)
+    else:
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    try:
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                               timeout=30.0)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            conn.executescript(
+                f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA application_id={APPLICATION_ID};"
+                f" PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
+        else:
+            _check_version(path, version)
+        return conn
+    except sqlite3.DatabaseError as exc:
+        raise TimelineError(path, f"cannot write timeline ({exc})") from None
+
+
+def check_readable(path: Path) -> None:
+    """Raise ``TimelineError`` unless ``path`` looks like an SQLite file (without opening it)."""
+    if not path.exists():
+        raise TimelineError(path, "no such file")
+    if path.is_dir():
+        raise TimelineError(path, "is a directory, not a timeline file")
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise TimelineError(path, f"cannot read ({exc.strerror})") from None
+    if not head:
+        raise TimelineError(path, "empty file, not a timeline")
+    if head != SQLITE_MAGIC:
+        raise TimelineError(path, "not a SnapState timeline (not an SQLite database)")
+
+
+def open_for_reading(path: Path) -> sqlite3.Connection:
+    """Open the timeline at ``path`` read-only; raises ``TimelineError`` for anything wrong.
+
+    Checks: exists, is a file, SQLite, ours (application id), a format version we read.
+    """
+    path = Path(path)
+    check_readable(path)
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30.0)
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise TimelineError(path, f"not a readable timeline ({exc})") from None
+    if app_id != APPLICATION_ID:
+        conn.close()
+        raise TimelineError(path, "not a SnapState timeline (an SQLite database of another kind)")
+    _check_version(path, version)
+    try:
+        conn.execute("SELECT count(*) FROM runs").fetchone()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise TimelineError(path, f"damaged timeline ({exc})") from None
+    return conn
+
+
+def _check_version(path: Path, version: int) -> None:
+    if version > FORMAT_VERSION:
+        raise TimelineError(
+            path, f"written by a newer SnapState (format {version}; this one reads up to "
+                  f"{FORMAT_VERSION}): upgrade snapstate")
+    if version < 1:
+        raise TimelineError(path, "not a SnapState timeline (no format version)")

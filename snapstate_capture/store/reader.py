@@ -1,0 +1,402 @@
+"""The reader API: ``open_timeline(path)`` and the read-only objects it hands out.
+
+Shape (DESIGN.md "Public interface")::
+
+    Timeline.runs[i]                -> Run   (.id .name .status .parent .entry .env .error)
+    Run.steps                       -> Steps (lazy: len, [i], [-1], [a:b]; never loads the file)
+    Run.steps[i]                    -> Step  (.index .kind .label .wall_time .mono_time .thread
+                                              .task .function .filename .lineno .frames .extra
+                                              .errors .n_changed)
+    Step.frames[j]                  -> Frame (.function .filename .lineno .source .locals)
+    Frame.locals[name]              -> Value (.type_name .repr .preview .is_placeholder
+                                              .has_payload .load(trust=False))
+
+Nothing here writes to the file: a run whose recorder died is *reported* ``crashed``.
+Every blob read is checked against its hash (``IntegrityError`` when it does not match).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, overload
+
+from ..errors import IntegrityError, NotFoundError, TimelineError
+from . import blobs
+from .connection import open_for_reading
+from .writer import process_start_marker
+
+_STEP_COLUMNS = ("idx, kind, label, wall, mono, thread, task, function, filename, lineno, depth,"
+                 " frames, extra, errors, n_changed, hash")
+
+
+class Timeline:
+    """An open timeline file (read-only). Use as a context manager or call ``close()``.
+
+    ``runs`` lists the runs in creation order; ``run(id_prefix)`` finds one by a unique id prefix
+    (None or "" gives the last run). Thread-safe: one lock around the connection.
+    Raises ``TimelineError`` (naming the file) when the file is missing, not a timeline, damaged
+    or from a newer SnapState.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, trust: bool = False) -> None:
+        self.path = Path(path)
+        self.trust = trust
+        self._conn: sqlite3.Connection | None = open_for_reading(self.path)
+        self._lock = threading.RLock()
+        self._json_cache: OrderedDict[str, Any] = OrderedDict()
+        self._runs: list[Run] | None = None
+
+    def __enter__(self) -> Timeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file; further reads raise ``TimelineError``."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """Run one read query and return all rows (internal to snapstate: the SQL is ours)."""
+        with self._lock:
+            if self._conn is None:
+                raise TimelineError(self.path, "timeline is closed")
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise TimelineError(self.path, f"damaged timeline ({exc})") from None
+
+    @property
+    def runs(self) -> list[Run]:
+        """All runs, oldest first (re-read by ``refresh()``)."""
+        if self._runs is None:
+            self.refresh()
+        assert self._runs is not None
+        return self._runs
+
+    def refresh(self) -> None:
+        """Re-read the run list and step counts (for following a file still being recorded)."""
+        rows = self.query(
+            "SELECT id, seq, name, status, started, ended, pid, host, proc_start, entry, env,"
+            " parent_run, parent_step, error, step_count, chain_head, signature, key_id"
+            " FROM runs ORDER BY seq")
+        self._runs = [Run(self, row) for row in rows]
+
+    def run(self, run_id: str | None = None) -> Run:
+        """Return the run whose id starts with ``run_id`` (the last run when None or empty).
+
+        Raises ``NotFoundError`` when no run or more than one run matches, or the file has none.
+        """
+        runs = self.runs
+        if not runs:
+            raise NotFoundError(self.path, "holds no runs")
+        if not run_id:
+            return runs[-1]
+        matches = [r for r in runs if r.id.startswith(run_id.lower())]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise NotFoundError(self.path, f"no run with id {run_id!r}")
+        raise NotFoundError(self.path, f"run id {run_id!r} is ambiguous ({len(matches)} runs)")
+
+    def blob(self, key: str) -> bytes:
+        """Return the bytes of blob ``key`` (hex), checked against its hash.
+
+        Raises ``NotFoundError`` if absent, ``IntegrityError`` if the stored bytes do not match.
+        """
+        try:
+            raw = bytes.fromhex(key)
+        except (ValueError, TypeError):
+            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        rows = self.query("SELECT codec, size, data FROM blobs WHERE hash=?", (raw,))
+        if not rows:
+            raise NotFoundError(self.path, f"missing blob {key[:12]}")
+        codec, size, data = rows[0]
+        if not isinstance(size, int) or size < 0 or not isinstance(data, bytes):
+            raise IntegrityError(self.path, f"blob {key[:12]} is malformed")
+        decoded = blobs.decode(raw, codec, data, size)
+        if decoded is None:
+            raise IntegrityError(self.path, f"blob {key[:12]} is corrupt (hash mismatch)")
+        return decoded
+
+    def json_blob(self, key: str) -> Any:
+        """Return blob ``key`` decoded as JSON, through a small LRU cache."""
+        with self._lock:
+            if key in self._json_cache:
+                self._json_cache.move_to_end(key)
+                return self._json_cache[key]
+        try:
+            value = json.loads(self.blob(key))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise IntegrityError(self.path, f"blob {key[:12]} is not valid JSON") from None
+        with self._lock:
+            self._json_cache[key] = value
+            if len(self._json_cache) > 4096:
+                self._json_cache.popitem(last=False)
+        return value
+
+
+def open_timeline(path: str | os.PathLike[str], *, trust: bool = False) -> Timeline:
+    """Open the timeline file at ``path`` for reading.
+
+    ``trust=True`` allows ``Value.load()`` to unpickle payloads from this file (it runs code from
+    the file; see DESIGN.md "Trust"). Raises ``TimelineError`` naming the file and the problem.
+    """
+    return Timeline(path, trust=trust)
+
+
+@dataclass(frozen=True)
+class ParentRef:
+    """Where a fork branches from: the parent ``run_id`` and the ``step`` index."""
+
+    run_id: str
+    step: int
+
+
+def _loads(text: str | None, default: Any) -> Any:
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, TypeError, RecursionError):
+        return default
+
+
+class Run:
+    """One run in a timeline (read-only view of a ``runs`` row)."""
+
+    def __init__(self, timeline: Timeline, row: tuple) -> None:
+        (self.id, self.seq, self.name, stored_status, self.started, self.ended, self.pid,
+         self.host, self._proc_start, entry, env, parent_run, parent_step, error,
+         self.step_count, self.chain_head, self.signature, self.key_id) = row
+        self.timeline = timeline
+        self.stored_status: str = stored_status
+        self.entry: dict[str, Any] = _loads(entry, {})
+        self.env: dict[str, Any] = _loads(env, {})
+        self.error: dict[str, Any] | None = _loads(error, None)
+        self.parent = ParentRef(parent_run, parent_step) if parent_run else None
+        self.steps = Steps(self)
+
+    def __repr__(self) -> str:
+        return f"<Run {self.id[:8]} {self.name!r} {self.status} {self.step_count} steps>"
+
+    @cached_property
+    def status(self) -> str:
+        """``running``, ``finished``, ``failed`` or ``crashed``.
+
+        A run stored as ``running`` whose recorder process is gone is reported ``crashed``
+        (checked by pid and process start time on the same host; a run from another host
+        stays ``running``).
+        """
+        if self.stored_status != "running":
+            return self.stored_status
+        if self.host != socket.gethostname() or not self.pid:
+            return "running"
+        marker = process_start_marker(self.pid)
+        if marker is None or (self._proc_start and marker != self._proc_start):
+            return "crashed"
+        return "running"
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from start to end (to the last step for unfinished runs), or None."""
+        end = self.ended
+        if end is None and len(self.steps):
+            end = self.steps[-1].wall_time
+        return None if end is None else max(end - self.started, 0.0)
+
+
+class Steps(Sequence["Step"]):
+    """The steps of one run: a lazy sequence, read from the file on demand.
+
+    Supports ``len``, integer indexing (negative too) and slices; raises ``IndexError`` for an
+    index out of range. ``len`` is re-read from the file each time, so it grows while the run is
+    being recorded.
+    """
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    def __len__(self) -> int:
+        rows = self.run.timeline.query("SELECT step_count FROM runs WHERE id=?", (self.run.id,))
+        return int(rows[0][0]) if rows else 0
+
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Step]: ...
+
+    def __getitem__(self, index: int | slice) -> Step | list[Step]:
+        if isinstance(index, slice):
+            start, stop, stride = index.indices(len(self))
+            if stride != 1:
+                return [self[i] for i in range(start, stop, stride)]
+            return self.range(start, stop)
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError(f"step {index} out of range (run has {size} steps)")
+        rows = self.run.timeline.query(
+            f"SELECT {_STEP_COLUMNS} FROM steps WHERE run_id=? AND idx=?", (self.run.id, index))
+        if not rows:
+            raise IntegrityError(self.run.timeline.path, f"step {index} is missing")
+        return Step(self.run, rows[0])
+
+    def range(self, start: int, stop: int) -> list[Step]:
+        """Steps ``start`` … ``stop - 1`` in one query."""
+        rows = self.run.timeline.query(
+            f"SELECT {_STEP_COLUMNS} FROM steps WHERE run_id=? AND idx>=? AND idx<? ORDER BY idx",
+            (self.run.id, start, stop))
+        return [Step(self.run, row) for row in rows]
+
+    def __iter__(self) -> Iterator[Step]:
+        size, start = len(self), 0
+        while start < size:
+            chunk = self.range(start, min(start + 1000, size))
+            if not chunk:
+                return
+            yield from chunk
+            start += len(chunk)
+
+
+class Step:
+    """One step of a run. Frames are loaded on first access."""
+
+    def __init__(self, run: Run, row: tuple) -> None:
+        (self.index, self.kind, self.label, self.wall_time, self.mono_time, self.thread,
+         self.task, self.function, self.filename, self.lineno, self.depth, frames, extra,
+         errors, self.n_changed, self.hash) = row
+        self.run = run
+        self.frame_keys: list[str] = _loads(frames, [])
+        self._extra_refs: dict[str, Any] = _loads(extra, {})
+        self.errors: list[str] = _loads(errors, [])
+
+    def __repr__(self) -> str:
+        return f"<Step {self.index} {self.kind} {self.function} {self.label!r}>"
+
+    @cached_property
+    def frames(self) -> tuple[Frame, ...]:
+        """The saved stack, outermost frame first."""
+        timeline = self.run.timeline
+        return tuple(Frame(timeline, key, timeline.json_blob(key)) for key in self.frame_keys)
+
+    @cached_property
+    def extra(self) -> dict[str, Value]:
+        """Values stored with the step itself: checkpoint extras, ``return``, ``exception``."""
+        return {name: Value(self.run.timeline, name, ref)
+                for name, ref in self._extra_refs.items()}
+
+
+class Frame:
+    """One frame of a saved stack (read from a content-addressed frame record)."""
+
+    def __init__(self, timeline: Timeline, key: str, record: dict[str, Any]) -> None:
+        if not isinstance(record, dict):
+            raise IntegrityError(timeline.path, f"frame record {key[:12]} is malformed")
+        self.timeline = timeline
+        self.key = key
+        self.function: str = str(record.get("function", "?"))
+        self.filename: str = str(record.get("filename", "?"))
+        self.lineno: int = int(record.get("lineno") or 0)
+        self.code_hash: str | None = record.get("code")
+        self.source_hash: str | None = record.get("source")
+        self._local_refs: list = record.get("locals") or []
+
+    def __repr__(self) -> str:
+        return f"<Frame {self.function} {self.filename}:{self.lineno}>"
+
+    @cached_property
+    def locals(self) -> dict[str, Value]:
+        """Local variables, name -> ``Value``, in the order Python listed them."""
+        out: dict[str, Value] = {}
+        for item in self._local_refs:
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict):
+                out[str(item[0])] = Value(self.timeline, str(item[0]), item[1])
+        return out
+
+    @cached_property
+    def source(self) -> tuple[str, ...]:
+        """The frame's file as saved in the timeline, one string per line (no line ends);
+        empty when the source was not available at capture time."""
+        if not self.source_hash:
+            return ()
+        return tuple(self.timeline.blob(self.source_hash).decode("utf-8", "replace")
+                     .splitlines())
+
+
+class Value:
+    """One captured value: a preview (always), maybe a payload.
+
+    ``preview`` is the JSON dict described in ``snapstate_capture.values.preview``; reading it
+    runs no code from the file. ``load()`` unpickles the payload and so needs trust.
+    """
+
+    def __init__(self, timeline: Timeline, name: str, ref: dict[str, Any]) -> None:
+        self.timeline = timeline
+        self.name = name
+        self.ref = ref
+        self.preview_key: str | None = ref.get("p")
+        self.payload_key: str | None = ref.get("b")
+        self.serializer: str | None = ref.get("s")
+
+    def __repr__(self) -> str:
+        return f"<Value {self.name}: {self.type_name} {self.repr[:40]!r}>"
+
+    @cached_property
+    def preview(self) -> dict[str, Any]:
+        """The preview dict (``{"type", "repr", ...}``); a minimal stand-in if it is missing."""
+        if not self.preview_key:
+            return {"type": "?", "repr": "<no preview>"}
+        data = self.timeline.json_blob(self.preview_key)
+        if not isinstance(data, dict):
+            raise IntegrityError(self.timeline.path, f"preview of {self.name} is malformed")
+        return data
+
+    @property
+    def digest(self) -> str:
+        """Identity of the captured content: payload hash, else preview hash."""
+        return self.payload_key or self.preview_key or ""
+
+    @property
+    def type_name(self) -> str:
+        return str(self.preview.get("type", "?"))
+
+    @property
+    def repr(self) -> str:
+        return str(self.preview.get("repr", ""))
+
+    @property
+    def is_placeholder(self) -> bool:
+        return "placeholder" in self.preview
+
+    @property
+    def is_redacted(self) -> bool:
+        return bool(self.preview.get("redacted"))
+
+    @property
+    def has_payload(self) -> bool:
+        return bool(self.payload_key)
+
+    def load(self, trust: bool = False) -> Any:
+        """Unpickle the payload and return the object.
+
+        Raises ``UntrustedPayloadError`` unless ``trust=True`` here or the timeline was opened
+        with ``trust=True``; ``PayloadLoadError`` when there is no payload or it cannot be
+        loaded; ``IntegrityError`` when the stored bytes do not match their hash.
+        """
+        from ..trust import load_payload
+
+        return load_payload(self, trust=trust or self.timeline.trust)

@@ -1,0 +1,81 @@
+"""The timeline file's SQLite schema and its version.
+
+One file holds many runs. Every large or repeated thing — previews, payloads, frame records,
+source text — is a row of ``blobs`` keyed by its content hash, so it is stored once per file.
+Steps refer to frame records by hash; frame records refer to value previews, payloads and
+source by hash (DESIGN.md "The timeline file").
+
+Version history:
+- 1: first format.
+"""
+
+from __future__ import annotations
+
+FORMAT_VERSION = 1
+APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id           TEXT PRIMARY KEY,     -- 32 hex chars; users may type any unique prefix
+    seq          INTEGER NOT NULL,     -- order of creation within the file
+    name         TEXT NOT NULL,
+    status       TEXT NOT NULL,        -- running | finished | failed | crashed
+    started      REAL NOT NULL,        -- wall clock, seconds since the epoch
+    ended        REAL,
+    pid          INTEGER,
+    host         TEXT,
+    proc_start   TEXT,                 -- recorder process start marker (liveness check)
+    entry        TEXT NOT NULL,        -- JSON: how to start the run again
+    env          TEXT NOT NULL,        -- JSON: python, packages, argv, cwd, host
+    parent_run   TEXT,                 -- forks: the run and step they branch from
+    parent_step  INTEGER,
+    error        TEXT,                 -- JSON: the exception that ended a failed run
+    step_count   INTEGER NOT NULL DEFAULT 0,
+    chain_head   BLOB,                 -- chain hash of the last step
+    signature    BLOB,                 -- HMAC-SHA256 of the chain head (trust)
+    key_id       TEXT
+);
+CREATE TABLE IF NOT EXISTS steps (
+    run_id    TEXT NOT NULL,
+    idx       INTEGER NOT NULL,
+    kind      TEXT NOT NULL,           -- call | line | return | exception | checkpoint | effect | gap
+    label     TEXT,
+    wall      REAL NOT NULL,
+    mono      REAL NOT NULL,
+    thread    TEXT NOT NULL,
+    task      TEXT,
+    function  TEXT,                    -- innermost frame, for lists without loading frames
+    filename  TEXT,
+    lineno    INTEGER,
+    depth     INTEGER NOT NULL DEFAULT 0,
+    frames    TEXT NOT NULL,           -- JSON list of frame-record hashes (hex), outermost first
+    extra     TEXT,                    -- JSON: name -> value ref (checkpoint extras, return value)
+    errors    TEXT,                    -- JSON list of capture-error strings
+    n_changed INTEGER NOT NULL DEFAULT 0,
+    hash      BLOB NOT NULL,           -- chain hash up to and including this step
+    PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS blobs (
+    hash  BLOB PRIMARY KEY,            -- BLAKE2b-128 of the uncompressed bytes
+    codec INTEGER NOT NULL,            -- 0 raw, 1 zlib
+    size  INTEGER NOT NULL,            -- uncompressed size in bytes
+    data  BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS effects (
+    run_id     TEXT NOT NULL,
+    seq        INTEGER NOT NULL,       -- order in the run's effect journal
+    step       INTEGER,                -- the effect step recorded with it
+    site       TEXT NOT NULL,          -- call site: function qualname + file:line
+    task       TEXT,
+    ordinal    INTEGER NOT NULL,       -- per (site, task) count
+    name       TEXT NOT NULL,
+    args_hash  TEXT,
+    outcome    TEXT NOT NULL,          -- return | raise
+    value      TEXT,                   -- JSON value ref of the result or exception
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+"""

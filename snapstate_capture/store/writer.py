@@ -1,0 +1,194 @@
+"""Appending runs, steps and blobs to a timeline file.
+
+``TimelineWriter`` is the only code that writes SQL on the capture side. It is thread-safe (one
+lock around the connection) and commits each step in its own transaction, so a killed recorder
+leaves every completed step on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..integrity import GENESIS, chain_hash
+from . import blobs
+from .connection import open_for_writing
+
+
+@dataclass
+class StepRecord:
+    """One step as the recorder hands it to the writer.
+
+    ``frames`` holds frame-record hashes (hex), outermost first; ``extra`` maps names to value
+    refs (see ``frames.value_ref``); ``errors`` lists capture-error texts; ``blobs`` maps hex
+    hashes to raw bytes that must be in the file before the step is (written in the same
+    transaction, skipped when already present).
+    """
+
+    kind: str
+    label: str | None
+    wall: float
+    mono: float
+    thread: str
+    task: str | None
+    function: str | None
+    filename: str | None
+    lineno: int | None
+    depth: int
+    frames: list[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    n_changed: int = 0
+    blobs: dict[str, bytes] = field(default_factory=dict)
+
+    def chain_fields(self) -> dict[str, Any]:
+        """The fields covered by the step hash chain (everything but derived columns)."""
+        return chain_fields(self.kind, self.label, self.wall, self.mono, self.thread, self.task,
+                            self.frames, self.extra, self.errors)
+
+
+def chain_fields(kind: str, label: str | None, wall: float, mono: float, thread: str,
+                 task: str | None, frames: list[str], extra: dict[str, Any] | None,
+                 errors: list[str] | None) -> dict[str, Any]:
+    """Return the dict hashed into the chain for one step; the reader rebuilds it to verify."""
+    return {"kind": kind, "label": label, "wall": repr(wall), "mono": repr(mono),
+            "thread": thread, "task": task, "frames": frames, "extra": extra or {},
+            "errors": errors or []}
+
+
+def process_start_marker(pid: int) -> str | None:
+    """Return a string that identifies process ``pid``'s start (Linux /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read().decode("ascii", "replace")
+        return stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+class TimelineWriter:
+    """Writes runs into one timeline file (created if missing, appended to otherwise).
+
+    Raises ``TimelineError`` from the constructor when the file cannot be opened for writing.
+    Methods after that raise ``sqlite3.Error`` on I/O failure; the recorder catches these.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._conn: sqlite3.Connection = open_for_writing(self.path)
+        self._lock = threading.Lock()
+        self._known: set[str] = set()
+        self._chain: dict[str, tuple[int, bytes]] = {}
+
+    def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
+                  parent: tuple[str, int] | None = None) -> str:
+        """Create a run with status ``running`` and return its id (32 hex chars)."""
+        run_id = uuid.uuid4().hex
+        pid = os.getpid()
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
+                conn.execute(
+                    "INSERT INTO runs (id, seq, name, status, started, pid, host, proc_start,"
+                    " entry, env, parent_run, parent_step) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (run_id, seq, name, "running", time.time(), pid, socket.gethostname(),
+                     process_start_marker(pid), json.dumps(entry), json.dumps(env),
+                     parent[0] if parent else None, parent[1] if parent else None))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._chain[run_id] = (0, GENESIS)
+        return run_id
+
+    def has_blob(self, key: str) -> bool:
+        """True when blob ``key`` (hex) was written by this writer already (cheap, in memory)."""
+        return key in self._known
+
+    def append_step(self, run_id: str, record: StepRecord) -> int:
+        """Write ``record`` (and its blobs) as the run's next step; return its index."""
+        with self._lock:
+            index, previous = self._chain[run_id]
+            digest = chain_hash(previous, record.chain_fields())
+            conn = self._conn
+            conn.execute("BEGIN")
+            try:
+                self._insert_blobs(record.blobs)
+                conn.execute(
+                    "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task,"
+                    " function, filename, lineno, depth, frames, extra, errors, n_changed, hash)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (run_id, index, record.kind, record.label, record.wall, record.mono,
+                     record.thread, record.task, record.function, record.filename,
+                     record.lineno, record.depth, json.dumps(record.frames),
+                     json.dumps(record.extra) if record.extra else None,
+                     json.dumps(record.errors) if record.errors else None,
+                     record.n_changed, digest))
+                conn.execute("UPDATE runs SET step_count=?, chain_head=? WHERE id=?",
+                             (index + 1, digest, run_id))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                self._known.difference_update(record.blobs)
+                raise
+            self._chain[run_id] = (index + 1, digest)
+            return index
+
+    def _insert_blobs(self, items: dict[str, bytes]) -> None:
+        rows = []
+        for key, data in items.items():
+            if key in self._known:
+                continue
+            digest, codec, stored = blobs.encode(data)
+            rows.append((digest, codec, len(data), stored))
+            self._known.add(key)
+        if rows:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO blobs (hash, codec, size, data) VALUES (?,?,?,?)", rows)
+
+    def add_effect(self, run_id: str, row: dict[str, Any], blob_items: dict[str, bytes]) -> None:
+        """Append one entry to the run's effect journal (see schema ``effects``)."""
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN")
+            try:
+                self._insert_blobs(blob_items)
+                conn.execute(
+                    "INSERT INTO effects (run_id, seq, step, site, task, ordinal, name,"
+                    " args_hash, outcome, value) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (run_id, row["seq"], row.get("step"), row["site"], row.get("task"),
+                     row["ordinal"], row["name"], row.get("args_hash"), row["outcome"],
+                     json.dumps(row.get("value"))))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
+        """Set the run's final ``status`` (``finished``/``failed``) and end time."""
+        with self._lock:
+            self._conn.execute("UPDATE runs SET status=?, ended=?, error=? WHERE id=?",
+                               (status, time.time(), json.dumps(error) if error else None,
+                                run_id))
+
+    def close(self) -> None:
+        """Checkpoint the WAL into the main file and close; safe to call twice."""
+        with self._lock:
+            if self._conn is None:
+                return
+            try:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # another connection (a reader) holds the WAL; it is checkpointed later
+            self._conn.close()
+            self._conn = None  # type: ignore[assignment]

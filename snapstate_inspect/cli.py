@@ -1,0 +1,79 @@
+"""The ``snapstate`` command: argument parsing, dispatch and error reporting.
+
+Errors from the file or the arguments print one line on stderr naming the file and the problem
+and exit with code 2; ``SNAPSTATE_DEBUG=1`` shows the traceback instead (DESIGN.md "Command
+line"). ``snapstate FILE [FILE2]`` is short for ``snapstate inspect FILE [FILE2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from snapstate_capture import SnapStateError
+
+from .commands import MODULES
+
+EXIT_ERROR = 2
+
+
+class UsageError(SnapStateError):
+    """Bad command-line arguments discovered after parsing (exit code 2)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``snapstate`` argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="snapstate",
+        description="Time-travel debugger for Python programs: record, browse, diff, replay.",
+        epilog="`snapstate FILE` opens FILE in the inspector. Set SNAPSTATE_DEBUG=1 to see "
+               "tracebacks of internal errors.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in MODULES:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``snapstate`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    commands = {name for name in parser._subparsers._group_actions[0].choices}  # type: ignore[union-attr]
+    if args_list and args_list[0] not in commands and not args_list[0].startswith("-"):
+        args_list.insert(0, "inspect")
+    if not args_list:
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse already printed the usage error
+        return EXIT_ERROR if exc.code else 0
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        return int(handler(args) or 0)
+    except SnapStateError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+        if os.environ.get("SNAPSTATE_DEBUG") == "1":
+            raise
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (SNAPSTATE_DEBUG=1 shows more)")
+
+
+def _fail(message: str) -> int:
+    if os.environ.get("SNAPSTATE_DEBUG") == "1":
+        import traceback
+
+        traceback.print_exc()
+    from .safe_text import escape_controls
+
+    sys.stderr.write(f"snapstate: {escape_controls(message, keep_newlines=False)}\n")
+    return EXIT_ERROR

@@ -1,0 +1,9 @@
+"""Subcommands of ``snapstate``: one module each, each with ``register(subparsers)``.
+
+A module's ``register`` adds its parser and sets ``handler`` (``func(args) -> int`` exit code).
+"""
+
+from . import ls, show
+
+#: Every subcommand module, in the order ``snapstate --help`` lists them.
+MODULES = (ls, show)

@@ -1,0 +1,55 @@
+"""What several subcommands share: opening the file, choosing a run and a step, printing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from snapstate_capture import NotFoundError, Run, Step, Timeline, open_timeline
+
+
+def add_file_argument(parser: argparse.ArgumentParser) -> None:
+    """Add the positional FILE argument."""
+    parser.add_argument("file", metavar="FILE", help="a .snap timeline file")
+
+
+def add_run_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--run ID`` (any unique prefix; default the last run)."""
+    parser.add_argument("--run", metavar="ID", default=None,
+                        help="run id or unique prefix (default: the last run in the file)")
+
+
+def open_file(path: str, *, trust: bool = False) -> Timeline:
+    """Open ``path`` for reading; ``TimelineError`` propagates to the CLI's error line."""
+    return open_timeline(path, trust=trust)
+
+
+def pick_step(timeline: Timeline, run: Run, index: int | None) -> Step:
+    """Return step ``index`` of ``run`` (negative counts from the end; None is the last step).
+
+    Raises ``NotFoundError`` naming the file when out of range or the run has no steps.
+    """
+    count = len(run.steps)
+    if count == 0:
+        raise NotFoundError(timeline.path, f"run {run.id[:8]} has no steps")
+    position = count - 1 if index is None else index
+    if position < 0:
+        position += count
+    if not 0 <= position < count:
+        raise NotFoundError(timeline.path, f"step {index} out of range "
+                            f"(run {run.id[:8]} has steps 0-{count - 1})")
+    return run.steps[position]
+
+
+def print_json(data: Any) -> None:
+    """Print ``data`` as indented JSON on stdout (non-JSON numbers written as strings)."""
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def console() -> Console:
+    """A Rich console for human output: never interprets markup or emoji from data."""
+    return Console(markup=False, emoji=False, highlight=False, soft_wrap=False)

@@ -1,0 +1,99 @@
+"""``snapstate show FILE [--run ID] [--step N] [--json]``: one step with its stack and locals."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from snapstate_capture import Step, Value
+
+from ..model.records import step_json
+from ..safe_text import plain
+from .common import add_file_argument, add_run_argument, console, open_file, pick_step, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("show", help="show one step: stack, locals, capture errors",
+                            description="Show one step of a run (default: the last step of the "
+                                        "last run) with its stack and each frame's locals.")
+    add_file_argument(parser)
+    add_run_argument(parser)
+    parser.add_argument("--step", type=int, default=None, metavar="N",
+                        help="step index (negative counts from the end; default: last)")
+    parser.add_argument("--json", action="store_true", help="print JSON (stable form)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_file(args.file) as timeline:
+        chosen = timeline.run(args.run)
+        step = pick_step(timeline, chosen, args.step)
+        if args.json:
+            print_json({"file": str(timeline.path),
+                        "run": {"id": chosen.id, "name": chosen.name, "status": chosen.status},
+                        "step": step_json(step)})
+            return 0
+        console().print(render_step(step, total=chosen.step_count, run_name=chosen.name,
+                                    run_id=chosen.id, status=chosen.status))
+    return 0
+
+
+def value_text(value: Value) -> Text:
+    """One value as a line: type, repr, and its placeholder / redaction / loadability note."""
+    preview = value.preview
+    line = Text()
+    line.append_text(plain(value.type_name.removeprefix("builtins."), "cyan"))
+    line.append(" ")
+    line.append_text(plain(value.repr))
+    if value.is_redacted:
+        line.append("  [redacted: secret name]", style="magenta")
+    holder = preview.get("placeholder")
+    if isinstance(holder, dict):
+        line.append_text(plain(f"  [placeholder: {holder.get('reason', '?')}]", "yellow"))
+    if preview.get("not_loadable"):
+        line.append_text(plain(f"  [{preview['not_loadable']}]", "yellow"))
+    return line
+
+
+def render_step(step: Step, *, total: int, run_name: str, run_id: str, status: str) -> Group:
+    """Rich renderable of ``step``: header, stack (outermost first) with locals, errors."""
+    when = dt.datetime.fromtimestamp(step.wall_time).strftime("%H:%M:%S.%f")[:-3]
+    header = Text()
+    header.append(f"step {step.index} of {total}", style="bold")
+    header.append(f"  {step.kind}", style="bold blue")
+    if step.label:
+        header.append_text(plain(f"  {step.label}", "bold"))
+    header.append_text(plain(f"  run {run_id[:8]} ({run_name}, {status})  {when}"
+                             f"  thread {step.thread}" + (f"  task {step.task}" if step.task else ""),
+                             "dim"))
+    parts: list = [header]
+    for depth, frame in enumerate(step.frames):
+        title = Text(f"{'  ' * 0}#{depth} ", style="dim")
+        title.append_text(plain(frame.function, "bold green"))
+        title.append_text(plain(f"  {frame.filename}:{frame.lineno}", "dim"))
+        parts.append(title)
+        if 0 < frame.lineno <= len(frame.source):
+            parts.append(plain(f"    {frame.lineno:>5} │ {frame.source[frame.lineno - 1].strip()}",
+                               "italic"))
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True)
+        table.add_column(overflow="fold")
+        for name, value in frame.locals.items():
+            table.add_row(plain(f"    {name}"), value_text(value))
+        parts.append(table)
+    if step.extra:
+        parts.append(Text("step values", style="bold"))
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True)
+        table.add_column(overflow="fold")
+        for name, value in step.extra.items():
+            table.add_row(plain(f"    {name}"), value_text(value))
+        parts.append(table)
+    if step.errors:
+        parts.append(Text(f"capture errors ({len(step.errors)})", style="bold yellow"))
+        parts.extend(plain(f"    {error}", "yellow") for error in step.errors)
+    return Group(*parts)

@@ -1,0 +1,1 @@
+"""UI-free view-models of timelines: plain functions and data the CLI and the app both use."""

@@ -1,0 +1,36 @@
+"""Text from a timeline file, made safe to print: no markup, no terminal control sequences.
+
+Everything a file contains is the recorded program's data, and possibly a stranger's: a value
+holding ``"\\x1b]52;…"`` must not reach the terminal as an escape sequence, and one holding
+``"[bold]"`` must not become Rich markup (DESIGN.md "Trust").
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+# C0 controls except tab/newline, DEL, C1 controls, and bidi/invisible format characters.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str, *, keep_newlines: bool = True) -> str:
+    """Return ``text`` with control characters shown as ``\\xNN`` / ``\\uNNNN`` escapes.
+
+    Newlines and tabs are kept when ``keep_newlines`` (for multi-line source), else escaped.
+    """
+    text = _CONTROL.sub(_escape, text)
+    if not keep_newlines:
+        text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return text
+
+
+def plain(text: object, style: str = "", *, single_line: bool = True) -> Text:
+    """Return a Rich ``Text`` holding ``text`` literally (never parsed as markup)."""
+    return Text(escape_controls(str(text), keep_newlines=not single_line), style=style)

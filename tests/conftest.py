@@ -1,0 +1,33 @@
+"""Shared fixtures: temporary timeline paths and small recorded programs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+@pytest.fixture
+def snap_path(tmp_path: Path) -> Path:
+    """A path for a new timeline file inside a fresh temporary directory."""
+    return tmp_path / "run.snap"
+
+
+def run_python(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+               input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run ``python args...`` in a child process and return the completed process (text mode)."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=full_env, input=input,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run the ``snapstate`` command (as ``python -m snapstate_inspect``) in a child process."""
+    return run_python("-m", "snapstate_inspect", *args, cwd=cwd, env=env, timeout=timeout)
