@@ -23,6 +23,9 @@ def run_python(*args: str, cwd: Path | None = None, env: dict[str, str] | None =
                input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run ``python args...`` in a child process and return the completed process (text mode)."""
     full_env = {**os.environ, **(env or {})}
+    # Children import this checkout's code, whichever checkout the tests run from.
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), full_env.get("PYTHONPATH", "")) if p)
     return subprocess.run([sys.executable, *args], cwd=cwd, env=full_env, input=input,
                           capture_output=True, text=True, timeout=timeout)
 

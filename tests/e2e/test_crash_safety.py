@@ -13,14 +13,15 @@ import time
 import pytest
 
 import snapstate_capture as snap
-from tests.conftest import PROGRAMS
+from tests.conftest import PROGRAMS, ROOT
 
 KILLS = 50
 
 
 def _kill_after(path, wait_steps, rng):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen([sys.executable, str(PROGRAMS / "crash_loop.py"), str(path)],
-                             stdout=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, text=True, env=env)
     completed = -1
     assert child.stdout is not None
     while completed < wait_steps:
