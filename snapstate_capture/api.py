@@ -27,23 +27,34 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     Never raises because of recording: if the file cannot be written, a warning goes to stderr
     and the program runs unrecorded. ``SNAPSTATE_DISABLE=1`` turns it into a no-op.
 
-    Arguments: ``name`` (default: the script or function name), ``options``
-    (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks).
+    Arguments: ``name`` (default: the script or function name), ``trace`` (None: only explicit
+    capture points; ``"calls"``: also a step at every call, return and exception of included
+    code; ``"lines"``: also at every executed line — see ``tracer``), ``include``/``exclude``
+    (file globs, see ``include.IncludeRule``; default: the code under the current directory),
+    ``options`` (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks).
+    Raises ``ValueError`` for a ``trace`` other than None, "calls" or "lines".
     """
 
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,
+                 trace: str | None = None, include: Any = (), exclude: Any = (),
                  options: CaptureOptions | None = None,
                  parent: tuple[str, int] | None = None,
                  entry: dict[str, Any] | None = None) -> None:
+        if trace not in (None, "calls", "lines"):
+            raise ValueError(f"trace must be None, 'calls' or 'lines', not {trace!r}")
         self.path = path
         self.name = name
+        self.trace = trace
+        self.include = (include,) if isinstance(include, str) else tuple(include)
+        self.exclude = (exclude,) if isinstance(exclude, str) else tuple(exclude)
         self.options = options or CaptureOptions()
         self.parent = parent
         self.entry = entry
         self.recorder: Recorder | None = None
 
     def _copy(self) -> record:
-        return record(self.path, name=self.name, options=self.options, parent=self.parent,
+        return record(self.path, name=self.name, trace=self.trace, include=self.include,
+                      exclude=self.exclude, options=self.options, parent=self.parent,
                       entry=self.entry)
 
     @property
@@ -55,7 +66,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
         if os.environ.get(DISABLE_ENV) == "1":
             return
         recorder = Recorder(self.path, name=self.name or default_name, options=self.options,
-                            root=root, parent=self.parent, entry=self.entry)
+                            root=root, parent=self.parent, entry=self.entry, trace=self.trace,
+                            include=self.include, exclude=self.exclude)
         if recorder.start():
             self.recorder = recorder
             _active.append(recorder)

@@ -60,7 +60,8 @@ class Recorder:
 
     def __init__(self, path: str | os.PathLike[str], *, name: str, options: CaptureOptions,
                  root: types.FrameType | None, parent: tuple[str, int] | None = None,
-                 entry: dict[str, Any] | None = None) -> None:
+                 entry: dict[str, Any] | None = None, trace: str | None = None,
+                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> None:
         self.path = path
         self.name = name
         self.options = options
@@ -74,6 +75,12 @@ class Recorder:
         self._last_digests: dict[str, dict[int, dict[str, str]]] = {}
         self._reentry = threading.local()
         self._warned = False
+        self.trace = trace
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+        self._stream: Any = None
+        self._tracer: Any = None
+        self._full_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
@@ -87,13 +94,55 @@ class Recorder:
             self._warn(f"not recording: {exc}")
             self._writer = None
             return False
+        if self.trace:
+            try:
+                self._start_tracing()
+            except Exception as exc:  # noqa: BLE001
+                self._warn(f"not tracing: {type(exc).__name__}: {exc}")
+                self._stream = self._tracer = None
         return True
+
+    def _start_tracing(self) -> None:
+        """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
+        from .include import IncludeRule
+        from .trace_stream import Stream
+        from .tracer import Tracer, _active as tracing
+
+        if tracing:
+            raise RuntimeError("another record block is already tracing")
+        assert self._writer is not None and self.run_id is not None
+        self._writer.close()
+        self._writer = None
+        stream = Stream(str(self.path), self.run_id)
+        stream.start()
+        self._stream = stream
+        self._writer = _StreamWriter(self)
+        tracer = Tracer(mode=self.trace or "calls", options=self.options, stream=stream,
+                        rule=IncludeRule(self.include, self.exclude))
+        self._tracer = tracer
+        self._record_other_threads()
+        tracer.start(self.root)
+        _hold_os_exit(stream)
+
+
+    def _record_other_threads(self) -> None:
+        """One step per thread already running: its stack, labelled ``not traced``."""
+        me = threading.get_ident()
+        names = {t.ident: t.name for t in threading.enumerate()}
+        for ident, frame in list(sys._current_frames().items()):
+            if ident == me or ident not in names or names[ident].startswith("snapstate-"):
+                continue
+            self.capture("checkpoint", frame, label=f"thread {names[ident]}: not traced",
+                         thread=names[ident])
 
     def finish(self, exc: BaseException | None) -> None:
         """End the run: ``finished``, or ``failed`` with ``exc`` recorded; closes the file."""
         writer = self._writer
         if writer is None or self.run_id is None:
             return
+        if self._tracer is not None:
+            self._tracer.stop()
+            _release_os_exit()
         try:
             if exc is None or (isinstance(exc, SystemExit) and exc.code in (0, None)):
                 writer.end_run(self.run_id, "finished")
@@ -111,7 +160,8 @@ class Recorder:
 
     # -- capture ---------------------------------------------------------------------------
     def capture(self, kind: str, frame: types.FrameType | None, *, label: str | None = None,
-                extra: dict[str, Any] | None = None, lineno: int | None = None) -> int | None:
+                extra: dict[str, Any] | None = None, lineno: int | None = None,
+                thread: str | None = None) -> int | None:
         """Append one step of ``kind`` with the stack ending at ``frame``; return its index.
 
         ``extra`` values are captured with the step (checkpoint extras, return values). Never
@@ -121,24 +171,33 @@ class Recorder:
         if self._writer is None or getattr(self._reentry, "busy", False):
             return None
         self._reentry.busy = True
+        if self._tracer is not None:
+            self._tracer.check_installed()
+        tracing = self._tracer is not None and sys.gettrace() is not None
+        saved = sys.gettrace() if tracing else None
+        if tracing:
+            sys.settrace(None)  # user code run by capture (a __reduce__) is not a step
         try:
-            return self._capture(kind, frame, label, extra, lineno)
+            return self._capture(kind, frame, label, extra, lineno, thread)
         except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
             self.capture_errors += 1
             self._warn(f"capture failed at a {kind} step: {type(exc).__name__}: {exc}")
             return None
         finally:
+            if tracing:
+                sys.settrace(saved)
             self._reentry.busy = False
 
     def _capture(self, kind: str, frame: types.FrameType | None, label: str | None,
-                 extra: dict[str, Any] | None, lineno: int | None) -> int | None:
+                 extra: dict[str, Any] | None, lineno: int | None,
+                 thread: str | None = None) -> int | None:
         wall, mono = time.time(), time.monotonic()
         frames = self._frames.walk(frame, self.root)
         stack: StackCapture = self._frames.capture(frames, innermost_lineno=lineno)
         extra_refs = {}
         for name, value in (extra or {}).items():
             extra_refs[name] = self._frames.value_ref(value, name, stack)
-        thread = current_thread_name()
+        thread = thread or current_thread_name()
         n_changed = self._count_changes(thread, frames, stack.innermost_digests)
         record = StepRecord(
             kind=kind, label=label, wall=wall, mono=mono, thread=thread,
@@ -191,3 +250,59 @@ class Recorder:
             sys.stderr.write(f"snapstate: {self.path}: {message}\n")
         except Exception:  # noqa: BLE001 - stderr may be closed; there is nowhere else to say it
             pass
+
+
+class _StreamWriter:
+    """Stands in for ``TimelineWriter`` while a run is traced: steps and the run's end go through
+    the trace stream, so checkpoints and traced steps share one ordered index sequence."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.stream = recorder._stream
+
+    def has_blob(self, key: str) -> bool:
+        tracer = self.recorder._tracer
+        return tracer is not None and key in tracer.encoder.sent
+
+    def append_step(self, run_id: str, record: StepRecord) -> int:
+        from dataclasses import asdict
+
+        from .trace_stream import FULL
+
+        fields = asdict(record)
+        tracer = self.recorder._tracer
+        if tracer is not None:
+            tracer.encoder.sent.update(record.blobs)
+        with self.recorder._full_lock:
+            self.stream.items.append((FULL, fields))
+            index = self.stream.request_index()
+        if index is None:
+            raise OSError("trace writer is gone")
+        return index - 1
+
+    def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
+        self.stream.close(status, error)
+
+    def close(self) -> None:
+        self.stream.close("running", None) if not self.stream.broken else None
+
+
+_real_os_exit = os._exit
+
+
+def _hold_os_exit(stream: Any) -> None:
+    """While a run is traced, ``os._exit`` first hands buffered steps to the writer process
+    (which outlives us), so a program ending that way keeps every completed step."""
+    def _exit(status: int) -> None:
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - exiting matters more
+            pass
+        _real_os_exit(status)
+
+    _exit.__doc__ = _real_os_exit.__doc__
+    os._exit = _exit
+
+
+def _release_os_exit() -> None:
+    os._exit = _real_os_exit
