@@ -89,14 +89,20 @@ class TimelineWriter:
         self._chain: dict[str, tuple[int, bytes]] = {}
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
-                  parent: tuple[str, int] | None = None) -> str:
-        """Create a run with status ``running`` and return its id (32 hex chars)."""
+                  parent: tuple[str, int] | None = None,
+                  blobs: dict[str, bytes] | None = None) -> str:
+        """Create a run with status ``running`` and return its id (32 hex chars).
+
+        ``blobs`` (hex key -> bytes) are written in the same transaction: what ``entry`` refers
+        to (saved RNG states, a workflow function's pickled arguments).
+        """
         run_id = uuid.uuid4().hex
         pid = os.getpid()
         with self._lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
+                self._insert_blobs(blobs or {})
                 seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
                 conn.execute(
                     "INSERT INTO runs (id, seq, name, status, started, pid, host, proc_start,"
@@ -107,6 +113,7 @@ class TimelineWriter:
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._known.difference_update(blobs or {})
                 raise
             self._chain[run_id] = (0, GENESIS)
         return run_id
@@ -115,8 +122,14 @@ class TimelineWriter:
         """True when blob ``key`` (hex) was written by this writer already (cheap, in memory)."""
         return key in self._known
 
-    def append_step(self, run_id: str, record: StepRecord) -> int:
-        """Write ``record`` (and its blobs) as the run's next step; return its index."""
+    def append_step(self, run_id: str, record: StepRecord,
+                    effect: dict[str, Any] | None = None) -> int:
+        """Write ``record`` (and its blobs) as the run's next step; return its index.
+
+        ``effect``: an effect-journal row (see ``add_effect``) written in the same transaction,
+        with its ``step`` set to this step's index, so a killed recorder never leaves an effect
+        step without its journal entry or the reverse.
+        """
         with self._lock:
             index, previous = self._chain[run_id]
             digest = chain_hash(previous, record.chain_fields())
@@ -136,6 +149,8 @@ class TimelineWriter:
                      record.n_changed, digest))
                 conn.execute("UPDATE runs SET step_count=?, chain_head=? WHERE id=?",
                              (index + 1, digest, run_id))
+                if effect is not None:
+                    self._insert_effect(run_id, {**effect, "step": index})
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -163,16 +178,20 @@ class TimelineWriter:
             conn.execute("BEGIN")
             try:
                 self._insert_blobs(blob_items)
-                conn.execute(
-                    "INSERT INTO effects (run_id, seq, step, site, task, ordinal, name,"
-                    " args_hash, outcome, value) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, row["seq"], row.get("step"), row["site"], row.get("task"),
-                     row["ordinal"], row["name"], row.get("args_hash"), row["outcome"],
-                     json.dumps(row.get("value"))))
+                self._insert_effect(run_id, row)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._known.difference_update(blob_items)
                 raise
+
+    def _insert_effect(self, run_id: str, row: dict[str, Any]) -> None:
+        self._conn.execute(
+            "INSERT INTO effects (run_id, seq, step, site, task, ordinal, name,"
+            " args_hash, outcome, value) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (run_id, row["seq"], row.get("step"), row["site"], row.get("task"),
+             row["ordinal"], row["name"], row.get("args_hash"), row["outcome"],
+             json.dumps(row.get("value"))))
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
         """Set the run's final ``status`` (``finished``/``failed``) and end time."""
