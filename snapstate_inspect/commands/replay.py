@@ -87,7 +87,7 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
     out = console()
     drift = find_drift(chosen)
     if drift and not args.json:
-        out.print(render_drift(drift))
+        out.print(render_drift(drift), soft_wrap=True)
     if drift and not args.allow_drift:
         if args.json:
             print_json({"status": "drift", "drift": [d.to_json() for d in drift]})
@@ -100,7 +100,7 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
     if result.get("status") == "error":
         raise SnapStateError(f"{timeline.path}: {result.get('message')}")
     if not args.json:
-        out.print(render_result(result, timeline=str(timeline.path)))
+        out.print(render_result(result, timeline=str(timeline.path)), soft_wrap=True)
     return EXIT_DIVERGENCE if result.get("status") == "divergence" else 0
 
 
