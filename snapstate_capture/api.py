@@ -37,10 +37,13 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     and the program runs unrecorded. ``SNAPSTATE_DISABLE=1`` turns it into a no-op.
 
     Arguments: ``name`` (default: the script or function name), ``options``
-    (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks), ``patch_nondeterminism``
-    (route ``time.time``, ``time.monotonic``, ``random``'s functions, ``uuid.uuid4``,
-    ``os.urandom`` and ``input`` through the effect journal while the block runs; see
-    ``effects.py``).
+    (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks), ``encrypt`` (seal every
+    preview and payload with AES-GCM under the user key — needs ``snapstate keygen`` and
+    ``snapstate[crypto]``; without either, the program runs unrecorded with a warning, never
+    recorded in the clear), ``patch_nondeterminism`` (route ``time.time``, ``time.monotonic``,
+    ``random``'s functions, ``uuid.uuid4``, ``os.urandom`` and ``input`` through the effect
+    journal while the block runs; see ``effects.py``). Runs are signed with the user key
+    whenever one exists.
 
     Each run stores its entry (how to start it again, ``environment.entry_facts``) and the
     ``random``/numpy generator states at its start, for ``snapstate replay``. Decorating an
@@ -50,9 +53,10 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,
                  options: CaptureOptions | None = None,
                  parent: tuple[str, int] | None = None,
-                 entry: dict[str, Any] | None = None,
+                 entry: dict[str, Any] | None = None, encrypt: bool = False,
                  patch_nondeterminism: bool = False) -> None:
         self.path = path
+        self.encrypt = encrypt
         self.name = name
         self.options = options or CaptureOptions()
         self.parent = parent
@@ -63,7 +67,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
 
     def _copy(self) -> record:
         return record(self.path, name=self.name, options=self.options, parent=self.parent,
-                      entry=self.entry, patch_nondeterminism=self.patch_nondeterminism)
+                      entry=self.entry, encrypt=self.encrypt,
+                      patch_nondeterminism=self.patch_nondeterminism)
 
     @property
     def run_id(self) -> str | None:
@@ -86,7 +91,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
                 entry, blobs = _function_entry(call, self.options)
             recorder = Recorder(self.path, name=self.name or default_name,
                                 options=self.options, root=root, parent=self.parent,
-                                entry=entry, block=block, entry_blobs=blobs)
+                                entry=entry, encrypt=self.encrypt, block=block,
+                                entry_blobs=blobs)
         if recorder is not None and recorder.start():
             self.recorder = recorder
             _active.append(recorder)

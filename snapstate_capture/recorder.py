@@ -18,7 +18,9 @@ from typing import Any
 from . import rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
+from .keys import KeyFileError, find_key
 from .options import CaptureOptions
+from .signing import RunSigner
 from .store.writer import StepRecord, TimelineWriter
 from .integrity import canonical_json
 from .values import capture_value
@@ -78,7 +80,7 @@ class Recorder:
 
     def __init__(self, path: str | os.PathLike[str], *, name: str, options: CaptureOptions,
                  root: types.FrameType | None, parent: tuple[str, int] | None = None,
-                 entry: dict[str, Any] | None = None, block: int = 0,
+                 entry: dict[str, Any] | None = None, encrypt: bool = False, block: int = 0,
                  entry_blobs: dict[str, bytes] | None = None) -> None:
         self.path = path
         self.block = block
@@ -88,6 +90,7 @@ class Recorder:
         self.root = root
         self.parent = parent
         self.entry = entry
+        self.encrypt = encrypt
         self.run_id: str | None = None
         self.capture_errors = 0
         self._writer: TimelineWriter | None = None
@@ -104,14 +107,21 @@ class Recorder:
     def start(self) -> bool:
         """Open the file and create the run; False (with a warning on stderr) if impossible."""
         try:
-            self._writer = TimelineWriter(self.path)
+            key = find_key() if self.encrypt else self._user_key()
+            if self.encrypt:
+                if key is None:
+                    raise KeyFileError("encrypt=True needs your key: run `snapstate keygen`")
+                from .encryption import Sealer
+
+                self._frames.sealer = Sealer(key)
+            self._writer = TimelineWriter(self.path, signer=RunSigner(key))
             entry = dict(self.entry or entry_facts(self.options))
             entry.setdefault("block", self.block)
             states = rng.save_states()
-            entry["rng"] = {name: key for name, (key, _) in states.items()}
+            entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             self.run_id = self._writer.begin_run(
                 name=self.name, entry=entry, env=environment_facts(), parent=self.parent,
-                blobs={**self.entry_blobs, **{key: data for key, data in states.values()}})
+                blobs={**self.entry_blobs, **dict(states.values())})
         except Exception as exc:  # noqa: BLE001 - recording is optional, the program is not
             self._warn(f"not recording: {exc}")
             self._writer = None
@@ -133,6 +143,15 @@ class Recorder:
         finally:
             writer.close()
             self._writer = None
+
+    def _user_key(self):
+        """The user key that signs this run, or None (unsigned) when there is none or it is
+        unusable (then a warning says why; recording goes on)."""
+        try:
+            return find_key()
+        except KeyFileError as exc:
+            self._warn(f"run not signed: {exc}")
+            return None
 
     @property
     def recording(self) -> bool:

@@ -16,6 +16,7 @@ from ..errors import PayloadLoadError, SnapStateError
 from ..recorder import Recorder
 from ..rng import restore_states
 from ..store.reader import Step
+from ..signing import RunSigner
 from ..store.writer import TimelineWriter
 from ..values import capture_value
 from .fork import start_fork
@@ -148,7 +149,7 @@ class ReplayRecorder(Recorder):
         """From here on, record for real into a new fork run branching at step ``index``."""
         session = self.session
         try:
-            writer = TimelineWriter(session.config.file)
+            writer = TimelineWriter(session.config.file, signer=RunSigner(self._user_key()))
             fork_id = start_fork(writer, session.run, index)
         except Exception as exc:  # noqa: BLE001 - reported as the replay's error
             session.fail(f"cannot start the fork: {type(exc).__name__}: {exc}")

@@ -17,6 +17,7 @@ from rich.text import Text
 from snapstate_capture import Run, SnapStateError, Timeline
 from snapstate_capture.replay.drift import Drift, find_drift
 from snapstate_capture.replay.launch import replay
+from snapstate_capture.trust import require_trust
 
 from ..safe_text import plain
 from .common import add_file_argument, add_run_argument, console, open_file, print_json
@@ -53,8 +54,9 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-drift", action="store_true",
                         help="replay even though source files changed since the recording")
     parser.add_argument("--trust", action="store_true",
-                        help="trust FILE: replay runs the program it names and loads its "
-                             "payloads (effect results), which runs code from the file")
+                        help="trust FILE although its run is not signed with your key: replay "
+                             "runs the program it names and loads its payloads (effect "
+                             "results), which runs code from the file")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -79,11 +81,9 @@ def run(args: argparse.Namespace) -> int:
 def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace, *,
                       to: int | None, mode: str, live_effects: list[str]) -> int:
     """Check trust and drift, replay, print the outcome; return the exit code."""
-    if not args.trust:
-        raise SnapStateError(
-            f"{timeline.path}: replay runs the program this file names and loads its payloads "
-            "(effect results), which runs code from the file: pass --trust if you made it or "
-            "trust it")
+    # Replay starts the program the file names and serves its payloads: the run must verify
+    # under the user's key (their own signed recording) or the user says --trust.
+    require_trust(chosen, trust=args.trust, what="effect results and the run's entry for replay")
     out = console()
     drift = find_drift(chosen)
     if drift and not args.json:
