@@ -226,13 +226,20 @@ class TimelineWriter:
             signed.commit()
 
     def close(self) -> None:
-        """Checkpoint the WAL into the main file and close; safe to call twice."""
+        """Fold the WAL into the main file, leave WAL mode and close; safe to call twice.
+
+        A finished file in rollback-journal mode opens read-only anywhere (a read-only WAL file
+        needs its ``-shm``/``-wal`` companions or a writable directory). When another connection
+        still uses the file (a reader following it, a second recorder), the file stays in WAL
+        mode and the last writer to close switches it.
+        """
         with self._lock:
             if self._conn is None:
                 return
             try:
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.execute("PRAGMA journal_mode=DELETE")
             except sqlite3.Error:
-                pass  # another connection (a reader) holds the WAL; it is checkpointed later
+                pass  # the file is busy elsewhere: it stays in WAL mode, equally readable
             self._conn.close()
             self._conn = None  # type: ignore[assignment]
