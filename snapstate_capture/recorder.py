@@ -15,16 +15,36 @@ import time
 import types
 from typing import Any
 
+from . import rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
+from .keys import KeyFileError, find_key
 from .options import CaptureOptions
+from .signing import RunSigner
 from .store.writer import StepRecord, TimelineWriter
+from .integrity import canonical_json
+from .values import capture_value
 from .values.exceptions import describe_exception
 
 #: Set to "1" to make every ``record`` a no-op (a kill switch for production).
 DISABLE_ENV = "SNAPSTATE_DISABLE"
 
 _active: list[Recorder] = []
+
+# The clocks the recorder itself reads, bound before ``patch_nondeterminism`` can route the
+# module attributes through the effect journal.
+_wall_clock = time.time
+_mono_clock = time.monotonic
+
+
+class PreviewOnly:
+    """Wraps a step's extra value that is stored as a preview only, never as a payload (an
+    effect's arguments: they are compared by digest on replay, not loaded)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 def active_recorder() -> Recorder | None:
@@ -60,14 +80,18 @@ class Recorder:
 
     def __init__(self, path: str | os.PathLike[str], *, name: str, options: CaptureOptions,
                  root: types.FrameType | None, parent: tuple[str, int] | None = None,
-                 entry: dict[str, Any] | None = None, trace: str | None = None,
+                 entry: dict[str, Any] | None = None, encrypt: bool = False, block: int = 0,
+                 entry_blobs: dict[str, bytes] | None = None, trace: str | None = None,
                  include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> None:
         self.path = path
+        self.block = block
+        self.entry_blobs = entry_blobs or {}
         self.name = name
         self.options = options
         self.root = root
         self.parent = parent
         self.entry = entry
+        self.encrypt = encrypt
         self.run_id: str | None = None
         self.capture_errors = 0
         self._writer: TimelineWriter | None = None
@@ -75,6 +99,10 @@ class Recorder:
         self._last_digests: dict[str, dict[int, dict[str, str]]] = {}
         self._reentry = threading.local()
         self._warned = False
+        #: Effect journal state: next ``seq`` and per-task effect counts (see ``effects.py``).
+        self.effect_seq = 0
+        self.effect_counts: dict[str, int] = {}
+        self.effect_lock = threading.Lock()
         self.trace = trace
         self.include = tuple(include)
         self.exclude = tuple(exclude)
@@ -86,22 +114,34 @@ class Recorder:
     def start(self) -> bool:
         """Open the file and create the run; False (with a warning on stderr) if impossible."""
         try:
-            self._writer = TimelineWriter(self.path)
+            key = find_key() if self.encrypt else self._user_key()
+            if self.encrypt:
+                if key is None:
+                    raise KeyFileError("encrypt=True needs your key: run `snapstate keygen`")
+                from .encryption import Sealer
+
+                self._frames.sealer = Sealer(key)
+            self._writer = TimelineWriter(self.path, signer=RunSigner(key))
+            entry = dict(self.entry or entry_facts(self.options))
+            entry.setdefault("block", self.block)
+            states = rng.save_states()
+            entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             self.run_id = self._writer.begin_run(
-                name=self.name, entry=self.entry or entry_facts(), env=environment_facts(),
-                parent=self.parent)
+                name=self.name, entry=entry, env=environment_facts(), parent=self.parent,
+                blobs={**self.entry_blobs, **dict(states.values())})
         except Exception as exc:  # noqa: BLE001 - recording is optional, the program is not
             self._warn(f"not recording: {exc}")
             self._writer = None
             return False
         if self.trace:
             try:
+                if self.encrypt:
+                    raise RuntimeError("encrypted runs are not traced yet (checkpoints only)")
                 self._start_tracing()
             except Exception as exc:  # noqa: BLE001
                 self._warn(f"not tracing: {type(exc).__name__}: {exc}")
                 self._stream = self._tracer = None
         return True
-
     def _start_tracing(self) -> None:
         """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
         from .include import IncludeRule
@@ -132,8 +172,15 @@ class Recorder:
         for ident, frame in list(sys._current_frames().items()):
             if ident == me or ident not in names or names[ident].startswith("snapstate-"):
                 continue
-            self.capture("checkpoint", frame, label=f"thread {names[ident]}: not traced",
-                         thread=names[ident])
+            try:
+                record = self.build_record("checkpoint", frame,
+                                           f"thread {names[ident]}: not traced", None, None)
+                record.thread = names[ident]
+                record.task = None
+                self._writer.append_step(self.run_id, record)
+            except Exception as exc:  # noqa: BLE001
+                self._warn(f"could not record thread {names[ident]}: {exc}")
+
 
     def finish(self, exc: BaseException | None) -> None:
         """End the run: ``finished``, or ``failed`` with ``exc`` recorded; closes the file."""
@@ -154,6 +201,15 @@ class Recorder:
             writer.close()
             self._writer = None
 
+    def _user_key(self):
+        """The user key that signs this run, or None (unsigned) when there is none or it is
+        unusable (then a warning says why; recording goes on)."""
+        try:
+            return find_key()
+        except KeyFileError as exc:
+            self._warn(f"run not signed: {exc}")
+            return None
+
     @property
     def recording(self) -> bool:
         return self._writer is not None
@@ -161,12 +217,13 @@ class Recorder:
     # -- capture ---------------------------------------------------------------------------
     def capture(self, kind: str, frame: types.FrameType | None, *, label: str | None = None,
                 extra: dict[str, Any] | None = None, lineno: int | None = None,
-                thread: str | None = None) -> int | None:
+                effect: dict[str, Any] | None = None) -> int | None:
         """Append one step of ``kind`` with the stack ending at ``frame``; return its index.
 
         ``extra`` values are captured with the step (checkpoint extras, return values). Never
         raises; returns None when nothing could be written. Re-entrant calls (capture code
-        triggering capture) are ignored.
+        triggering capture) are ignored. ``effect`` is an effect-journal row (see
+        ``effects.py``) written in the same transaction as the step.
         """
         if self._writer is None or getattr(self._reentry, "busy", False):
             return None
@@ -178,7 +235,7 @@ class Recorder:
         if tracing:
             sys.settrace(None)  # user code run by capture (a __reduce__) is not a step
         try:
-            return self._capture(kind, frame, label, extra, lineno, thread)
+            return self._capture(kind, frame, label, extra, lineno, effect)
         except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
             self.capture_errors += 1
             self._warn(f"capture failed at a {kind} step: {type(exc).__name__}: {exc}")
@@ -190,27 +247,61 @@ class Recorder:
 
     def _capture(self, kind: str, frame: types.FrameType | None, label: str | None,
                  extra: dict[str, Any] | None, lineno: int | None,
-                 thread: str | None = None) -> int | None:
-        wall, mono = time.time(), time.monotonic()
-        frames = self._frames.walk(frame, self.root)
+                 effect: dict[str, Any] | None = None) -> int | None:
+        record = self.build_record(kind, frame, label, extra, lineno)
+        writer = self._writer
+        if writer is None or self.run_id is None:
+            return None
+        if effect is not None:
+            effect = self.effect_row(effect, record)
+        return writer.append_step(self.run_id, record, effect=effect)
+
+    @staticmethod
+    def effect_row(effect: dict[str, Any], record: StepRecord) -> dict[str, Any]:
+        """Complete an effect-journal row with the value refs captured on its step: the
+        result (or exception) ref, plus the arguments' preview under ``"a"``."""
+        row = dict(effect)  # "value" gets: the result ref, "a" args preview, "r" rng state
+        ref = dict(record.extra.get("result") or record.extra.get("exception") or {})
+        args_ref = record.extra.get("args")
+        if args_ref:
+            ref["a"] = args_ref.get("p")
+        rng_after = row.pop("rng", None)
+        if rng_after:
+            key, data = rng_after
+            record.blobs[key] = data
+            ref["r"] = key
+        row["value"] = ref
+        return row
+
+    def build_record(self, kind: str, frame: types.FrameType | None, label: str | None,
+                     extra: dict[str, Any] | None, lineno: int | None,
+                     frames: list[types.FrameType] | None = None) -> StepRecord:
+        """Capture the stack ending at ``frame`` (and ``extra``) into a ``StepRecord``."""
+        wall, mono = _wall_clock(), _mono_clock()
+        if frames is None:
+            frames = self._frames.walk(frame, self.root)
         stack: StackCapture = self._frames.capture(frames, innermost_lineno=lineno)
         extra_refs = {}
         for name, value in (extra or {}).items():
-            extra_refs[name] = self._frames.value_ref(value, name, stack)
-        thread = thread or current_thread_name()
+            if isinstance(value, PreviewOnly):
+                captured = capture_value(value.value, name=name, options=self.options.values,
+                                         payloads=False)
+                extra_refs[name] = {"p": self._frames.add_blob(
+                    stack, canonical_json(captured.preview))}
+            else:
+                extra_refs[name] = self._frames.value_ref(value, name, stack)
+        thread = current_thread_name()
         n_changed = self._count_changes(thread, frames, stack.innermost_digests)
         record = StepRecord(
             kind=kind, label=label, wall=wall, mono=mono, thread=thread,
             task=current_task_name(), function=stack.function, filename=stack.filename,
             lineno=stack.lineno, depth=len(stack.frames), frames=stack.frames,
             extra=extra_refs, errors=stack.errors, n_changed=n_changed,
-            blobs={k: v for k, v in stack.blobs.items() if not self._writer.has_blob(k)})
+            blobs={k: v for k, v in stack.blobs.items()
+                   if self._writer is None or not self._writer.has_blob(k)})
         if stack.errors:
             self.capture_errors += len(stack.errors)
-        writer = self._writer
-        if writer is None or self.run_id is None:
-            return None
-        return writer.append_step(self.run_id, record)
+        return record
 
     def _count_changes(self, thread: str, frames: list[types.FrameType],
                        digests: dict[str, str]) -> int:
@@ -264,12 +355,15 @@ class _StreamWriter:
         tracer = self.recorder._tracer
         return tracer is not None and key in tracer.encoder.sent
 
-    def append_step(self, run_id: str, record: StepRecord) -> int:
+    def append_step(self, run_id: str, record: StepRecord,
+                    effect: dict[str, Any] | None = None) -> int:
         from dataclasses import asdict
 
         from .trace_stream import FULL
 
         fields = asdict(record)
+        if effect is not None:
+            fields["effect"] = effect
         tracer = self.recorder._tracer
         if tracer is not None:
             tracer.encoder.sent.update(record.blobs)

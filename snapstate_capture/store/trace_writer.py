@@ -106,10 +106,11 @@ class ChunkBuilder:
 
     def _write_full(self, fields: dict[str, Any]) -> None:
         blobs = dict(fields.pop("blobs", {}) or {})
+        effect = fields.pop("effect", None)
         blobs.update(self.blobs)
         self.blobs = {}
         record = StepRecord(**fields, blobs=blobs)
-        self.writer.append_step(self.run_id, record)
+        self.writer.append_step(self.run_id, record, effect=effect)
 
 
 def _read_exact(stream: Any, size: int) -> bytes | None:
@@ -122,10 +123,21 @@ def _read_exact(stream: Any, size: int) -> bytes | None:
     return data
 
 
+def _signer() -> Any:
+    """The user's run signer (runs are signed whenever a user key exists), else unsigned."""
+    from ..keys import find_key
+    from ..signing import RunSigner
+
+    try:
+        return RunSigner(find_key())
+    except Exception:  # noqa: BLE001 - an unusable key: the recorder already warned
+        return RunSigner(None)
+
+
 def main(argv: list[str]) -> int:
     """Serve one run: ``argv`` = ``[FILE, RUN_ID]``. Returns the exit code."""
     path, run_id = argv
-    writer = TimelineWriter(path)
+    writer = TimelineWriter(path, signer=_signer())
     writer.attach_run(run_id)
     builder = ChunkBuilder(writer, run_id)
     source = sys.stdin.buffer
