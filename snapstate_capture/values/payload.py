@@ -29,8 +29,8 @@ from ..options import ValueOptions
 from . import rebuild
 from .placeholder import Placeholder
 from .preview import secret_cache
-from .reducers import importable, module_reduce
-from .walk import PROTOCOL, PartWalker, describe
+from .reducers import REDUCERS, importable, module_reduce
+from .walk import PROTOCOL, PartWalker, describe, needs_static_setter
 
 __all__ = ["PROTOCOL", "Serialized", "loads", "serialize"]
 
@@ -60,8 +60,13 @@ def _override(obj: Any, overrides: dict[int, tuple]) -> Any:
         func, args, state, items, pairs, setter = found
         return (func, args, state, None if items is None else iter(items),
                 None if pairs is None else iter(pairs), setter)
-    if type(obj) is types.ModuleType:
+    cls = type(obj)
+    if cls is types.ModuleType:
         return module_reduce(obj) or NotImplemented
+    if needs_static_setter(cls) and not isinstance(obj, type):
+        reduced = cls.__reduce_ex__(obj, PROTOCOL)
+        if isinstance(reduced, tuple) and 2 <= len(reduced) <= 5:
+            return (reduced + (None,) * 5)[:5] + (rebuild.restore_state,)
     return NotImplemented
 
 
@@ -84,6 +89,11 @@ def _dill_pickler(file: io.BytesIO, overrides: dict[int, tuple]) -> Any:
             found = _override(obj, overrides)
             if found is not NotImplemented:
                 return found
+            reducer = REDUCERS.lookup(type(obj))
+            if reducer is not None:  # e.g. a TypeVar inside a class that dill copies by value
+                reduced = reducer(obj)
+                if isinstance(reduced, tuple):
+                    return reduced
             if (isinstance(obj, (type, types.FunctionType))
                     and getattr(obj, "__module__", None) == "__main__" and importable(obj)):
                 return rebuild.resolve_global, ("__main__", obj.__qualname__)

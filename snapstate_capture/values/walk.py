@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copyreg
 import types
+import weakref
 from typing import Any
 
 from ..options import ValueOptions
@@ -216,7 +217,7 @@ class PartWalker:
             pairs, path, depth)
         changed = (changed or state_changed or pairs_changed
                    or (items is not None and any(a is not b for a, b in zip(new_items, items))))
-        if setter is None and new_state is not None and _needs_static_setter(type(obj)):
+        if setter is None and new_state is not None and needs_static_setter(type(obj)):
             setter, changed = rebuild.restore_state, True
         if changed:
             self.overrides[id(obj)] = (new_func, new_args, new_state, new_items, new_pairs,
@@ -256,10 +257,26 @@ class PartWalker:
         return new, new is not state
 
 
-def _needs_static_setter(cls: type) -> bool:
-    """A class with ``__getattr__`` and no ``__setstate__`` of its own (see module docstring)."""
+_SETTER_CACHE: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+
+
+def needs_static_setter(cls: type) -> bool:
+    """True for a class with ``__getattr__`` and no ``__setstate__`` (module docstring); cached
+    per class, as the fast path asks for every object it writes."""
+    try:
+        return _SETTER_CACHE[cls]
+    except (KeyError, TypeError):
+        found = _find_static_setter_need(cls)
+    try:
+        _SETTER_CACHE[cls] = found
+    except TypeError:
+        return found  # not weak-referenceable: computed again next time
+    return found
+
+
+def _find_static_setter_need(cls: type) -> bool:
     has_getattr = has_setstate = False
-    for klass in cls.__mro__:
+    for klass in getattr(cls, "__mro__", ()):
         if klass is object:
             break
         has_getattr = has_getattr or "__getattr__" in klass.__dict__
