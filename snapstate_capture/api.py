@@ -28,14 +28,18 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     and the program runs unrecorded. ``SNAPSTATE_DISABLE=1`` turns it into a no-op.
 
     Arguments: ``name`` (default: the script or function name), ``options``
-    (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks).
+    (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks), ``encrypt`` (seal every
+    preview and payload with AES-GCM under the user key — needs ``snapstate keygen`` and
+    ``snapstate[crypto]``; without either, the program runs unrecorded with a warning, never
+    recorded in the clear). Runs are signed with the user key whenever one exists.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,
                  options: CaptureOptions | None = None,
                  parent: tuple[str, int] | None = None,
-                 entry: dict[str, Any] | None = None) -> None:
+                 entry: dict[str, Any] | None = None, encrypt: bool = False) -> None:
         self.path = path
+        self.encrypt = encrypt
         self.name = name
         self.options = options or CaptureOptions()
         self.parent = parent
@@ -44,7 +48,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
 
     def _copy(self) -> record:
         return record(self.path, name=self.name, options=self.options, parent=self.parent,
-                      entry=self.entry)
+                      entry=self.entry, encrypt=self.encrypt)
 
     @property
     def run_id(self) -> str | None:
@@ -55,7 +59,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
         if os.environ.get(DISABLE_ENV) == "1":
             return
         recorder = Recorder(self.path, name=self.name or default_name, options=self.options,
-                            root=root, parent=self.parent, entry=self.entry)
+                            root=root, parent=self.parent, entry=self.entry,
+                            encrypt=self.encrypt)
         if recorder.start():
             self.recorder = recorder
             _active.append(recorder)

@@ -17,7 +17,9 @@ from typing import Any
 
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
+from .keys import KeyFileError, find_key
 from .options import CaptureOptions
+from .signing import RunSigner
 from .store.writer import StepRecord, TimelineWriter
 from .values.exceptions import describe_exception
 
@@ -60,13 +62,14 @@ class Recorder:
 
     def __init__(self, path: str | os.PathLike[str], *, name: str, options: CaptureOptions,
                  root: types.FrameType | None, parent: tuple[str, int] | None = None,
-                 entry: dict[str, Any] | None = None) -> None:
+                 entry: dict[str, Any] | None = None, encrypt: bool = False) -> None:
         self.path = path
         self.name = name
         self.options = options
         self.root = root
         self.parent = parent
         self.entry = entry
+        self.encrypt = encrypt
         self.run_id: str | None = None
         self.capture_errors = 0
         self._writer: TimelineWriter | None = None
@@ -79,7 +82,14 @@ class Recorder:
     def start(self) -> bool:
         """Open the file and create the run; False (with a warning on stderr) if impossible."""
         try:
-            self._writer = TimelineWriter(self.path)
+            key = find_key() if self.encrypt else self._user_key()
+            if self.encrypt:
+                if key is None:
+                    raise KeyFileError("encrypt=True needs your key: run `snapstate keygen`")
+                from .encryption import Sealer
+
+                self._frames.sealer = Sealer(key)
+            self._writer = TimelineWriter(self.path, signer=RunSigner(key))
             self.run_id = self._writer.begin_run(
                 name=self.name, entry=self.entry or entry_facts(), env=environment_facts(),
                 parent=self.parent)
@@ -104,6 +114,15 @@ class Recorder:
         finally:
             writer.close()
             self._writer = None
+
+    def _user_key(self):
+        """The user key that signs this run, or None (unsigned) when there is none or it is
+        unusable (then a warning says why; recording goes on)."""
+        try:
+            return find_key()
+        except KeyFileError as exc:
+            self._warn(f"run not signed: {exc}")
+            return None
 
     @property
     def recording(self) -> bool:
