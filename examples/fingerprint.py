@@ -72,7 +72,8 @@ def fingerprint(path: str | Path, *, portable: bool = False) -> list[str]:
     with snap.open_timeline(path) as timeline:
         for run in timeline.runs:
             norm = _Normaliser(_roots(run))
-            entry = {k: v for k, v in run.entry.items() if k != "cwd"}
+            # cwd, environment variables and the random state at start are process facts
+            entry = {k: v for k, v in run.entry.items() if k not in ("cwd", "env", "rng")}
             parent = run.parent.step if run.parent else None
             error = (run.error or {}).get("type")
             lines.append(norm(f"run {run.name!r} {run.status} steps={len(run.steps)} "

@@ -144,9 +144,14 @@ class RunSigner:
             return _UNSIGNED
         return self._stage(replace(state, steps=count, head=head))
 
-    def effect(self, run_id: str, **fields: Any) -> Staged:
-        """Sign the run with one more effect-journal entry (``effect_fields`` arguments)."""
-        state = self._states.get(run_id)
+    def effect(self, run_id: str, *, after: Staged | None = None, **fields: Any) -> Staged:
+        """Sign the run with one more effect-journal entry (``effect_fields`` arguments).
+
+        ``after``: a change staged in the same transaction (the effect's own step) that this
+        signature must also cover.
+        """
+        state = after._state if after is not None and after._state is not None \
+            else self._states.get(run_id)
         if self.key is None or state is None:
             return _UNSIGNED
         return self._stage(state.with_effect(effect_fields(**fields)))

@@ -92,8 +92,13 @@ class TimelineWriter:
         self._chain: dict[str, tuple[int, bytes]] = {}
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
-                  parent: tuple[str, int] | None = None) -> str:
-        """Create a run with status ``running`` and return its id (32 hex chars)."""
+                  parent: tuple[str, int] | None = None,
+                  blobs: dict[str, bytes] | None = None) -> str:
+        """Create a run with status ``running`` and return its id (32 hex chars).
+
+        ``blobs`` (hex key -> bytes) are written in the same transaction: what ``entry`` refers
+        to (saved RNG states, a workflow function's pickled arguments).
+        """
         run_id = uuid.uuid4().hex
         pid = os.getpid()
         header = dict(name=name, started=time.time(), pid=pid, host=socket.gethostname(),
@@ -104,6 +109,7 @@ class TimelineWriter:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
+                self._insert_blobs(blobs or {})
                 seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
                 signed = self._signer.begin(run_id, **header)
                 conn.execute(
@@ -115,6 +121,7 @@ class TimelineWriter:
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._known.difference_update(blobs or {})
                 raise
             signed.commit()
             self._chain[run_id] = (0, GENESIS)
@@ -124,8 +131,14 @@ class TimelineWriter:
         """True when blob ``key`` (hex) was written by this writer already (cheap, in memory)."""
         return key in self._known
 
-    def append_step(self, run_id: str, record: StepRecord) -> int:
-        """Write ``record`` (and its blobs) as the run's next step; return its index."""
+    def append_step(self, run_id: str, record: StepRecord,
+                    effect: dict[str, Any] | None = None) -> int:
+        """Write ``record`` (and its blobs) as the run's next step; return its index.
+
+        ``effect``: an effect-journal row (see ``add_effect``) written in the same transaction,
+        with its ``step`` set to this step's index, so a killed recorder never leaves an effect
+        step without its journal entry or the reverse.
+        """
         with self._lock:
             index, previous = self._chain[run_id]
             digest = chain_hash(previous, record.chain_fields())
@@ -146,6 +159,8 @@ class TimelineWriter:
                 signed = self._signer.step(run_id, index + 1, digest)
                 conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
                              (index + 1, digest, signed.signature, run_id))
+                if effect is not None:
+                    signed = self._insert_effect(run_id, {**effect, "step": index}, after=signed)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -169,28 +184,36 @@ class TimelineWriter:
 
     def add_effect(self, run_id: str, row: dict[str, Any], blob_items: dict[str, bytes]) -> None:
         """Append one entry to the run's effect journal (see schema ``effects``)."""
-        fields = dict(seq=row["seq"], step=row.get("step"), site=row["site"],
-                      task=row.get("task"), ordinal=row["ordinal"], name=row["name"],
-                      args_hash=row.get("args_hash"), outcome=row["outcome"],
-                      value=json.dumps(row.get("value")))
         with self._lock:
             conn = self._conn
             conn.execute("BEGIN")
             try:
                 self._insert_blobs(blob_items)
-                conn.execute(
-                    "INSERT INTO effects (run_id, seq, step, site, task, ordinal, name,"
-                    " args_hash, outcome, value) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, *fields.values()))
-                signed = self._signer.effect(run_id, **fields)
-                if signed.signature is not None:
-                    conn.execute("UPDATE runs SET signature=? WHERE id=?",
-                                 (signed.signature, run_id))
+                signed = self._insert_effect(run_id, row)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._known.difference_update(blob_items)
                 raise
             signed.commit()
+
+    def _insert_effect(self, run_id: str, row: dict[str, Any], after: Any = None) -> Any:
+        """Insert one journal row inside the caller's transaction; return the signer's staged
+        signature (committed by the caller after COMMIT), covering ``after`` (a step staged
+        in the same transaction) too."""
+        fields = dict(seq=row["seq"], step=row.get("step"), site=row["site"],
+                      task=row.get("task"), ordinal=row["ordinal"], name=row["name"],
+                      args_hash=row.get("args_hash"), outcome=row["outcome"],
+                      value=json.dumps(row.get("value")))
+        self._conn.execute(
+            "INSERT INTO effects (run_id, seq, step, site, task, ordinal, name,"
+            " args_hash, outcome, value) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (run_id, *fields.values()))
+        signed = self._signer.effect(run_id, after=after, **fields)
+        if signed.signature is not None:
+            self._conn.execute("UPDATE runs SET signature=? WHERE id=?",
+                               (signed.signature, run_id))
+        return signed
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
         """Set the run's final ``status`` (``finished``/``failed``) and end time."""
