@@ -21,7 +21,7 @@ from typing import Any
 
 from .integrity import canonical_json, content_hash
 from .options import CaptureOptions
-from .values import capture_value
+from .valuecache import MAX_SLOTS, ValueCache, add_blob
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -38,11 +38,14 @@ _LIBRARY_DIRS = _library_dirs()
 
 @dataclass
 class StackCapture:
-    """What one stack walk produced: frame-record hashes (outermost first), the blobs they need,
+    """What one stack walk produced: frame-record hashes (outermost first), the blobs they need
+    (with which are manifests and which previous blob each may be stored as a delta against),
     the innermost frame's position and locals digests, and any capture errors."""
 
     frames: list[str] = field(default_factory=list)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    manifests: set[str] = field(default_factory=set)
+    bases: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     function: str | None = None
     filename: str | None = None
@@ -62,6 +65,13 @@ class FrameCapturer:
         self._file_kind: dict[str, bool] = {}
         self._sources: dict[str, tuple[str | None, bytes | None]] = {}
         self._code_hashes: dict[types.CodeType, str] = {}
+        self._values = ValueCache(options)
+        self._last_records: dict[tuple[types.CodeType, int], str] = {}
+
+    def forget(self) -> None:
+        """Forget cached captures (after a failed write: their blobs never reached the file)."""
+        self._values.clear()
+        self._last_records.clear()
 
     def is_hidden(self, filename: str) -> bool:
         """True for frames that are never shown: snapstate's own, and library code by default."""
@@ -105,11 +115,15 @@ class FrameCapturer:
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
             try:
-                record, digests = self._frame_record(frame, out)
+                record, digests = self._frame_record(frame, out, position)
             except Exception as exc:  # noqa: BLE001 - recorded as a capture error, not raised
                 out.errors.append(f"frame {frame.f_code.co_name}: {type(exc).__name__}: {exc}")
                 continue
-            key = self.add_blob(out, canonical_json(record))
+            slot = (frame.f_code, position)
+            key = add_blob(out, canonical_json(record), self._last_records.get(slot))
+            if len(self._last_records) > MAX_SLOTS:
+                self._last_records.clear()
+            self._last_records[slot] = key
             out.frames.append(key)
             if innermost:
                 out.function = record["function"]
@@ -118,7 +132,7 @@ class FrameCapturer:
                 out.innermost_digests = digests
         return out
 
-    def _frame_record(self, frame: types.FrameType, out: StackCapture
+    def _frame_record(self, frame: types.FrameType, out: StackCapture, position: int
                       ) -> tuple[dict[str, Any], dict[str, str]]:
         code = frame.f_code
         local_refs = []
@@ -127,7 +141,7 @@ class FrameCapturer:
         for name, value in list(frame.f_locals.items()):
             if module_level and name.startswith("__") and name.endswith("__"):
                 continue  # module dunders (__builtins__, __loader__, …) are noise, not state
-            ref = self.value_ref(value, name, out)
+            ref = self._values.ref((code, position, name), value, name, out)
             local_refs.append([name, ref])
             digests[name] = ref.get("b") or ref["p"]
         record = {
@@ -141,23 +155,15 @@ class FrameCapturer:
         return record, digests
 
     def value_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:
-        """Capture one value and return its ref; its blobs go into ``out.blobs``."""
-        captured = capture_value(value, name=name, options=self.options.values,
-                                 payloads=self.options.payloads)
-        ref: dict[str, Any] = {"p": self.add_blob(out, canonical_json(captured.preview))}
-        if captured.payload is not None:
-            ref["b"] = self.add_blob(out, captured.payload)
-            ref["s"] = captured.serializer
-        if captured.error and captured.payload is None and not captured.preview.get("redacted"):
-            out.errors.append(f"{name}: {captured.error}")
-        return ref
+        """Capture one step value (extras, return values) and return its ref; its blobs go
+        into ``out``. Captured again only when it changed since the last step value of that
+        name (``valuecache.py``)."""
+        return self._values.ref(("extra", 0, name), value, name, out)
 
     @staticmethod
     def add_blob(out: StackCapture, data: bytes) -> str:
         """Hash ``data``, queue it in ``out.blobs`` and return its hex key."""
-        key = content_hash(data).hex()
-        out.blobs[key] = data
-        return key
+        return add_blob(out, data)
 
     def _code_hash(self, code: types.CodeType) -> str:
         key = self._code_hashes.get(code)

@@ -145,13 +145,18 @@ class Recorder:
             task=current_task_name(), function=stack.function, filename=stack.filename,
             lineno=stack.lineno, depth=len(stack.frames), frames=stack.frames,
             extra=extra_refs, errors=stack.errors, n_changed=n_changed,
-            blobs={k: v for k, v in stack.blobs.items() if not self._writer.has_blob(k)})
+            blobs={k: v for k, v in stack.blobs.items() if not self._writer.has_blob(k)},
+            manifests=stack.manifests, bases=stack.bases)
         if stack.errors:
             self.capture_errors += len(stack.errors)
         writer = self._writer
         if writer is None or self.run_id is None:
             return None
-        return writer.append_step(self.run_id, record)
+        try:
+            return writer.append_step(self.run_id, record)
+        except BaseException:
+            self._frames.forget()  # cached refs may name blobs that were rolled back
+            raise
 
     def _count_changes(self, thread: str, frames: list[types.FrameType],
                        digests: dict[str, str]) -> int:

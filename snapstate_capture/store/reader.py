@@ -54,6 +54,7 @@ class Timeline:
         self._lock = threading.RLock()
         self._json_cache: OrderedDict[str, Any] = OrderedDict()
         self._runs: list[Run] | None = None
+        self._blobs = blobs.BlobSource(self._fetch_blob)
 
     def __enter__(self) -> Timeline:
         return self
@@ -120,16 +121,17 @@ class Timeline:
             raw = bytes.fromhex(key)
         except (ValueError, TypeError):
             raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        try:
+            with self._lock:
+                return self._blobs.content(raw)
+        except blobs.BlobError as exc:
+            if exc.missing:
+                raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
+            raise IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}") from None
+
+    def _fetch_blob(self, raw: bytes) -> tuple[int, int, bytes] | None:
         rows = self.query("SELECT codec, size, data FROM blobs WHERE hash=?", (raw,))
-        if not rows:
-            raise NotFoundError(self.path, f"missing blob {key[:12]}")
-        codec, size, data = rows[0]
-        if not isinstance(size, int) or size < 0 or not isinstance(data, bytes):
-            raise IntegrityError(self.path, f"blob {key[:12]} is malformed")
-        decoded = blobs.decode(raw, codec, data, size)
-        if decoded is None:
-            raise IntegrityError(self.path, f"blob {key[:12]} is corrupt (hash mismatch)")
-        return decoded
+        return rows[0] if rows else None
 
     def json_blob(self, key: str) -> Any:
         """Return blob ``key`` decoded as JSON, through a small LRU cache."""
@@ -363,6 +365,10 @@ class Value:
         data = self.timeline.json_blob(self.preview_key)
         if not isinstance(data, dict):
             raise IntegrityError(self.timeline.path, f"preview of {self.name} is malformed")
+        if isinstance(data.get("kids"), str):  # children stored by reference (docs/storage.md)
+            children = self.timeline.json_blob(data["kids"])
+            data = {k: v for k, v in data.items() if k != "kids"}
+            data["children"] = children if isinstance(children, list) else []
         return data
 
     @property
