@@ -22,6 +22,7 @@ from typing import Any
 from .integrity import canonical_json, content_hash
 from .options import CaptureOptions
 from .valuecache import MAX_SLOTS, ValueCache, add_blob
+from .values import capture_value
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -67,6 +68,9 @@ class FrameCapturer:
         self._code_hashes: dict[types.CodeType, str] = {}
         self._values = ValueCache(options)
         self._last_records: dict[tuple[types.CodeType, int], str] = {}
+        #: ``encryption.Sealer`` when recording with ``encrypt=True``: previews and payloads
+        #: are sealed and their refs carry ``"x": key_id``.
+        self.sealer: Any = None
 
     def forget(self) -> None:
         """Forget cached captures (after a failed write: their blobs never reached the file)."""
@@ -141,7 +145,7 @@ class FrameCapturer:
         for name, value in list(frame.f_locals.items()):
             if module_level and name.startswith("__") and name.endswith("__"):
                 continue  # module dunders (__builtins__, __loader__, …) are noise, not state
-            ref = self._values.ref((code, position, name), value, name, out)
+            ref = self._ref((code, position, name), value, name, out)
             local_refs.append([name, ref])
             digests[name] = ref.get("b") or ref["p"]
         record = {
@@ -158,7 +162,28 @@ class FrameCapturer:
         """Capture one step value (extras, return values) and return its ref; its blobs go
         into ``out``. Captured again only when it changed since the last step value of that
         name (``valuecache.py``)."""
-        return self._values.ref(("extra", 0, name), value, name, out)
+        return self._ref(("extra", 0, name), value, name, out)
+
+    def _ref(self, slot: Any, value: Any, name: str | None, out: StackCapture
+             ) -> dict[str, Any]:
+        if self.sealer is None:
+            return self._values.ref(slot, value, name, out)
+        return self._sealed_ref(value, name, out)
+
+    def _sealed_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:
+        """Capture one value into sealed (encrypted) blobs: no cache, no deltas, no chunks —
+        ciphertext neither compresses nor shares pieces."""
+        captured = capture_value(value, name=name, options=self.options.values,
+                                 payloads=self.options.payloads)
+        sealer, preview = self.sealer, canonical_json(captured.preview)
+        ref: dict[str, Any] = {"p": self.add_blob(out, sealer.seal(preview))}
+        if captured.payload is not None:
+            ref["b"] = self.add_blob(out, sealer.seal(captured.payload))
+            ref["s"] = captured.serializer
+        ref["x"] = sealer.key_id
+        if captured.error and captured.payload is None and not captured.preview.get("redacted"):
+            out.errors.append(f"{name}: {captured.error}")
+        return ref
 
     @staticmethod
     def add_blob(out: StackCapture, data: bytes) -> str:

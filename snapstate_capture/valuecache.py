@@ -80,6 +80,7 @@ class _Entry:
     preview: dict[str, Any] | None = None
     top_key: str | None = None       # preview top-node key (base for the next delta)
     kids_key: str | None = None      # preview children key, when stored by reference
+    kids_data: bytes | None = None   # ... and its bytes (queued again with every new top node)
     length: int = 0
     size: int = 0                    # elements per chunk
     chunks: list[_Chunk] = field(default_factory=list)
@@ -152,7 +153,7 @@ class ValueCache:
         captured = capture_value(value, name=name, options=self.options.values,
                                  payloads=self.options.payloads)
         previous = self._slots.get(slot)
-        top_key, kids_key = self._store_preview(captured.preview, previous, out)
+        top_key, kids_key, kids_data = self._store_preview(captured.preview, previous, out)
         ref: dict[str, Any] = {"p": top_key}
         if captured.payload is not None:
             base = previous.ref.get("b") if previous is not None else None
@@ -160,11 +161,11 @@ class ValueCache:
             ref["s"] = captured.serializer
         if captured.error and captured.payload is None and not captured.preview.get("redacted"):
             out.errors.append(f"{name}: {captured.error}")
-        self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key)
+        self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data)
         return ref
 
     def _store_preview(self, preview: dict[str, Any], previous: _Entry | None, out: Any
-                       ) -> tuple[str, str | None]:
+                       ) -> tuple[str, str | None, bytes | None]:
         """Store ``preview`` (children by reference when large); return (top key, kids key)."""
         top_base = previous.top_key if previous is not None else None
         children = preview.get("children")
@@ -175,8 +176,8 @@ class ValueCache:
                 kids_key = add_blob(out, kids, kids_base)
                 top = {k: v for k, v in preview.items() if k != "children"}
                 top["kids"] = kids_key
-                return add_blob(out, canonical_json(top), top_base), kids_key
-        return add_blob(out, canonical_json(preview), top_base), None
+                return add_blob(out, canonical_json(top), top_base), kids_key, kids
+        return add_blob(out, canonical_json(preview), top_base), None, None
 
     # -- chunked containers ---------------------------------------------------------------
     def _chunked(self, slot: Any, value: Any, cls: type, per_chunk: int, name: str | None,
@@ -223,16 +224,16 @@ class ValueCache:
         pieces = [bytes.fromhex(add_blob(out, header)), *(c.key for c in chunks),
                   bytes.fromhex(add_blob(out, chunked.TRAILER))]
         payload_key = add_manifest(out, pieces, entry.ref.get("b") if entry is not None else None)
-        top_key, kids_key, preview = self._chunked_preview(value, name, length, changed, entry,
-                                                           per_chunk, out)
+        top_key, kids_key, kids_data, preview = self._chunked_preview(
+            value, name, length, changed, entry, per_chunk, out)
         ref = {"p": top_key, "b": payload_key, "s": "pickle"}
-        self._slots[slot] = _Entry(cls, ref, None, preview, top_key, kids_key, length, per_chunk,
-                                   chunks, ids)
+        self._slots[slot] = _Entry(cls, ref, None, preview, top_key, kids_key, kids_data, length,
+                                   per_chunk, chunks, ids)
         return ref
 
     def _chunked_preview(self, value: Any, name: str | None, length: int, changed: list[int],
                          entry: _Entry | None, per_chunk: int, out: Any
-                         ) -> tuple[str, str | None, dict[str, Any]]:
+                         ) -> tuple[str, str | None, bytes | None, dict[str, Any]]:
         """Reuse the previous preview with a new length when no shown child can have changed."""
         shown = self.options.values.max_items
         previous = entry.preview if entry is not None else None
@@ -240,14 +241,16 @@ class ValueCache:
                 and length > shown and isinstance(previous.get("children"), list)
                 and not any(i * per_chunk < shown for i in changed)):
             preview = dict(previous, len=length, more=length - len(previous["children"]))
-            if entry.kids_key is not None:
+            if entry.kids_key is not None and entry.kids_data is not None:
+                out.blobs[entry.kids_key] = entry.kids_data  # known to the writer: not rewritten
                 top = {k: v for k, v in preview.items() if k != "children"}
                 top["kids"] = entry.kids_key
-                return add_blob(out, canonical_json(top), entry.top_key), entry.kids_key, preview
-            return add_blob(out, canonical_json(preview), entry.top_key), None, preview
+                key = add_blob(out, canonical_json(top), entry.top_key)
+                return key, entry.kids_key, entry.kids_data, preview
+            return add_blob(out, canonical_json(preview), entry.top_key), None, None, preview
         captured = capture_value(value, name=name, options=self.options.values, payloads=False)
-        top_key, kids_key = self._store_preview(captured.preview, entry, out)
-        return top_key, kids_key, captured.preview
+        top_key, kids_key, kids_data = self._store_preview(captured.preview, entry, out)
+        return top_key, kids_key, kids_data, captured.preview
 
 
 #: Captured once per object: a module or function is the same thing while it is the same object.

@@ -189,6 +189,20 @@ def decode_inner(codec: int, stored: bytes, size: int, base: bytes | None) -> by
     return None
 
 
+def decode(key: bytes, codec: int, stored: bytes, size: int) -> bytes | None:
+    """Return the inner bytes of a self-contained row (not a delta) if they match ``key``, else
+    None. Deltas need their base: read them through ``BlobSource``."""
+    if delta_base(codec, stored) is not None:
+        return None
+    try:
+        inner = decode_inner(codec, stored, size, None)
+    except LookupError:
+        return None
+    if inner is None or len(inner) != size or key_for(inner, bool(codec & MANIFEST)) != key:
+        return None
+    return inner
+
+
 class BlobError(Exception):
     """A blob is missing (``missing=True``) or does not decode to its hash."""
 
