@@ -32,18 +32,25 @@ SCALAR_TYPES = frozenset({int, float, bool, type(None), str, bytes, complex})
 
 
 def join_list(*chunks: bytes) -> list[Any]:
-    """Rebuild a chunked list: unpickle each chunk (a list slice) and concatenate them."""
+    """Rebuild a chunked list: unpickle each chunk (a list slice) and concatenate them.
+
+    Runs only inside a payload load, which has passed the trust gate (``trust.py``).
+    """
+    from .values import loads
+
     out: list[Any] = []
     for chunk in chunks:
-        out.extend(pickle.loads(chunk))
+        out.extend(loads("pickle", chunk))
     return out
 
 
 def join_dict(*chunks: bytes) -> dict[Any, Any]:
     """Rebuild a chunked dict: unpickle each chunk (a list of ``(key, value)``) in order."""
+    from .values import loads
+
     out: dict[Any, Any] = {}
     for chunk in chunks:
-        out.update(pickle.loads(chunk))
+        out.update(loads("pickle", chunk))
     return out
 
 

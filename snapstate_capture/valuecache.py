@@ -32,6 +32,7 @@ from .integrity import canonical_json, content_hash
 from .options import CaptureOptions
 from .store.blobs import manifest_bytes, manifest_hash
 from .values import capture_value
+from .values.payload import serialize
 
 #: Children JSON larger than this is stored as its own blob (``"kids"``), so a preview whose
 #: length alone changed costs a small top node.
@@ -68,8 +69,8 @@ class _Chunk:
     refs: list[Any]     # the chunk's elements, kept alive so their ids stay theirs
     ids: bytes          # identity snapshot of the chunk's elements (dicts: keys and values)
     scalars: bool       # every element is an immutable scalar or string
-    data: bytes         # the chunk's piece bytes (BINBYTES8 + pickle)
-    key: bytes          # 16-byte key of the piece
+    detector: bytes     # plain pickle of the chunk: equal bytes, equal content
+    key: bytes          # 16-byte key of the payload piece (BINBYTES8 + the chunk's payload)
 
 
 @dataclass
@@ -159,7 +160,7 @@ class ValueCache:
             base = previous.ref.get("b") if previous is not None else None
             ref["b"] = add_blob(out, captured.payload, base)
             ref["s"] = captured.serializer
-        if captured.error and captured.payload is None and not captured.preview.get("redacted"):
+        if captured.error:  # no payload, placeholder parts, or not loadable: counted on the step
             out.errors.append(f"{name}: {captured.error}")
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data)
         return ref
@@ -206,16 +207,19 @@ class ValueCache:
                 continue
             part = items[start:start + per_chunk]
             try:
-                data = chunked.piece(chunked.dumps_chunk(part))
+                detector = chunked.dumps_chunk(part)
             except Exception:  # noqa: BLE001 - fall back to whole-value capture (dill, placeholders)
                 return None
-            if prev is not None and prev.data == data:
-                chunks.append(_Chunk(part, part_ids, prev.scalars, data, prev.key))
+            if prev is not None and prev.detector == detector:
+                chunks.append(_Chunk(part, part_ids, prev.scalars, detector, prev.key))
                 continue
+            data = self._chunk_payload(part, name)
+            if data is None:
+                return None
             flat = part if cls is list else chain.from_iterable(part)
             scalars = set(map(type, flat)) <= chunked.SCALAR_TYPES
             key = add_blob(out, data, prev.key.hex() if prev is not None else None)
-            chunks.append(_Chunk(part, part_ids, scalars, data, bytes.fromhex(key)))
+            chunks.append(_Chunk(part, part_ids, scalars, detector, bytes.fromhex(key)))
             changed.append(index)
         if entry is not None and not changed and entry.length == length:
             entry.chunks, entry.ids = chunks, ids
@@ -230,6 +234,15 @@ class ValueCache:
         self._slots[slot] = _Entry(cls, ref, None, preview, top_key, kids_key, kids_data, length,
                                    per_chunk, chunks, ids)
         return ref
+
+    def _chunk_payload(self, part: list[Any], name: str | None) -> bytes | None:
+        """The payload piece of one chunk, written by ``values.payload.serialize`` (so secret
+        names are redacted as for any value); None unless it is a plain, clean pickle."""
+        result = serialize(part, self.options.values, path=name or "")
+        if (result.data is None or result.serializer != "pickle" or result.placeholders
+                or result.redacted or result.loadable is False):
+            return None
+        return chunked.piece(result.data)
 
     def _chunked_preview(self, value: Any, name: str | None, length: int, changed: list[int],
                          entry: _Entry | None, per_chunk: int, out: Any
