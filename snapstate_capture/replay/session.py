@@ -64,6 +64,7 @@ class ReplaySession:
         self.fork: dict[str, Any] | None = None
         self._started = time.perf_counter()
         self._last_progress = self._started
+        self._progress_open = False
 
     @property
     def recording_complete(self) -> bool:
@@ -90,7 +91,12 @@ class ReplaySession:
         if now - self._last_progress < 1.0:
             return
         self._last_progress = now
-        sys.stderr.write(f"snapstate: replaying step {index} of {self.count}\n")
+        line = f"snapstate: replaying step {index} of {self.count}"
+        if sys.stderr.isatty():  # one line, rewritten in place
+            sys.stderr.write(f"\r{line}")
+            self._progress_open = True
+        else:
+            sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
     def finish(self, status: str, message: str, code: int, **fields: Any) -> None:
@@ -99,6 +105,8 @@ class ReplaySession:
         result = {"status": status, "message": message, "replayed": replayed,
                   "total": self.count, "run": self.run.id, "fork": self.fork,
                   "seconds": round(time.perf_counter() - self._started, 3), **fields}
+        if self._progress_open:
+            sys.stderr.write("\n")
         try:
             with open(self.config.result, "w", encoding="utf-8") as handle:
                 json.dump(result, handle)
