@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .session import ReplaySession
 
 _CHUNK = 256
+#: Steps the fast path is skipped for after it failed on a step.
+FAST_RETRY = 64
 
 
 class ReplayRecorder(Recorder):
@@ -45,6 +47,7 @@ class ReplayRecorder(Recorder):
         self._served_exceptions: set[int] = set()
         self._chunk: list[Step] = []
         self._chunk_start = 0
+        self._fast_skip = 0
         self._fast = FastMatcher(session.timeline, options.values,
                                  session.run.entry.get("cwd") or os.getcwd())
 
@@ -108,7 +111,7 @@ class ReplayRecorder(Recorder):
         frames = self._frames.walk(frame, self.root)
         served = (kind == "exception" and bool(extra)
                   and id((extra or {}).get("exception")) in self._served_exceptions)
-        if index >= session.count or served or not self._fast.matches(
+        if index >= session.count or served or not self._fast_match(
                 self._recorded(index), kind, label, frames, extra, lineno):
             record = self.build_record(kind, frame, label, extra, lineno, frames=frames)
             if index >= session.count:
@@ -122,6 +125,20 @@ class ReplayRecorder(Recorder):
         if index == session.config.to:
             self._stop_at(index, frames[-1] if frames else frame)
         return index
+
+    def _fast_match(self, recorded: Step, kind: str, label: str | None,
+                    frames: list[types.FrameType], extra: dict[str, Any] | None,
+                    lineno: int | None) -> bool:
+        """The fast path (``fastpath.py``), skipped after it failed on a matching step (a
+        program whose big containers are stored as chunks) and retried every
+        ``FAST_RETRY`` steps."""
+        if self._fast_skip > 0:
+            self._fast_skip -= 1
+            return False
+        if self._fast.matches(recorded, kind, label, frames, extra, lineno):
+            return True
+        self._fast_skip = FAST_RETRY
+        return False
 
     def _recorded(self, index: int) -> Step:
         offset = index - self._chunk_start
