@@ -62,6 +62,9 @@ class FrameCapturer:
         self._file_kind: dict[str, bool] = {}
         self._sources: dict[str, tuple[str | None, bytes | None]] = {}
         self._code_hashes: dict[types.CodeType, str] = {}
+        #: ``encryption.Sealer`` when recording with ``encrypt=True``: previews and payloads
+        #: are sealed and their refs carry ``"x": key_id``.
+        self.sealer: Any = None
 
     def is_hidden(self, filename: str) -> bool:
         """True for frames that are never shown: snapstate's own, and library code by default."""
@@ -144,10 +147,14 @@ class FrameCapturer:
         """Capture one value and return its ref; its blobs go into ``out.blobs``."""
         captured = capture_value(value, name=name, options=self.options.values,
                                  payloads=self.options.payloads)
-        ref: dict[str, Any] = {"p": self.add_blob(out, canonical_json(captured.preview))}
+        sealer, preview = self.sealer, canonical_json(captured.preview)
+        ref: dict[str, Any] = {"p": self.add_blob(out, sealer.seal(preview) if sealer else preview)}
         if captured.payload is not None:
-            ref["b"] = self.add_blob(out, captured.payload)
+            payload = captured.payload
+            ref["b"] = self.add_blob(out, sealer.seal(payload) if sealer else payload)
             ref["s"] = captured.serializer
+        if sealer is not None:
+            ref["x"] = sealer.key_id
         if captured.error and captured.payload is None and not captured.preview.get("redacted"):
             out.errors.append(f"{name}: {captured.error}")
         return ref

@@ -13,6 +13,10 @@ DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
 )
 
 
+#: Environment variables that change how a program runs and are safe to store.
+DEFAULT_ENTRY_ENV: tuple[str, ...] = ("PYTHONHASHSEED", "PYTHONPATH", "TZ", "LANG", "LC_ALL")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ValueOptions:
     """Bounds on what is captured for one value.
@@ -54,8 +58,11 @@ class CaptureOptions:
     - ``library_frames``: also capture frames of the standard library and site-packages
       (off by default: they are noise in an agent's stack, and costly).
     - ``payloads``: store payloads (pickles) at all; previews are always stored.
+    - ``entry_env``: environment variables stored with the run's entry and set again on replay
+      (names matching a secret pattern are never stored).
     """
 
     values: ValueOptions = field(default_factory=ValueOptions)
     library_frames: bool = False
     payloads: bool = True
+    entry_env: tuple[str, ...] = DEFAULT_ENTRY_ENV
