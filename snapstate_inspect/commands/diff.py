@@ -21,6 +21,8 @@ Exit code 0 when identical, 1 when different, 2 on error (like ``diff``). Previe
      "diff": STEPDIFF,
      # kind "runs":
      "counts": {"matched", "inserted", "deleted"}, "approximate": bool,
+     "inputs": null | [{"frame", **VARIABLE}],   # differences both runs start with (set aside
+                                                 # unless --strict; see model/alignment.py)
      "blocks": [{"tag": "equal"|"insert"|"delete"|"replace", "a_start", "a_end",
                  "b_start", "b_end"}],
      "regions": [{"kind": "state"|"inserted"|"deleted"|"replaced", "a_start", "a_end",
@@ -101,10 +103,13 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds per step diff before it stops as partial (default 5)")
     parser.add_argument("--max-regions", type=int, default=20, metavar="N",
                         help="divergent regions shown with their diff (default 20)")
+    parser.add_argument("--strict", action="store_true",
+                        help="run diff: count the differences both runs start with (inputs "
+                             "such as arguments or paths) as the first divergence")
 
 
-_FLAGS = {"--json": 0, "--full": 0, "--trust": 0, "--time-limit": 1, "--max-regions": 1,
-          "--steps": 2}
+_FLAGS = {"--json": 0, "--full": 0, "--trust": 0, "--strict": 0, "--time-limit": 1,
+          "--max-regions": 1, "--steps": 2}
 
 
 def parse_operands(args: argparse.Namespace) -> list[SideSpec]:
@@ -202,7 +207,8 @@ def run(args: argparse.Namespace) -> int:
             else:
                 console().print(render_step_report(result, ta, ra, tb, rb))
             return EXIT_SAME if result.identical else EXIT_DIFFERENT
-        run_diff = diff_runs(ra, rb, options=options, max_regions=max(args.max_regions, 0))
+        run_diff = diff_runs(ra, rb, options=options, max_regions=max(args.max_regions, 0),
+                             strict=args.strict)
         if args.json:
             print_json(run_report_json(run_diff, ta, tb))
         else:
@@ -371,7 +377,13 @@ def render_run_report(result: RunDiff, ta: Timeline, tb: Timeline) -> Group:
     parts: list[Any] = [_side_line("A", ta, result.a, None), _side_line("B", tb, result.b, None),
                         Text(f"aligned: {counts['matched']} steps matched, {counts['inserted']} "
                              f"only in B, {counts['deleted']} only in A", style="dim")]
+    if result.inputs is not None:
+        parts.append(Text("inputs: the runs start with these differences (set aside below; "
+                          "--strict counts them)", style="bold"))
+        parts.extend(render_step_diff(result.inputs, indent="  "))
     first = result.first_divergence
+    if first is None and result.inputs is not None:
+        parts.append(Text("no divergence beyond the inputs", style="bold"))
     if first is not None:
         head = Text("first divergence: ", style="bold red")
         head.append_text(plain(first.message, "bold"))

@@ -13,6 +13,13 @@ sequences part (``reason="sequence"``), whichever comes first in run order; and 
 **region** (a stretch of aligned steps with differing state, or of steps present on one side
 only), with the variable diff at its start (for one-sided stretches: the state after the
 stretch against the other run at the same point).
+
+**Inputs.** Two runs of one program with different inputs usually differ from their very first
+step in the inputs themselves (arguments, an output path, a seed), and in exactly the same way
+at every later step. Those differences — found at the first aligned pair when both runs start
+with the same step — are reported once as ``inputs`` and set aside: a later step counts as
+divergent when its state differs in some *other* way (a new difference, or an input that
+changed). ``strict=True`` counts them too (the first divergence is then that first step).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from rapidfuzz.distance import Indel
 
 from snapstate_capture import Run, Step
 
-from .diff import StepDiff, StepDiffer
+from .diff import StepDiff, StepDiffer, change_keys, without
 from .value_diff import Budget, DiffOptions
 
 Signature = tuple[str, "str | None", "int | None", "str | None"]
@@ -170,10 +177,11 @@ class RunDiff:
     notes: list[str] = field(default_factory=list)
     a_steps: list[Step] = field(default_factory=list, repr=False)
     b_steps: list[Step] = field(default_factory=list, repr=False)
+    inputs: StepDiff | None = None
 
     @property
     def identical(self) -> bool:
-        return self.first_divergence is None and not self.partial
+        return self.first_divergence is None and self.inputs is None and not self.partial
 
     def counts(self) -> dict[str, int]:
         """Steps matched, only in A (``deleted``) and only in B (``inserted``)."""
@@ -195,7 +203,10 @@ class RunDiff:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        return {"identical": self.identical, "counts": self.counts(),
+        inputs = None
+        if self.inputs is not None:
+            inputs = [{"frame": frame, **var.to_json()} for frame, var in self.inputs.variables()]
+        return {"identical": self.identical, "counts": self.counts(), "inputs": inputs,
                 "approximate": self.approximate, "partial": self.partial,
                 "notes": list(self.notes),
                 "first_divergence": (self.first_divergence.to_json()
@@ -207,12 +218,13 @@ class RunDiff:
 
 
 def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions: int = 20,
-              time_limit: float = 60.0) -> RunDiff:
+              time_limit: float = 60.0, strict: bool = False) -> RunDiff:
     """Align runs ``a`` and ``b`` and report their first divergence and divergent regions.
 
     ``max_regions`` bounds the regions given a step diff (the rest are counted in
     ``more_regions``); ``time_limit`` (seconds) bounds the state comparison of aligned steps —
-    past it the result is ``partial`` and says from which step on it was not examined.
+    past it the result is ``partial`` and says from which step on it was not examined;
+    ``strict`` counts input differences as divergence (see the module docstring).
     """
     differ = StepDiffer(options)
     steps_a, steps_b = list(a.steps), list(b.steps)
@@ -221,6 +233,13 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
                      b_steps=steps_b)
     if approximate:
         result.notes.append("runs too long to align in one piece: aligned in windows")
+    known: set[tuple] = set()
+    if not strict and blocks and blocks[0].tag == "equal" and blocks[0].a_start == 0:
+        start = differ.diff(steps_a[0], steps_b[0])
+        if not start.identical:
+            result.inputs = start
+            for frame, var in start.variables():
+                known |= change_keys(frame, var)
     budget = Budget(time_limit)
     raw_regions: list[Region] = []
     for block in blocks:
@@ -236,7 +255,7 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
                                     f"on were not compared (time limit {time_limit:g} s)")
                 break
             i, j = block.a_start + offset, block.b_start + offset
-            if differ.same_state(steps_a[i], steps_b[j]):
+            if differ.same_state(steps_a[i], steps_b[j], known):
                 current = None
             elif current is None:
                 current = Region("state", i, i + 1, j, j + 1)
@@ -246,7 +265,8 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
         if result.partial:
             break
     for region in raw_regions[:max_regions]:
-        region.diff = _region_diff(differ, region, steps_a, steps_b)
+        found = _region_diff(differ, region, steps_a, steps_b)
+        region.diff = without(found, known) if found is not None else None
     result.regions = raw_regions[:max_regions]
     result.more_regions = max(len(raw_regions) - max_regions, 0)
     if raw_regions:

@@ -119,7 +119,7 @@ class StepDiffer:
             raise SnapStateError("full values need trust: loading a payload runs code from the "
                                  "file (pass --trust only for files you trust)")
         self._values: OrderedDict[tuple, ValueDiff] = OrderedDict()
-        self._frames: OrderedDict[tuple[str, str], bool] = OrderedDict()
+        self._frames: OrderedDict[tuple[str, str], list[VariableDiff]] = OrderedDict()
 
     @property
     def mode(self) -> str:
@@ -151,26 +151,41 @@ class StepDiffer:
                                 f"reached; {skipped} variables not compared")
         return result
 
-    def same_state(self, a: Step, b: Step) -> bool:
-        """True when ``a`` and ``b`` hold the same state (cheap when content hashes match)."""
+    def state_keys(self, a: Step, b: Step) -> set[tuple] | None:
+        """The differences between the states of ``a`` and ``b`` as a set of hashable keys
+        (``change_keys``); empty when the states are the same, None when the stacks' functions
+        differ. Cheap when content hashes match; frame comparisons are cached by record hash."""
         if a.frame_keys == b.frame_keys and _refs(a.extra) == _refs(b.extra):
-            return True
+            return set()
         fa, fb = a.frames, b.frames
         if [f.function for f in fa] != [f.function for f in fb]:
-            return False
+            return None
+        keys: set[tuple] = set()
         for x, y in zip(fa, fb):
-            if x.key != y.key and not self._same_frame(x, y):
-                return False
-        budget = Budget(self.options.time_limit)
-        extra, skipped = self._locals(a.extra, b.extra, budget)
-        return not extra and not skipped
+            if x.key != y.key:
+                for var in self._frame_vars(x, y):
+                    keys |= change_keys(x.function, var)
+        extra, skipped = self._locals(a.extra, b.extra, Budget(self.options.time_limit))
+        for var in extra:
+            keys |= change_keys(STEP_VALUES, var)
+        if skipped:
+            keys.add(("?", "not compared"))
+        return keys
 
-    def _same_frame(self, x: Frame, y: Frame) -> bool:
+    def same_state(self, a: Step, b: Step, known: frozenset | set = frozenset()) -> bool:
+        """True when ``a`` and ``b`` hold the same state, apart from the differences in
+        ``known`` (keys from ``change_keys``, e.g. the inputs two runs started with)."""
+        keys = self.state_keys(a, b)
+        return keys is not None and keys <= known
+
+    def _frame_vars(self, x: Frame, y: Frame) -> list[VariableDiff]:
         key = (x.key, y.key)
         known = self._frames.get(key)
         if known is None:
-            variables, skipped = self._locals(x.locals, y.locals, Budget(self.options.time_limit))
-            known = not variables and not skipped
+            known, skipped = self._locals(x.locals, y.locals, Budget(self.options.time_limit))
+            if skipped:
+                return known + [VariableDiff("?", "changed", None, None,
+                                             ValueDiff(partial=True, notes=["not compared"]))]
             self._frames[key] = known
             if len(self._frames) > 100_000:
                 self._frames.popitem(last=False)
@@ -233,6 +248,43 @@ class StepDiffer:
                     "the values differ beyond what the preview shows; --full compares them"])
             return ValueDiff()
         return diff_previews(a.preview, b.preview, options=self.options, budget=budget)
+
+
+def change_keys(frame: str, var: VariableDiff) -> set[tuple]:
+    """Hashable keys naming each difference of one variable in one frame (function name):
+    one per structural change, or one for the whole variable when added or removed. Two steps
+    with the same keys differ in the same way (used to set aside differences two runs start
+    with)."""
+    if var.status != "changed" or not var.changes:
+        return {(frame, var.name, var.status, var.old, var.new, tuple(var.diff.notes))}
+    return {(frame, var.name, c.path, c.kind, c.old, c.new) for c in var.changes}
+
+
+def without(result: StepDiff, known: set[tuple] | frozenset) -> StepDiff:
+    """A copy of ``result`` without the differences whose keys are in ``known``."""
+    if not known:
+        return result
+
+    def keep(frame: str, var: VariableDiff) -> VariableDiff | None:
+        if var.status != "changed" or not var.changes:
+            return None if change_keys(frame, var) <= known else var
+        changes = [c for c in var.changes
+                   if (frame, var.name, c.path, c.kind, c.old, c.new) not in known]
+        if not changes:
+            return None
+        return VariableDiff(var.name, var.status, var.old, var.new,
+                            ValueDiff(changes, var.diff.partial, list(var.diff.notes)))
+
+    frames = []
+    for frame in result.frames:
+        kept = [v for v in (keep(frame.function, var) for var in frame.variables) if v]
+        status = frame.status if frame.status in ("added", "removed") else (
+            "changed" if kept else "same")
+        frames.append(FrameDiff(frame.function, status, frame.a_index, frame.b_index,
+                                frame.a_lineno, frame.b_lineno, kept))
+    extra = [v for v in (keep(STEP_VALUES, var) for var in result.extra) if v]
+    return StepDiff(result.a, result.b, frames, extra, result.mode, result.partial,
+                    list(result.notes))
 
 
 def match_frames(a: tuple[Frame, ...], b: tuple[Frame, ...]

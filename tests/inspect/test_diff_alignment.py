@@ -183,3 +183,49 @@ def test_sequence_divergence_comes_first_when_steps_part_before_state_differs(sn
         assert "B has 1 step(s) not in A" in first.message
         assert first.to_json()["reason"] == "sequence"
         assert [r.kind for r in result.regions] == ["inserted"]
+
+
+def _record_tagged(path, tag):
+    with snap.record(path):
+        _program()
+
+
+def test_inputs_the_runs_start_with_are_set_aside(snap_path):
+    _record_tagged(str(snap_path), "first")
+    _record_tagged(str(snap_path), "second")
+    with snap.open_timeline(snap_path) as timeline:
+        a, b = timeline.runs
+        result = diff_runs(a, b)
+        assert [(frame, var.name) for frame, var in result.inputs.variables()] == [
+            ("_record_tagged", "tag")]
+        assert result.first_divergence is None and result.regions == []
+        assert not result.identical  # the inputs differ
+        assert result.to_json()["inputs"][0]["changes"][0]["new"] == "'second'"
+        strict = diff_runs(a, b, strict=True)
+        assert strict.inputs is None
+        first = strict.first_divergence
+        assert (first.a_step, first.b_step, first.reason) == (0, 0, "state")
+        assert [r.kind for r in strict.regions] == ["state"]
+        assert (strict.regions[0].a_start, strict.regions[0].a_end) == (0, 2)
+
+
+def test_sample_pair_diverges_at_the_human_answer():
+    """The committed sample pair (issue 5): same agent, the reviewer answers `skip 5` in B."""
+    root = PROGRAMS.parent.parent / "sample_snapshots"
+    with snap.open_timeline(root / "research_agent.snap") as ta, \
+            snap.open_timeline(root / "research_agent_b.snap") as tb:
+        run_a, run_b = ta.run(), tb.run()
+        result = diff_runs(run_a, run_b)
+        # Expected, found independently: the first `ask_human` return whose value differs.
+        answers = [(s.index, s.extra["return"].repr) for s in run_a.steps
+                   if s.kind == "return" and s.label == "ask_human"]
+        expected = next(i for i, text in answers
+                        if run_b.steps[i].extra["return"].repr != text)
+        first = result.first_divergence
+        assert (first.a_step, first.b_step, first.reason) == (expected, expected, "state")
+        assert [(frame, var.name) for frame, var in first.diff.variables()] == [
+            ("step values", "return")]
+        change = first.diff.variables()[0][1].changes[0]
+        assert (change.old, change.new) == ("'yes'", "'skip 5'")
+        # The output path differs from the start: an input, not the divergence.
+        assert [var.name for _, var in result.inputs.variables()] == ["args"]

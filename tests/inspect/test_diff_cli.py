@@ -153,3 +153,18 @@ def test_values_from_the_file_are_printed_as_plain_text(tmp_path, capsys):
     assert code == 1
     assert "'[bold red]fine[/]' → '[link=http://x]click[/link]\\x1b]52;c;AAAA\\x07'" in out
     assert "\x1b]52" not in out and "\x07" not in out
+
+
+def test_sample_pair_report_names_the_answer_step(capsys):
+    root = PROGRAMS.parent.parent / "sample_snapshots"
+    code, out, _ = _run(capsys, "diff", root / "research_agent.snap",
+                        root / "research_agent_b.snap")
+    assert code == 1
+    assert "inputs: the runs start with these differences" in out
+    first = [line for line in out.splitlines() if line.startswith("first divergence")][0]
+    assert first.endswith("differ in state: return")
+    assert "~ return: 'yes' → 'skip 5'" in out
+    code, out, _ = _run(capsys, "diff", root / "research_agent.snap",
+                        root / "research_agent_b.snap", "--strict", "--json")
+    data = json.loads(out)
+    assert data["inputs"] is None and data["first_divergence"]["a_step"] == 0
