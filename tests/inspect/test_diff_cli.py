@@ -115,17 +115,30 @@ def test_bad_arguments_give_one_line_and_exit_2(pair, tmp_path, capsys, argv, me
     assert err.count("\n") == 1 and message in err, err
 
 
+def _table_agent():
+    table = {i: i * i for i in range(1_000)}
+    snap.checkpoint("a")
+    table[777] = 0
+    snap.checkpoint("b")
+
+
+def _hostile_agent():
+    text = "[bold red]fine[/]"
+    snap.checkpoint("a")
+    text = "[link=http://x]click[/link]\x1b]52;c;AAAA\x07"
+    snap.checkpoint("b")
+    return text
+
+
+def _record(path, program):
+    """Record ``program`` with a root frame holding nothing but ``path`` and ``program``."""
+    with snap.record(str(path)):
+        program()
+
+
 def test_full_values_with_trust(tmp_path, capsys):
     path = tmp_path / "big.snap"
-
-    def agent():
-        table = {i: i * i for i in range(1_000)}
-        snap.checkpoint("a")
-        table[777] = 0
-        snap.checkpoint("b")
-
-    with snap.record(str(path)):
-        agent()
+    _record(path, _table_agent)
     code, out, _ = _run(capsys, "diff", path, "--steps", "0", "1", "--json")
     preview = json.loads(out)["diff"]["frames"][-1]["variables"][0]
     assert [c["kind"] for c in preview["changes"]] == ["hidden"]
@@ -140,15 +153,7 @@ def test_full_values_with_trust(tmp_path, capsys):
 
 def test_values_from_the_file_are_printed_as_plain_text(tmp_path, capsys):
     path = tmp_path / "hostile.snap"
-
-    def agent():
-        text = "[bold red]fine[/]"
-        snap.checkpoint("a")
-        text = "[link=http://x]click[/link]\x1b]52;c;AAAA\x07"
-        snap.checkpoint("b")
-
-    with snap.record(str(path)):
-        agent()
+    _record(path, _hostile_agent)
     code, out, _ = _run(capsys, "diff", path, "--steps", "0", "1")
     assert code == 1
     assert "'[bold red]fine[/]' → '[link=http://x]click[/link]\\x1b]52;c;AAAA\\x07'" in out

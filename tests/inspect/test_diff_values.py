@@ -143,7 +143,7 @@ def test_long_strings_are_compared_directly_with_the_offset():
     b = a[:250_000] + "X" + a[250_001:]
     start = time.monotonic()
     result = diff_objects(a, b)
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 10  # difflib over 100,000 lines would take minutes
     assert [c.kind for c in result.changes] == ["changed"]
     assert len(result.changes[0].old) <= DiffOptions().max_repr
     assert any("offset 250000" in note for note in result.notes)
@@ -155,7 +155,7 @@ def test_time_limit_gives_a_partial_diff_with_a_note():
     options = DiffOptions(time_limit=0.2, max_changes=10**9)
     start = time.monotonic()
     result = diff_objects(a, b, options=options)
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 10
     assert result.partial
     assert any("partial diff: time limit" in note for note in result.notes)
     assert 0 < len(result.changes) < 20_000 * 50
@@ -168,7 +168,8 @@ def test_deepdiff_alone_is_stopped_by_the_deadline():
     options = DiffOptions(time_limit=0.2, max_changes=10**9, small=10**9)
     start = time.monotonic()
     result = diff_objects(a, b, options=options)
-    assert time.monotonic() - start < 2
+    # Unbounded, this diff takes tens of seconds; generous bound for a loaded CI machine.
+    assert time.monotonic() - start < 10
     assert result.partial and any("time limit" in note for note in result.notes)
 
 
