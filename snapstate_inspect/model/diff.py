@@ -216,7 +216,7 @@ class StepDiffer:
         if a is None or b is None:
             present = a or b
             assert present is not None
-            summary = (present.type_name, present.repr)
+            summary = _summary(present)
             return VariableDiff(name, "removed" if b is None else "added",
                                 summary if b is None else None, summary if a is None else None)
         budget = budget or Budget(self.options.time_limit)
@@ -230,7 +230,7 @@ class StepDiffer:
                     self._values.popitem(last=False)
         if diff.empty:
             return None
-        return VariableDiff(name, "changed", (a.type_name, a.repr), (b.type_name, b.repr), diff)
+        return VariableDiff(name, "changed", _summary(a), _summary(b), diff)
 
     def _compare(self, a: Value, b: Value, budget: Budget) -> ValueDiff:
         if self.options.full_values:
@@ -247,7 +247,38 @@ class StepDiffer:
                 return ValueDiff([Change("", "hidden", a.repr, b.repr)], notes=[
                     "the values differ beyond what the preview shows; --full compares them"])
             return ValueDiff()
-        return diff_previews(a.preview, b.preview, options=self.options, budget=budget)
+        return diff_previews(*_previews(a, b), options=self.options, budget=budget)
+
+
+def _top(value: Value) -> dict[str, Any]:
+    """The stored top node of a preview (type, repr, len; children maybe by reference)."""
+    if not value.ref.get("x") and value.preview_key:
+        try:
+            top = value.timeline.json_blob(value.preview_key)
+        except SnapStateError:
+            return value.preview
+        if isinstance(top, dict):
+            return top
+    return value.preview
+
+
+def _summary(value: Value) -> tuple[str, str]:
+    """(type, repr) of a value, read from its preview's top node only."""
+    top = _top(value)
+    return str(top.get("type", "?")), str(top.get("repr", ""))
+
+
+def _previews(a: Value, b: Value) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both previews; when both are stored with the same children blob (``"kids"``, issue 7's
+    children by reference) the children are equal, so they are left out instead of read."""
+    top_a, top_b = _top(a), _top(b)
+    if not a.ref.get("x") and not b.ref.get("x"):
+        if (isinstance(top_a, dict) and isinstance(top_b, dict)
+                and isinstance(top_a.get("kids"), str) and top_a.get("kids") == top_b.get("kids")):
+            strip = {"children": []}
+            return ({k: v for k, v in top_a.items() if k != "kids"} | strip,
+                    {k: v for k, v in top_b.items() if k != "kids"} | strip)
+    return a.preview, b.preview
 
 
 def change_keys(frame: str, var: VariableDiff) -> set[tuple]:

@@ -172,3 +172,30 @@ def test_time_limit_marks_the_step_diff_partial(timeline):
     result = StepDiffer(DiffOptions(time_limit=1e-9)).diff(steps[0], steps[2])
     assert result.partial
     assert any("time limit" in note and "not compared" in note for note in result.notes)
+
+
+def _appending_agent():
+    messages = [{"role": "user", "content": "x" * 300} for _ in range(100)]
+    snap.checkpoint("a")
+    messages.append({"role": "assistant", "content": "y"})
+    snap.checkpoint("b")
+
+
+def test_shared_children_blob_is_not_read(snap_path):
+    """Previews stored with their children by reference (issue 7): equal children keys mean
+    equal children, so an append is diffed from the two top nodes alone."""
+    with snap.record(str(snap_path)):
+        _appending_agent()
+    with snap.open_timeline(snap_path) as timeline:
+        steps = timeline.run().steps
+        before = steps[0].frames[-1].locals["messages"]
+        kids = timeline.json_blob(before.preview_key).get("kids")
+        assert kids, "the capture side stores large children by reference"
+        read = []
+        real = timeline.json_blob
+        timeline.json_blob = lambda key: read.append(key) or real(key)
+        timeline._json_cache.clear()
+        result = StepDiffer().diff(steps[0], steps[1])
+        var = _vars(result)[("_appending_agent", "messages")]
+        assert [(c.kind, c.old, c.new) for c in var.changes] == [("len", "100", "101")]
+        assert kids not in read
