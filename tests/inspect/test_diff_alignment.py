@@ -216,16 +216,16 @@ def test_sample_pair_diverges_at_the_human_answer():
             snap.open_timeline(root / "research_agent_b.snap") as tb:
         run_a, run_b = ta.run(), tb.run()
         result = diff_runs(run_a, run_b)
-        # Expected, found independently: the first `ask_human` return whose value differs.
-        answers = [(s.index, s.extra["return"].repr) for s in run_a.steps
-                   if s.kind == "return" and s.label == "ask_human"]
-        expected = next(i for i, text in answers
-                        if run_b.steps[i].extra["return"].repr != text)
+        # Expected, found independently: the first `ask_human` step (its return or its
+        # recorded effect) whose step values differ between the runs.
+        def values(step):
+            return {name: value.repr for name, value in step.extra.items()}
+        expected = next(s.index for s in run_a.steps if s.label == "ask_human"
+                        and values(s) != values(run_b.steps[s.index]))
         first = result.first_divergence
         assert (first.a_step, first.b_step, first.reason) == (expected, expected, "state")
-        assert [(frame, var.name) for frame, var in first.diff.variables()] == [
-            ("step values", "return")]
-        change = first.diff.variables()[0][1].changes[0]
-        assert (change.old, change.new) == ("'yes'", "'skip 5'")
+        [(frame, var)] = first.diff.variables()
+        assert frame == "step values"
+        assert (var.changes[0].old, var.changes[0].new) == ("'yes'", "'skip 5'")
         # The output path differs from the start: an input, not the divergence.
         assert [var.name for _, var in result.inputs.variables()] == ["args"]

@@ -167,8 +167,9 @@ def test_sample_pair_report_names_the_answer_step(capsys):
     assert code == 1
     assert "inputs: the runs start with these differences" in out
     first = [line for line in out.splitlines() if line.startswith("first divergence")][0]
-    assert first.endswith("differ in state: return")
-    assert "~ return: 'yes' → 'skip 5'" in out
+    assert "differ in state: " in first
+    name = first.rsplit(": ", 1)[1]  # the human's answer: a return value or an effect result
+    assert f"~ {name}: 'yes' → 'skip 5'" in out
     code, out, _ = _run(capsys, "diff", root / "research_agent.snap",
                         root / "research_agent_b.snap", "--strict", "--json")
     data = json.loads(out)
