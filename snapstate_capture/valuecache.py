@@ -195,7 +195,8 @@ class ValueCache:
         captured = capture_value(value, name=name, options=self.options.values,
                                  payloads=self.options.payloads)
         previous = self._slots.get(slot)
-        top_key, kids_key, kids_data = self._store_preview(captured.preview, previous, out)
+        top_key, kids_key, kids_data = self._store_preview(captured.preview, previous, out,
+                                                           split=False)
         ref: dict[str, Any] = {"p": top_key}
         if captured.payload is not None:
             base = previous.ref.get("b") if previous is not None else None
@@ -206,12 +207,14 @@ class ValueCache:
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data)
         return ref
 
-    def _store_preview(self, preview: dict[str, Any], previous: _Entry | None, out: Any
-                       ) -> tuple[str, str | None, bytes | None]:
-        """Store ``preview`` (children by reference when large); return (top key, kids key)."""
+    def _store_preview(self, preview: dict[str, Any], previous: _Entry | None, out: Any, *,
+                       split: bool = True) -> tuple[str, str | None, bytes | None]:
+        """Store ``preview``; with ``split``, large children go into their own blob (chunked
+        containers, whose preview is often reused with a new length). Returns (top key, kids
+        key, kids bytes)."""
         top_base = previous.top_key if previous is not None else None
         children = preview.get("children")
-        if children:
+        if children and split:
             kids = canonical_json(children)
             if len(kids) >= KIDS_MIN:
                 kids_base = previous.kids_key if previous is not None else None
