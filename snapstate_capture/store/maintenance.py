@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFoundError, TimelineError
-from . import blobs
+from ..integrity import canonical_json, content_hash
+from . import blobs, chunks
 from .connection import open_for_writing
 from .reader import Run, Timeline, open_timeline
 from .writer import StepRecord, TimelineWriter
@@ -42,7 +43,7 @@ def _keys_in(value: Any, out: list[bytes]) -> None:
                 out.append(bytes.fromhex(item))
         elif isinstance(item, dict):
             stack.extend(item.values())
-        elif isinstance(item, list):
+        elif isinstance(item, (list, tuple)):
             stack.extend(item)
 
 
@@ -118,7 +119,13 @@ def run_roots(conn: sqlite3.Connection, run_id: str) -> list[bytes]:
         texts.append(extra)
     for (value,) in conn.execute("SELECT value FROM effects WHERE run_id=?", (run_id,)):
         texts.append(value)
-    return _json_keys(texts)
+    keys = _json_keys(texts)
+    for (data,) in conn.execute("SELECT data FROM trace_chunks WHERE run_id=?", (run_id,)):
+        try:
+            _keys_in(chunks.decode(data), keys)  # traced steps: hex keys inside the chunk
+        except ValueError:
+            continue
+    return keys
 
 
 # -- gc ----------------------------------------------------------------------------------------
@@ -218,7 +225,8 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
         conn.execute("BEGIN IMMEDIATE")
         try:
             for run_id in doomed:
-                for table, column in (("steps", "run_id"), ("effects", "run_id"), ("runs", "id")):
+                for table, column in (("steps", "run_id"), ("trace_chunks", "run_id"),
+                                      ("effects", "run_id"), ("runs", "id")):
                     conn.execute(f"DELETE FROM {table} WHERE {column}=?", (run_id,))
             for start in range(0, len(dead), 500):
                 conn.executemany("DELETE FROM blobs WHERE hash=?",
@@ -276,13 +284,14 @@ def export_step(path: str | os.PathLike[str], out: str | os.PathLike[str], *,
             raise NotFoundError(timeline.path, f"step {step} out of range "
                                 f"(run {run.id[:8]} has steps 0-{count - 1})")
         chosen = run.steps[index]
-        rows, total = _closure(timeline, run, chosen)
+        frame_keys, extra, new_blobs = _step_refs(chosen)
+        rows, total = _closure(timeline, run, frame_keys, extra, new_blobs)
         record = StepRecord(
             kind=chosen.kind, label=chosen.label, wall=chosen.wall_time, mono=chosen.mono_time,
             thread=chosen.thread, task=chosen.task, function=chosen.function,
             filename=chosen.filename, lineno=chosen.lineno, depth=chosen.depth,
-            frames=list(chosen.frame_keys), extra=dict(chosen._extra_refs),
-            errors=list(chosen.errors), n_changed=chosen.n_changed)
+            frames=frame_keys, extra=extra, errors=list(chosen.errors),
+            n_changed=chosen.n_changed, blobs=new_blobs)
         env = dict(run.env, exported_from={"file": str(timeline.path), "run": run.id,
                                            "step": index})
         entry, name = run.entry, f"{run.name} step {index}"
@@ -297,10 +306,28 @@ def export_step(path: str | os.PathLike[str], out: str | os.PathLike[str], *,
     return ExportReport(str(out), new_id, len(rows), total)
 
 
-def _closure(timeline: Timeline, run: Run, step: Any) -> tuple[list[tuple], int]:
-    """Stored rows of every blob step ``step`` (and its run's entry) needs, as stored."""
-    roots = _json_keys([json.dumps(step.frame_keys), json.dumps(step._extra_refs),
-                        json.dumps(run.entry)])
+def _step_refs(step: Any) -> tuple[list[str], dict[str, Any], dict[str, bytes]]:
+    """Frame-record keys and step-value refs of ``step``, plus blobs to write that the source
+    file does not hold: a traced step (stored in a trace chunk) gets frame records built from
+    its frames, as a recorded step has them."""
+    if step.frame_keys or not step.frames:
+        return list(step.frame_keys), dict(step._extra_refs), {}
+    keys, new = [], {}
+    for frame in step.frames:
+        data = canonical_json({"function": frame.function, "filename": frame.filename,
+                               "lineno": frame.lineno, "code": frame.code_hash,
+                               "source": frame.source_hash, "locals": frame._local_refs})
+        key = content_hash(data).hex()
+        new[key] = data
+        keys.append(key)
+    return keys, {name: value.ref for name, value in step.extra.items()}, new
+
+
+def _closure(timeline: Timeline, run: Run, frame_keys: list[str], extra: dict[str, Any],
+             new_blobs: dict[str, bytes]) -> tuple[list[tuple], int]:
+    """Stored rows of every blob a step (and its run's entry) needs, as stored."""
+    roots = _json_keys([json.dumps(frame_keys), json.dumps(extra), json.dumps(run.entry),
+                        *(data.decode("utf-8") for data in new_blobs.values())])
     stored: dict[bytes, tuple[int, int, bytes] | None] = {}
 
     def fetch(key: bytes) -> tuple[int, int, bytes] | None:
