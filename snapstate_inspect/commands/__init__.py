@@ -3,7 +3,7 @@
 A module's ``register`` adds its parser and sets ``handler`` (``func(args) -> int`` exit code).
 """
 
-from . import ls, show
+from . import inspect, ls, show
 
 #: Every subcommand module, in the order ``snapstate --help`` lists them.
-MODULES = (ls, show)
+MODULES = (inspect, ls, show)
