@@ -15,7 +15,9 @@ Light by design (stdlib + dill): it never imports textual, rich, deepdiff or pyg
 See DESIGN.md "Public interface" for the contract.
 """
 
+from . import effects
 from .api import checkpoint, record, step
+from .effects import effect
 from .errors import (IntegrityError, NotFoundError, PayloadLoadError, SnapStateError,
                      TimelineError, UntrustedPayloadError)
 from .options import CaptureOptions, ValueOptions
@@ -27,6 +29,6 @@ __version__ = "0.1.0"
 __all__ = [
     "CaptureOptions", "Frame", "IntegrityError", "NotFoundError", "PayloadLoadError",
     "Placeholder", "Run", "SnapStateError", "Step", "StepSummary", "Timeline", "TimelineError",
-    "UntrustedPayloadError", "Value", "ValueOptions", "checkpoint", "open_timeline", "record",
-    "step",
+    "UntrustedPayloadError", "Value", "ValueOptions", "checkpoint", "effect", "effects",
+    "open_timeline", "record", "step",
 ]

@@ -9,8 +9,17 @@ import os
 import sys
 from typing import Any, Callable, TypeVar
 
+from . import effects
+from .environment import function_entry
+from .integrity import content_hash
 from .options import CaptureOptions
 from .recorder import DISABLE_ENV, Recorder, _active, active_recorder
+from .replay.session import replay_session
+from .values.payload import serialize
+
+#: ``record`` blocks begun in this process so far: a run's entry stores its block's number so
+#: that replay knows which block of the re-executed program is the run.
+_blocks = 0
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,40 +37,74 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     and the program runs unrecorded. ``SNAPSTATE_DISABLE=1`` turns it into a no-op.
 
     Arguments: ``name`` (default: the script or function name), ``options``
-    (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks).
+    (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks), ``encrypt`` (seal every
+    preview and payload with AES-GCM under the user key — needs ``snapstate keygen`` and
+    ``snapstate[crypto]``; without either, the program runs unrecorded with a warning, never
+    recorded in the clear), ``patch_nondeterminism`` (route ``time.time``, ``time.monotonic``,
+    ``random``'s functions, ``uuid.uuid4``, ``os.urandom`` and ``input`` through the effect
+    journal while the block runs; see ``effects.py``). Runs are signed with the user key
+    whenever one exists.
+
+    Each run stores its entry (how to start it again, ``environment.entry_facts``) and the
+    ``random``/numpy generator states at its start, for ``snapstate replay``. Decorating an
+    importable function stores the function and its pickled arguments as the entry.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,
                  options: CaptureOptions | None = None,
                  parent: tuple[str, int] | None = None,
-                 entry: dict[str, Any] | None = None) -> None:
+                 entry: dict[str, Any] | None = None, encrypt: bool = False,
+                 patch_nondeterminism: bool = False) -> None:
         self.path = path
+        self.encrypt = encrypt
         self.name = name
         self.options = options or CaptureOptions()
         self.parent = parent
         self.entry = entry
+        self.patch_nondeterminism = patch_nondeterminism
         self.recorder: Recorder | None = None
+        self._patched = False
 
     def _copy(self) -> record:
         return record(self.path, name=self.name, options=self.options, parent=self.parent,
-                      entry=self.entry)
+                      entry=self.entry, encrypt=self.encrypt,
+                      patch_nondeterminism=self.patch_nondeterminism)
 
     @property
     def run_id(self) -> str | None:
         """The id of the run this block recorded (None before it started or if disabled)."""
         return self.recorder.run_id if self.recorder else None
 
-    def _begin(self, root: Any, default_name: str) -> None:
+    def _begin(self, root: Any, default_name: str, call: tuple[Any, tuple, dict] | None = None
+               ) -> None:
+        global _blocks
         if os.environ.get(DISABLE_ENV) == "1":
             return
-        recorder = Recorder(self.path, name=self.name or default_name, options=self.options,
-                            root=root, parent=self.parent, entry=self.entry)
-        if recorder.start():
+        block, _blocks = _blocks, _blocks + 1
+        session = replay_session()
+        if session is not None:  # a replay child: the session decides what this block does
+            recorder: Recorder | None = session.recorder_for(
+                block, root=root, name=self.name or default_name, options=self.options)
+        else:
+            entry, blobs = self.entry, None
+            if entry is None and call is not None:
+                entry, blobs = _function_entry(call, self.options)
+            recorder = Recorder(self.path, name=self.name or default_name,
+                                options=self.options, root=root, parent=self.parent,
+                                entry=entry, encrypt=self.encrypt, block=block,
+                                entry_blobs=blobs)
+        if recorder is not None and recorder.start():
             self.recorder = recorder
             _active.append(recorder)
+            if self.patch_nondeterminism:
+                effects.patch_nondeterminism()
+                self._patched = True
 
     def _end(self, exc: BaseException | None) -> None:
         recorder, self.recorder = self.recorder, None
+        if self._patched:
+            effects.unpatch_nondeterminism()
+            self._patched = False
         if recorder is None:
             return
         if exc is not None and not (isinstance(exc, SystemExit) and exc.code in (0, None)):
@@ -85,7 +128,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             @functools.wraps(func)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
                 block = self._copy()
-                block._begin(sys._getframe(0), block.name or func.__qualname__)
+                block._begin(sys._getframe(0), block.name or func.__qualname__,
+                             (run_async, args, kwargs))
                 try:
                     result = await func(*args, **kwargs)
                 except BaseException as exc:
@@ -98,7 +142,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
         @functools.wraps(func)
         def run(*args: Any, **kwargs: Any) -> Any:
             block = self._copy()
-            block._begin(sys._getframe(0), block.name or func.__qualname__)
+            block._begin(sys._getframe(0), block.name or func.__qualname__, (run, args, kwargs))
             try:
                 result = func(*args, **kwargs)
             except BaseException as exc:
@@ -107,6 +151,23 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             block._end(None)
             return result
         return run  # type: ignore[return-value]
+
+
+def _function_entry(call: tuple[Any, tuple, dict], options: CaptureOptions
+                    ) -> tuple[dict[str, Any] | None, dict[str, bytes] | None]:
+    """Entry (and its arguments blob) for a call of an importable ``@record`` function, or
+    ``(None, None)`` to fall back to the script entry. Never raises."""
+    wrapper, args, kwargs = call
+    try:
+        result = serialize((args, kwargs), options.values)
+        if result.data is None or result.serializer is None:
+            return None, None
+        data = result.data
+        key = content_hash(data).hex()
+        entry = function_entry(wrapper, {"b": key, "s": result.serializer}, options)
+        return (entry, {key: data}) if entry else (None, None)
+    except Exception:  # noqa: BLE001 - the entry is best effort; recording goes on
+        return None, None
 
 
 def _default_name(frame: Any) -> str:

@@ -6,29 +6,69 @@ import os
 import platform
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .options import CaptureOptions
 
 #: Distributions whose versions are recorded when their top-level module is imported.
 KEY_PACKAGES = ("snapstate", "dill", "numpy", "pandas", "pydantic", "openai", "anthropic",
                 "langchain", "langgraph", "httpx", "requests", "torch")
 
 
-def entry_facts() -> dict[str, Any]:
+def entry_facts(options: CaptureOptions | None = None) -> dict[str, Any]:
     """How to start this program again: ``{"kind": "script"|"module"|"unknown", ...}``.
 
     A script gives its absolute ``path``; ``python -m pkg`` gives ``module``; both give ``argv``
-    (arguments after the program name) and ``cwd``.
+    (arguments after the program name), ``cwd`` and ``env`` (the variables named in
+    ``options.entry_env`` that are set, secret names left out). The recorder adds ``block``
+    (which ``record`` block of the process this run is) and ``rng`` (saved generator states);
+    ``function_entry`` describes an importable workflow function instead.
     """
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
     argv = list(sys.argv[1:])
     cwd = os.getcwd()
+    env = chosen_env(options)
     if spec is not None and getattr(spec, "name", None) not in (None, "__main__"):
-        return {"kind": "module", "module": spec.name, "argv": argv, "cwd": cwd}
+        return {"kind": "module", "module": spec.name, "argv": argv, "cwd": cwd, "env": env}
     path = getattr(main, "__file__", None)
     if path:
-        return {"kind": "script", "path": os.path.abspath(path), "argv": argv, "cwd": cwd}
-    return {"kind": "unknown", "argv": argv, "cwd": cwd}
+        return {"kind": "script", "path": os.path.abspath(path), "argv": argv, "cwd": cwd,
+                "env": env}
+    return {"kind": "unknown", "argv": argv, "cwd": cwd, "env": env}
+
+
+def chosen_env(options: CaptureOptions | None) -> dict[str, str]:
+    """The values of ``options.entry_env`` variables that are set, without secret names."""
+    from .options import CaptureOptions
+
+    options = options or CaptureOptions()
+    return {name: os.environ[name] for name in options.entry_env
+            if name in os.environ and not options.values.is_secret(name)}
+
+
+def function_entry(func: Any, arguments: dict[str, str], options: CaptureOptions | None = None
+                   ) -> dict[str, Any] | None:
+    """Entry for a run started by calling an importable ``@record``-decorated function:
+    ``{"kind": "function", "module", "qualname", "args": arguments, "cwd", "env", "argv"}``.
+
+    ``arguments`` is the value ref (``{"b": blob key, "s": serializer}``) of the pickled
+    ``(args, kwargs)``. Returns None when the
+    function is not importable by name (defined in ``__main__``, a closure, a lambda): such a
+    run is started again through its script instead.
+    """
+    module = getattr(func, "__module__", None)
+    qualname = getattr(func, "__qualname__", "")
+    if not module or module == "__main__" or "<locals>" in qualname or "<lambda>" in qualname:
+        return None
+    target = sys.modules.get(module)
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    if target is None:
+        return None
+    return {"kind": "function", "module": module, "qualname": qualname, "args": arguments,
+            "argv": list(sys.argv[1:]), "cwd": os.getcwd(), "env": chosen_env(options)}
 
 
 def environment_facts() -> dict[str, Any]:

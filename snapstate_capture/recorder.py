@@ -15,16 +15,36 @@ import time
 import types
 from typing import Any
 
+from . import rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
+from .keys import KeyFileError, find_key
 from .options import CaptureOptions
+from .signing import RunSigner
 from .store.writer import StepRecord, TimelineWriter
+from .integrity import canonical_json
+from .values import capture_value
 from .values.exceptions import describe_exception
 
 #: Set to "1" to make every ``record`` a no-op (a kill switch for production).
 DISABLE_ENV = "SNAPSTATE_DISABLE"
 
 _active: list[Recorder] = []
+
+# The clocks the recorder itself reads, bound before ``patch_nondeterminism`` can route the
+# module attributes through the effect journal.
+_wall_clock = time.time
+_mono_clock = time.monotonic
+
+
+class PreviewOnly:
+    """Wraps a step's extra value that is stored as a preview only, never as a payload (an
+    effect's arguments: they are compared by digest on replay, not loaded)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 def active_recorder() -> Recorder | None:
@@ -60,13 +80,17 @@ class Recorder:
 
     def __init__(self, path: str | os.PathLike[str], *, name: str, options: CaptureOptions,
                  root: types.FrameType | None, parent: tuple[str, int] | None = None,
-                 entry: dict[str, Any] | None = None) -> None:
+                 entry: dict[str, Any] | None = None, encrypt: bool = False, block: int = 0,
+                 entry_blobs: dict[str, bytes] | None = None) -> None:
         self.path = path
+        self.block = block
+        self.entry_blobs = entry_blobs or {}
         self.name = name
         self.options = options
         self.root = root
         self.parent = parent
         self.entry = entry
+        self.encrypt = encrypt
         self.run_id: str | None = None
         self.capture_errors = 0
         self._writer: TimelineWriter | None = None
@@ -74,15 +98,30 @@ class Recorder:
         self._last_digests: dict[str, dict[int, dict[str, str]]] = {}
         self._reentry = threading.local()
         self._warned = False
+        #: Effect journal state: next ``seq`` and per-task effect counts (see ``effects.py``).
+        self.effect_seq = 0
+        self.effect_counts: dict[str, int] = {}
+        self.effect_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
         """Open the file and create the run; False (with a warning on stderr) if impossible."""
         try:
-            self._writer = TimelineWriter(self.path)
+            key = find_key() if self.encrypt else self._user_key()
+            if self.encrypt:
+                if key is None:
+                    raise KeyFileError("encrypt=True needs your key: run `snapstate keygen`")
+                from .encryption import Sealer
+
+                self._frames.sealer = Sealer(key)
+            self._writer = TimelineWriter(self.path, signer=RunSigner(key))
+            entry = dict(self.entry or entry_facts(self.options))
+            entry.setdefault("block", self.block)
+            states = rng.save_states()
+            entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             self.run_id = self._writer.begin_run(
-                name=self.name, entry=self.entry or entry_facts(), env=environment_facts(),
-                parent=self.parent)
+                name=self.name, entry=entry, env=environment_facts(), parent=self.parent,
+                blobs={**self.entry_blobs, **dict(states.values())})
         except Exception as exc:  # noqa: BLE001 - recording is optional, the program is not
             self._warn(f"not recording: {exc}")
             self._writer = None
@@ -105,24 +144,35 @@ class Recorder:
             writer.close()
             self._writer = None
 
+    def _user_key(self):
+        """The user key that signs this run, or None (unsigned) when there is none or it is
+        unusable (then a warning says why; recording goes on)."""
+        try:
+            return find_key()
+        except KeyFileError as exc:
+            self._warn(f"run not signed: {exc}")
+            return None
+
     @property
     def recording(self) -> bool:
         return self._writer is not None
 
     # -- capture ---------------------------------------------------------------------------
     def capture(self, kind: str, frame: types.FrameType | None, *, label: str | None = None,
-                extra: dict[str, Any] | None = None, lineno: int | None = None) -> int | None:
+                extra: dict[str, Any] | None = None, lineno: int | None = None,
+                effect: dict[str, Any] | None = None) -> int | None:
         """Append one step of ``kind`` with the stack ending at ``frame``; return its index.
 
         ``extra`` values are captured with the step (checkpoint extras, return values). Never
         raises; returns None when nothing could be written. Re-entrant calls (capture code
-        triggering capture) are ignored.
+        triggering capture) are ignored. ``effect`` is an effect-journal row (see
+        ``effects.py``) written in the same transaction as the step.
         """
         if self._writer is None or getattr(self._reentry, "busy", False):
             return None
         self._reentry.busy = True
         try:
-            return self._capture(kind, frame, label, extra, lineno)
+            return self._capture(kind, frame, label, extra, lineno, effect)
         except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
             self.capture_errors += 1
             self._warn(f"capture failed at a {kind} step: {type(exc).__name__}: {exc}")
@@ -131,13 +181,50 @@ class Recorder:
             self._reentry.busy = False
 
     def _capture(self, kind: str, frame: types.FrameType | None, label: str | None,
-                 extra: dict[str, Any] | None, lineno: int | None) -> int | None:
-        wall, mono = time.time(), time.monotonic()
-        frames = self._frames.walk(frame, self.root)
+                 extra: dict[str, Any] | None, lineno: int | None,
+                 effect: dict[str, Any] | None = None) -> int | None:
+        record = self.build_record(kind, frame, label, extra, lineno)
+        writer = self._writer
+        if writer is None or self.run_id is None:
+            return None
+        if effect is not None:
+            effect = self.effect_row(effect, record)
+        return writer.append_step(self.run_id, record, effect=effect)
+
+    @staticmethod
+    def effect_row(effect: dict[str, Any], record: StepRecord) -> dict[str, Any]:
+        """Complete an effect-journal row with the value refs captured on its step: the
+        result (or exception) ref, plus the arguments' preview under ``"a"``."""
+        row = dict(effect)  # "value" gets: the result ref, "a" args preview, "r" rng state
+        ref = dict(record.extra.get("result") or record.extra.get("exception") or {})
+        args_ref = record.extra.get("args")
+        if args_ref:
+            ref["a"] = args_ref.get("p")
+        rng_after = row.pop("rng", None)
+        if rng_after:
+            key, data = rng_after
+            record.blobs[key] = data
+            ref["r"] = key
+        row["value"] = ref
+        return row
+
+    def build_record(self, kind: str, frame: types.FrameType | None, label: str | None,
+                     extra: dict[str, Any] | None, lineno: int | None,
+                     frames: list[types.FrameType] | None = None) -> StepRecord:
+        """Capture the stack ending at ``frame`` (and ``extra``) into a ``StepRecord``."""
+        wall, mono = _wall_clock(), _mono_clock()
+        if frames is None:
+            frames = self._frames.walk(frame, self.root)
         stack: StackCapture = self._frames.capture(frames, innermost_lineno=lineno)
         extra_refs = {}
         for name, value in (extra or {}).items():
-            extra_refs[name] = self._frames.value_ref(value, name, stack)
+            if isinstance(value, PreviewOnly):
+                captured = capture_value(value.value, name=name, options=self.options.values,
+                                         payloads=False)
+                extra_refs[name] = {"p": self._frames.add_blob(
+                    stack, canonical_json(captured.preview))}
+            else:
+                extra_refs[name] = self._frames.value_ref(value, name, stack)
         thread = current_thread_name()
         n_changed = self._count_changes(thread, frames, stack.innermost_digests)
         record = StepRecord(
@@ -145,13 +232,11 @@ class Recorder:
             task=current_task_name(), function=stack.function, filename=stack.filename,
             lineno=stack.lineno, depth=len(stack.frames), frames=stack.frames,
             extra=extra_refs, errors=stack.errors, n_changed=n_changed,
-            blobs={k: v for k, v in stack.blobs.items() if not self._writer.has_blob(k)})
+            blobs={k: v for k, v in stack.blobs.items()
+                   if self._writer is None or not self._writer.has_blob(k)})
         if stack.errors:
             self.capture_errors += len(stack.errors)
-        writer = self._writer
-        if writer is None or self.run_id is None:
-            return None
-        return writer.append_step(self.run_id, record)
+        return record
 
     def _count_changes(self, thread: str, frames: list[types.FrameType],
                        digests: dict[str, str]) -> int:

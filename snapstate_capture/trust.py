@@ -1,34 +1,122 @@
 """The trust gate: the one place where a payload from a timeline file is unpickled.
 
 Unpickling runs code chosen by whoever wrote the file (DESIGN.md "Trust"). A payload is loaded
-only when the caller vouches for the file (``trust=True`` / ``--trust``).
+only when
+
+- its run verifies under the user's key (``snapstate keygen``): chain intact and signature
+  valid, so the bytes are what the user's own recorder wrote; or
+- the caller vouches for the file: ``trust=True`` (``--trust`` on the command line).
+
+Previews are plain JSON and never need trust. Verdicts are cached per open file, run and key,
+and re-checked when a live run grows. Replay and the REPL use ``require_trust(run, trust)``
+before loading anything of a run.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from .errors import PayloadLoadError, UntrustedPayloadError
+from .keys import KeyFileError, find_key
 from .values import loads
 
 if TYPE_CHECKING:
-    from .store.reader import Value
+    from .store.reader import Run, Timeline, Value
+    from .verify import RunReport
+
+_verdicts: weakref.WeakKeyDictionary[Timeline, dict[tuple[str, str], RunReport]] = \
+    weakref.WeakKeyDictionary()
+
+_WHY = {"unsigned": "is unsigned", "other-key": "is signed by another key",
+        "invalid": "has an invalid signature (altered after signing)"}
+
+
+def run_report(run: Run) -> RunReport | None:
+    """Verify ``run``'s chain and signature under the user's key (cached); None without a key.
+
+    Raises ``TimelineError`` when the file cannot be read.
+    """
+    from .verify import verify_run
+
+    try:
+        key = find_key()
+    except KeyFileError:
+        key = None
+    if key is None:
+        return None
+    cache = _verdicts.setdefault(run.timeline, {})
+    report = cache.get((run.id, key.key_id))
+    if report is None or report.steps < len(run.steps):
+        report = cache[(run.id, key.key_id)] = verify_run(run.timeline, run, key)
+    return report
+
+
+def untrusted_reason(run: Run, step_index: int | None = None) -> str | None:
+    """Why payloads of ``run`` (at ``step_index``) may not be loaded without ``trust``;
+    None when the run verifies under the user's key."""
+    report = run_report(run)
+    if report is None:
+        return "cannot be checked: you have no key (snapstate keygen)"
+    if report.chain_broken_at is not None or report.chain_problem:
+        return f"is altered or damaged ({report.chain_problem})"
+    if report.signature != "valid":
+        return _WHY.get(report.signature, report.signature)
+    if step_index is not None and step_index >= report.steps:
+        return f"was verified up to step {report.steps - 1} only"
+    return None
+
+
+def is_trusted(run: Run) -> bool:
+    """True when ``run`` verifies under the user's key (its payloads load without trust)."""
+    return untrusted_reason(run) is None
+
+
+def require_trust(run: Run, *, trust: bool = False, what: str = "payloads") -> None:
+    """Raise ``UntrustedPayloadError`` unless ``trust`` or ``run`` verifies under the user's key.
+
+    For replay, fork and the REPL: call once before loading any payload of ``run``.
+    """
+    if trust:
+        return
+    reason = untrusted_reason(run)
+    if reason is not None:
+        raise UntrustedPayloadError(
+            f"{run.timeline.path}: refusing to load {what}: run {run.id[:8]} {reason}; "
+            "loading a payload runs code from the file: pass --trust (trust=True) only if you "
+            "trust the file")
 
 
 def load_payload(value: Value, *, trust: bool) -> Any:
     """Return the object stored in ``value``'s payload.
 
-    Raises ``UntrustedPayloadError`` when ``trust`` is False, ``PayloadLoadError`` when the value
-    has no payload or unpickling fails, ``IntegrityError`` when the payload bytes are corrupt.
+    Raises ``UntrustedPayloadError`` when ``trust`` is False and the value's run does not verify
+    under the user's key (a value not read through a step is never trusted implicitly);
+    ``PayloadLoadError`` when the value has no payload, is encrypted with a key you lack, or
+    unpickling fails; ``IntegrityError`` when the payload bytes are corrupt.
     """
     if not trust:
-        raise UntrustedPayloadError(
-            f"{value.timeline.path}: refusing to load {value.name!r}: loading a payload runs code "
-            "from the file; open it with trust=True (--trust) only if you trust the file")
+        step = value.step
+        reason = ("was not read from a step" if step is None
+                  else untrusted_reason(step.run, step.index))
+        if reason is not None:
+            raise UntrustedPayloadError(
+                f"{value.timeline.path}: refusing to load {value.name!r}: its run {reason}; "
+                "loading a payload runs code from the file: open it with trust=True (--trust) "
+                "only if you trust the file")
     if not value.payload_key or not value.serializer:
         reason = (value.preview.get("placeholder") or {}).get("reason", "no payload stored")
         raise PayloadLoadError(f"{value.timeline.path}: {value.name!r} has no payload ({reason})")
-    data = value.timeline.blob(value.payload_key)
+    if value.ref.get("x"):
+        from .encryption import LockedError, unseal_blob
+
+        try:
+            data = unseal_blob(value.timeline, value.payload_key, str(value.ref["x"]))
+        except LockedError as exc:
+            raise PayloadLoadError(f"{value.timeline.path}: {value.name!r} is locked: "
+                                   f"{exc}") from None
+    else:
+        data = value.timeline.blob(value.payload_key)
     try:
         return loads(value.serializer, data)
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is reported the same way

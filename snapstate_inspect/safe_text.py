@@ -31,6 +31,22 @@ def escape_controls(text: str, *, keep_newlines: bool = True) -> str:
     return text
 
 
-def plain(text: object, style: str = "", *, single_line: bool = True) -> Text:
-    """Return a Rich ``Text`` holding ``text`` literally (never parsed as markup)."""
-    return Text(escape_controls(str(text), keep_newlines=not single_line), style=style)
+#: Characters of one line of file text shown at most: a hostile file's 100 MB string must not
+#: cost 100 MB of layout. Multi-line text (source) gets ``MAX_TEXT``.
+MAX_LINE = 10_000
+MAX_TEXT = 4_000_000
+
+
+def clip_text(text: str, limit: int) -> str:
+    """Return ``text`` cut to ``limit`` characters, ending in ``…`` when cut."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def plain(text: object, style: str = "", *, single_line: bool = True,
+          limit: int | None = None) -> Text:
+    """Return a Rich ``Text`` holding ``text`` literally (never parsed as markup), control
+    characters escaped and cut to ``limit`` characters (default ``MAX_LINE`` for one line,
+    ``MAX_TEXT`` otherwise)."""
+    bound = limit if limit is not None else MAX_LINE if single_line else MAX_TEXT
+    return Text(escape_controls(clip_text(str(text), bound), keep_newlines=not single_line),
+                style=style)

@@ -13,6 +13,17 @@ ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
+@pytest.fixture(autouse=True)
+def isolated_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own empty config directory: no user key unless the test makes one
+    (``snapstate keygen`` / ``keys.generate_key``), and the real ~/.config is never touched.
+    Child processes started with ``run_python``/``run_cli`` inherit it."""
+    config = tmp_path / "user-config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    monkeypatch.delenv("SNAPSTATE_KEY", raising=False)
+    return config
+
+
 @pytest.fixture
 def snap_path(tmp_path: Path) -> Path:
     """A path for a new timeline file inside a fresh temporary directory."""

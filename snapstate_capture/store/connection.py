@@ -24,8 +24,7 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     if path.exists():
         check_readable(path)
     else:
-        if path.parent and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_dirs_private(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
     try:
@@ -43,6 +42,18 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
         return conn
     except sqlite3.DatabaseError as exc:
         raise TimelineError(path, f"cannot write timeline ({exc})") from None
+
+
+def make_dirs_private(directory: Path) -> None:
+    """Create ``directory`` and every missing parent owner-only (0700); existing directories
+    are left as they are (``Path.mkdir(parents=True)`` would give new parents default modes)."""
+    missing = []
+    for candidate in (directory, *directory.parents):
+        if candidate.exists():
+            break
+        missing.append(candidate)
+    for new in reversed(missing):
+        new.mkdir(mode=0o700, exist_ok=True)
 
 
 def check_readable(path: Path) -> None:

@@ -405,22 +405,25 @@ class Step:
     def frames(self) -> tuple[Frame, ...]:
         """The saved stack, outermost frame first."""
         timeline = self.run.timeline
-        return tuple(Frame(timeline, key, timeline.json_blob(key)) for key in self.frame_keys)
+        return tuple(Frame(timeline, key, timeline.json_blob(key), step=self)
+                     for key in self.frame_keys)
 
     @cached_property
     def extra(self) -> dict[str, Value]:
         """Values stored with the step itself: checkpoint extras, ``return``, ``exception``."""
-        return {name: Value(self.run.timeline, name, ref)
+        return {name: Value(self.run.timeline, name, ref, step=self)
                 for name, ref in self._extra_refs.items()}
 
 
 class Frame:
     """One frame of a saved stack (read from a content-addressed frame record)."""
 
-    def __init__(self, timeline: Timeline, key: str, record: dict[str, Any]) -> None:
+    def __init__(self, timeline: Timeline, key: str, record: dict[str, Any], *,
+                 step: Step | None = None) -> None:
         if not isinstance(record, dict):
             raise IntegrityError(timeline.path, f"frame record {key[:12]} is malformed")
         self.timeline = timeline
+        self.step = step
         self.key = key
         self.function: str = str(record.get("function", "?"))
         self.filename: str = str(record.get("filename", "?"))
@@ -438,7 +441,7 @@ class Frame:
         out: dict[str, Value] = {}
         for item in self._local_refs:
             if isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict):
-                out[str(item[0])] = Value(self.timeline, str(item[0]), item[1])
+                out[str(item[0])] = Value(self.timeline, str(item[0]), item[1], step=self.step)
         return out
 
     @cached_property
@@ -458,8 +461,10 @@ class Value:
     runs no code from the file. ``load()`` unpickles the payload and so needs trust.
     """
 
-    def __init__(self, timeline: Timeline, name: str, ref: dict[str, Any]) -> None:
+    def __init__(self, timeline: Timeline, name: str, ref: dict[str, Any], *,
+                 step: Step | None = None) -> None:
         self.timeline = timeline
+        self.step = step  # where it was read from: the trust gate checks that step's run
         self.name = name
         self.ref = ref
         self.preview_key: str | None = ref.get("p")
@@ -474,6 +479,10 @@ class Value:
         """The preview dict (``{"type", "repr", ...}``); a minimal stand-in if it is missing."""
         if not self.preview_key:
             return {"type": "?", "repr": "<no preview>"}
+        if self.ref.get("x"):
+            from ..encryption import sealed_preview  # encrypted at rest: locked without the key
+
+            return sealed_preview(self)
         data = self.timeline.json_blob(self.preview_key)
         if not isinstance(data, dict):
             raise IntegrityError(self.timeline.path, f"preview of {self.name} is malformed")
@@ -497,6 +506,11 @@ class Value:
         return "placeholder" in self.preview
 
     @property
+    def is_locked(self) -> bool:
+        """Encrypted, and the user's key cannot open it (see ``snapstate_capture.encryption``)."""
+        return "locked" in self.preview
+
+    @property
     def is_redacted(self) -> bool:
         return bool(self.preview.get("redacted"))
 
@@ -507,8 +521,9 @@ class Value:
     def load(self, trust: bool = False) -> Any:
         """Unpickle the payload and return the object.
 
-        Raises ``UntrustedPayloadError`` unless ``trust=True`` here or the timeline was opened
-        with ``trust=True``; ``PayloadLoadError`` when there is no payload or it cannot be
+        Allowed when the value's run verifies under the user's key (``snapstate_capture.trust``),
+        or with ``trust=True`` here or when the timeline was opened; else raises
+        ``UntrustedPayloadError``. ``PayloadLoadError`` when there is no payload or it cannot be
         loaded; ``IntegrityError`` when the stored bytes do not match their hash.
         """
         from ..trust import load_payload

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..integrity import GENESIS, chain_hash
+from ..signing import RunSigner
 from . import blobs
 from .connection import open_for_writing
 
@@ -79,35 +80,50 @@ class TimelineWriter:
 
     Raises ``TimelineError`` from the constructor when the file cannot be opened for writing.
     Methods after that raise ``sqlite3.Error`` on I/O failure; the recorder catches these.
+    ``signer`` (``signing.RunSigner``) re-signs each run in the transaction of every change.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, signer: RunSigner | None = None) -> None:
         self.path = Path(path)
+        self._signer = signer or RunSigner(None)
         self._conn: sqlite3.Connection = open_for_writing(self.path)
         self._lock = threading.Lock()
         self._known: set[str] = set()
         self._chain: dict[str, tuple[int, bytes]] = {}
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
-                  parent: tuple[str, int] | None = None) -> str:
-        """Create a run with status ``running`` and return its id (32 hex chars)."""
+                  parent: tuple[str, int] | None = None,
+                  blobs: dict[str, bytes] | None = None) -> str:
+        """Create a run with status ``running`` and return its id (32 hex chars).
+
+        ``blobs`` (hex key -> bytes) are written in the same transaction: what ``entry`` refers
+        to (saved RNG states, a workflow function's pickled arguments).
+        """
         run_id = uuid.uuid4().hex
         pid = os.getpid()
+        header = dict(name=name, started=time.time(), pid=pid, host=socket.gethostname(),
+                      proc_start=process_start_marker(pid), entry=json.dumps(entry),
+                      env=json.dumps(env), parent_run=parent[0] if parent else None,
+                      parent_step=parent[1] if parent else None)
         with self._lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
+                self._insert_blobs(blobs or {})
                 seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
+                signed = self._signer.begin(run_id, **header)
                 conn.execute(
-                    "INSERT INTO runs (id, seq, name, status, started, pid, host, proc_start,"
-                    " entry, env, parent_run, parent_step) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, seq, name, "running", time.time(), pid, socket.gethostname(),
-                     process_start_marker(pid), json.dumps(entry), json.dumps(env),
-                     parent[0] if parent else None, parent[1] if parent else None))
+                    "INSERT INTO runs (id, seq, status, name, started, pid, host, proc_start,"
+                    " entry, env, parent_run, parent_step, signature, key_id)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (run_id, seq, "running", *header.values(), signed.signature,
+                     signed.key_id))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._known.difference_update(blobs or {})
                 raise
+            signed.commit()
             self._chain[run_id] = (0, GENESIS)
         return run_id
 
@@ -115,8 +131,14 @@ class TimelineWriter:
         """True when blob ``key`` (hex) was written by this writer already (cheap, in memory)."""
         return key in self._known
 
-    def append_step(self, run_id: str, record: StepRecord) -> int:
-        """Write ``record`` (and its blobs) as the run's next step; return its index."""
+    def append_step(self, run_id: str, record: StepRecord,
+                    effect: dict[str, Any] | None = None) -> int:
+        """Write ``record`` (and its blobs) as the run's next step; return its index.
+
+        ``effect``: an effect-journal row (see ``add_effect``) written in the same transaction,
+        with its ``step`` set to this step's index, so a killed recorder never leaves an effect
+        step without its journal entry or the reverse.
+        """
         with self._lock:
             index, previous = self._chain[run_id]
             digest = chain_hash(previous, record.chain_fields())
@@ -134,13 +156,17 @@ class TimelineWriter:
                      json.dumps(record.extra) if record.extra else None,
                      json.dumps(record.errors) if record.errors else None,
                      record.n_changed, digest))
-                conn.execute("UPDATE runs SET step_count=?, chain_head=? WHERE id=?",
-                             (index + 1, digest, run_id))
+                signed = self._signer.step(run_id, index + 1, digest)
+                conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
+                             (index + 1, digest, signed.signature, run_id))
+                if effect is not None:
+                    signed = self._insert_effect(run_id, {**effect, "step": index}, after=signed)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 self._known.difference_update(record.blobs)
                 raise
+            signed.commit()
             self._chain[run_id] = (index + 1, digest)
             return index
 
@@ -163,32 +189,57 @@ class TimelineWriter:
             conn.execute("BEGIN")
             try:
                 self._insert_blobs(blob_items)
-                conn.execute(
-                    "INSERT INTO effects (run_id, seq, step, site, task, ordinal, name,"
-                    " args_hash, outcome, value) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, row["seq"], row.get("step"), row["site"], row.get("task"),
-                     row["ordinal"], row["name"], row.get("args_hash"), row["outcome"],
-                     json.dumps(row.get("value"))))
+                signed = self._insert_effect(run_id, row)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._known.difference_update(blob_items)
                 raise
+            signed.commit()
+
+    def _insert_effect(self, run_id: str, row: dict[str, Any], after: Any = None) -> Any:
+        """Insert one journal row inside the caller's transaction; return the signer's staged
+        signature (committed by the caller after COMMIT), covering ``after`` (a step staged
+        in the same transaction) too."""
+        fields = dict(seq=row["seq"], step=row.get("step"), site=row["site"],
+                      task=row.get("task"), ordinal=row["ordinal"], name=row["name"],
+                      args_hash=row.get("args_hash"), outcome=row["outcome"],
+                      value=json.dumps(row.get("value")))
+        self._conn.execute(
+            "INSERT INTO effects (run_id, seq, step, site, task, ordinal, name,"
+            " args_hash, outcome, value) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (run_id, *fields.values()))
+        signed = self._signer.effect(run_id, after=after, **fields)
+        if signed.signature is not None:
+            self._conn.execute("UPDATE runs SET signature=? WHERE id=?",
+                               (signed.signature, run_id))
+        return signed
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
         """Set the run's final ``status`` (``finished``/``failed``) and end time."""
+        ended, error_text = time.time(), json.dumps(error) if error else None
         with self._lock:
-            self._conn.execute("UPDATE runs SET status=?, ended=?, error=? WHERE id=?",
-                               (status, time.time(), json.dumps(error) if error else None,
-                                run_id))
+            signed = self._signer.end(run_id, status=status, ended=ended, error=error_text)
+            self._conn.execute(
+                "UPDATE runs SET status=?, ended=?, error=?, signature=coalesce(?, signature)"
+                " WHERE id=?", (status, ended, error_text, signed.signature, run_id))
+            signed.commit()
 
     def close(self) -> None:
-        """Checkpoint the WAL into the main file and close; safe to call twice."""
+        """Fold the WAL into the main file, leave WAL mode and close; safe to call twice.
+
+        A finished file in rollback-journal mode opens read-only anywhere (a read-only WAL file
+        needs its ``-shm``/``-wal`` companions or a writable directory). When another connection
+        still uses the file (a reader following it, a second recorder), the file stays in WAL
+        mode and the last writer to close switches it.
+        """
         with self._lock:
             if self._conn is None:
                 return
             try:
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.execute("PRAGMA journal_mode=DELETE")
             except sqlite3.Error:
-                pass  # another connection (a reader) holds the WAL; it is checkpointed later
+                pass  # the file is busy elsewhere: it stays in WAL mode, equally readable
             self._conn.close()
             self._conn = None  # type: ignore[assignment]

@@ -3,7 +3,7 @@
 A module's ``register`` adds its parser and sets ``handler`` (``func(args) -> int`` exit code).
 """
 
-from . import inspect, ls, show
+from . import inspect, keygen, ls, replay, resume, show, verify
 
 #: Every subcommand module, in the order ``snapstate --help`` lists them.
-MODULES = (inspect, ls, show)
+MODULES = (inspect, ls, show, replay, resume, verify, keygen)

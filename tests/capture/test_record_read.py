@@ -196,3 +196,17 @@ def test_load_requires_trust(snap_path):
         with pytest.raises(snap.UntrustedPayloadError):
             value.load()
         assert value.load(trust=True) == {"a": [1, 2, 3]}
+
+
+def test_finished_file_opens_read_only_without_companion_files(tmp_path):
+    path = tmp_path / "ro.snap"
+    with snap.record(path):
+        snap.checkpoint("one")
+    assert not os.path.exists(f"{path}-wal")
+    os.chmod(tmp_path, 0o500)  # a read-only directory: no -shm/-wal can be created there
+    try:
+        with snap.open_timeline(path) as timeline:
+            assert timeline.runs[0].steps[0].label == "one"
+        assert sorted(os.listdir(tmp_path)) == ["ro.snap"]
+    finally:
+        os.chmod(tmp_path, 0o700)

@@ -1,0 +1,394 @@
+"""Effects: calls whose results are recorded once and served from the journal on replay.
+
+``@snap.effect`` (sync or ``async``) wraps a call that must not run again on replay: an LLM or
+API call, a tool, ``input()``, a clock, a random draw (DESIGN.md "Replay and fork"). Inside a
+``record`` block each call
+
+- runs the function, then appends an ``effect`` step (its stack is the caller's; step values:
+  ``args`` as a preview only, ``result`` or ``exception``) and, in the same transaction, a row
+  of the run's **effect journal**: name, call site (``qualname file:line`` of the calling
+  frame), task (asyncio task name, else thread name), per-(site, task) ordinal, a digest of the
+  arguments, and the outcome (``return``/``raise``) with its value ref;
+- on replay is not run at all: the replay recorder checks that the call is the next one the
+  task made in the recording, with the same site and argument digest, and returns the recorded
+  result (or raises the recorded exception). Anything else is a divergence.
+
+Outside a ``record`` block, and for an effect called by another effect, the function simply
+runs. Helpers below wrap the usual sources of nondeterminism; ``patch_nondeterminism()`` (used
+by ``record(..., patch_nondeterminism=True)``) routes the module functions themselves through
+the journal, for calls made from the user's own code (library code calling ``time.monotonic``,
+such as asyncio's event loop, is left alone).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextvars
+import functools
+import inspect
+import os
+import random as _random
+import sys
+import threading
+import time as _time
+import types
+import uuid as _uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
+
+from .frames import _PACKAGE_DIR
+from .integrity import canonical_json, content_hash
+from .options import ValueOptions
+from .recorder import PreviewOnly, active_recorder, current_task_name, current_thread_name
+from .values import capture_value
+from .values.payload import serialize
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: True while an effect runs in this context (thread or asyncio task): effects it calls in
+#: turn are part of it, not journaled on their own (on replay the outer one does not run).
+_inside: contextvars.ContextVar[bool] = contextvars.ContextVar("snapstate_effect", default=False)
+
+_DIGEST_OPTIONS = ValueOptions(test_load=False)
+_PASS_THROUGH = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+@dataclass
+class EffectCall:
+    """One effect call in flight: its journal key and, on replay, what the journal served.
+
+    ``site`` is ``"qualname /abs/file.py:line"`` of the calling frame; ``task`` the asyncio
+    task or thread name; ``ordinal`` counts calls per (site, task); ``seq`` counts the run's
+    effects. ``args`` are the bound arguments (``self``/``cls`` left out) and ``args_digest``
+    a hex digest of their pickle (of their preview when they cannot be pickled).
+    ``served`` is True when the replay recorder supplied ``outcome``/``value`` from the journal.
+    """
+
+    name: str
+    site: str
+    task: str
+    ordinal: int
+    seq: int
+    frame: types.FrameType
+    args: dict[str, Any]
+    args_digest: str
+    function: Callable[..., Any]
+    call: tuple[tuple, dict] = ((), {})
+    advance: bool = False
+    served: bool = False
+    outcome: str = "return"
+    value: Any = None
+    rng_before: Any = None
+    rng_after: tuple[str, bytes] | None = None
+
+    def row(self) -> dict[str, Any]:
+        """The journal row (``value`` and ``step`` are added when the step is written).
+
+        ``rng``: when the call drew from the ``random`` module's generator, the generator's
+        state after the call (hex key, JSON bytes), restored on replay after serving it.
+        """
+        return {"seq": self.seq, "site": self.site, "task": self.task, "ordinal": self.ordinal,
+                "name": self.name, "args_hash": self.args_digest, "outcome": self.outcome,
+                "rng": self.rng_after}
+
+
+def effect(func: F | None = None, *, name: str | None = None) -> Any:
+    """Decorator: record each call of ``func`` in the effect journal; serve it on replay.
+
+    Bare (``@snap.effect``) or named (``@snap.effect(name="llm")``; default: the function's
+    qualname). The name is what ``snapstate replay --live-effects NAME`` refers to. Works on
+    plain and ``async`` functions; the wrapper returns what the function returns and raises
+    what it raises. Never raises because of recording.
+    """
+    def decorate(fn: F) -> F:
+        effect_name = name or fn.__qualname__
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                recorder = active_recorder()
+                if recorder is None or _inside.get():
+                    return await fn(*args, **kwargs)
+                call = begin_call(recorder, effect_name, fn, args, kwargs, sys._getframe(1))
+                if call is None:
+                    return await fn(*args, **kwargs)
+                if not call.served:
+                    token = _inside.set(True)
+                    watch_rng(call)
+                    try:
+                        call.value = await fn(*args, **kwargs)
+                        call.outcome = "return"
+                    except _PASS_THROUGH:
+                        raise
+                    except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised
+                        call.outcome, call.value = "raise", exc
+                    finally:
+                        _inside.reset(token)
+                        check_rng(call)
+                return end_call(recorder, call)
+            return async_wrapper  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            recorder = active_recorder()
+            if recorder is None or _inside.get():
+                return fn(*args, **kwargs)
+            call = begin_call(recorder, effect_name, fn, args, kwargs, sys._getframe(1))
+            if call is None:
+                return fn(*args, **kwargs)
+            run_call(call)
+            return end_call(recorder, call)
+        return wrapper  # type: ignore[return-value]
+
+    return decorate(func) if func is not None else decorate
+
+
+def run_call(call: EffectCall) -> None:
+    """Run ``call``'s function for real (unless the journal served it), keeping its outcome."""
+    if call.served:
+        return
+    token = _inside.set(True)
+    watch_rng(call)
+    try:
+        args, kwargs = call.call
+        call.value = call.function(*args, **kwargs)
+        call.outcome = "return"
+    except _PASS_THROUGH:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
+        call.outcome, call.value = "raise", exc
+    finally:
+        _inside.reset(token)
+        check_rng(call)
+
+
+def watch_rng(call: EffectCall) -> None:
+    """Note the ``random`` generator's state before a real call (see ``check_rng``)."""
+    if not call.advance:
+        call.rng_before = _random_state()
+
+
+def check_rng(call: EffectCall) -> None:
+    """If the call drew from the ``random`` module's generator, keep its state afterwards so
+    replay, which does not run the call, can put the generator where the call left it."""
+    if call.advance or call.rng_before is None:
+        return
+    after = _random_state()
+    if after != call.rng_before:
+        data = canonical_json({"version": after[0], "internal": list(after[1]),
+                               "gauss": after[2]})
+        call.rng_after = (content_hash(data).hex(), data)
+    call.rng_before = None
+
+
+def _random_state() -> Any:
+    try:
+        return _random.getstate()
+    except Exception:  # noqa: BLE001 - a replaced generator is not watched
+        return None
+
+
+def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kwargs: dict,
+               caller: types.FrameType, *, advance: bool = False) -> EffectCall | None:
+    """Key a new effect call and let the recorder serve it (replay) or not (recording).
+
+    Returns None when the call cannot be keyed (it then runs unrecorded). On replay a
+    divergence found here ends the replay child; nothing is raised into the program.
+    """
+    try:
+        frame = user_frame(caller)
+        bound = bind_arguments(fn, args, kwargs)
+        code = frame.f_code
+        site = (f"{getattr(code, 'co_qualname', code.co_name)} "
+                f"{os.path.abspath(code.co_filename)}:{frame.f_lineno}")
+        task = current_task_name() or current_thread_name()
+        with recorder.effect_lock:
+            seq = recorder.effect_seq
+            recorder.effect_seq += 1
+            ordinal = recorder.effect_counts.get((site, task), 0)
+            recorder.effect_counts[(site, task)] = ordinal + 1
+        call = EffectCall(name=name, site=site, task=task, ordinal=ordinal, seq=seq,
+                          frame=frame, args=bound, args_digest=arguments_digest(bound),
+                          function=fn, call=(args, kwargs), advance=advance)
+    except Exception:  # noqa: BLE001 - an unkeyable call runs unrecorded, never fails
+        return None
+    serve = getattr(recorder, "serve_effect", None)
+    if serve is not None:
+        serve(call)
+    return call
+
+
+def end_call(recorder: Any, call: EffectCall) -> Any:
+    """Append the effect step (and journal row) for ``call``; return or raise its outcome."""
+    extra: dict[str, Any] = {"args": PreviewOnly(call.args)}
+    extra["result" if call.outcome == "return" else "exception"] = call.value
+    recorder.capture("effect", call.frame, label=call.name, extra=extra, effect=call.row())
+    if call.outcome == "raise":
+        raise call.value
+    return call.value
+
+
+def user_frame(frame: types.FrameType) -> types.FrameType:
+    """The first frame outward from ``frame`` that is not snapstate's own code."""
+    current: types.FrameType | None = frame
+    while current is not None:
+        if not os.path.abspath(current.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+            return current
+        current = current.f_back
+    return frame
+
+
+_signatures: dict[Any, inspect.Signature | None] = {}
+
+
+def bind_arguments(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Bind ``args``/``kwargs`` to ``fn``'s parameter names, leaving out a first ``self`` or
+    ``cls`` (the receiver is not an argument of the external call). Falls back to
+    ``{"args": args, "kwargs": kwargs}`` for callables without a signature."""
+    try:
+        signature = _signatures[fn]
+    except (KeyError, TypeError):
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):
+            signature = None
+        try:
+            _signatures[fn] = signature
+        except TypeError:
+            pass
+    if signature is not None:
+        try:
+            bound = dict(signature.bind_partial(*args, **kwargs).arguments)
+        except TypeError:
+            bound = None
+        if bound is not None:
+            first = next(iter(signature.parameters), None)
+            if first in ("self", "cls") and first in bound:
+                del bound[first]
+            return bound
+    out: dict[str, Any] = {}
+    if args:
+        out["args"] = args
+    if kwargs:
+        out["kwargs"] = kwargs
+    return out
+
+
+def arguments_digest(arguments: dict[str, Any]) -> str:
+    """Hex digest of ``arguments``: of their pickle, else of their (bounded) preview."""
+    data = serialize(arguments, _DIGEST_OPTIONS).data
+    if data is None:
+        data = canonical_json(capture_value(arguments, options=_DIGEST_OPTIONS,
+                                            payloads=False).preview)
+    return content_hash(data).hex()
+
+
+# -- helpers: the usual nondeterministic sources, one effect each --------------------------------
+_originals: dict[str, Callable[..., Any]] = {
+    "time.time": _time.time, "time.monotonic": _time.monotonic,
+    "random.random": _random.random, "random.randint": _random.randint,
+    "random.randrange": _random.randrange, "random.uniform": _random.uniform,
+    "random.choice": _random.choice, "random.getrandbits": _random.getrandbits,
+    "uuid.uuid4": _uuid.uuid4, "os.urandom": os.urandom, "input": builtins.input,
+}
+
+
+def _helper(effect_name: str) -> Callable[..., Any]:
+    original = _originals[effect_name]
+
+    def helper(*args: Any, **kwargs: Any) -> Any:
+        recorder = active_recorder()
+        if recorder is None or _inside.get():
+            return original(*args, **kwargs)
+        call = begin_call(recorder, effect_name, original, args, kwargs, sys._getframe(1),
+                          advance=effect_name.startswith("random."))
+        if call is None:
+            return original(*args, **kwargs)
+        run_call(call)
+        return end_call(recorder, call)
+
+    helper.__name__ = helper.__qualname__ = effect_name.rsplit(".", 1)[-1]
+    helper.__doc__ = (f"``{effect_name}`` as a recorded effect (named ``{effect_name}``): "
+                      "the recorded result is served on replay.")
+    return helper
+
+
+time = _helper("time.time")
+monotonic = _helper("time.monotonic")
+random = _helper("random.random")
+randint = _helper("random.randint")
+uniform = _helper("random.uniform")
+choice = _helper("random.choice")
+uuid4 = _helper("uuid.uuid4")
+urandom = _helper("os.urandom")
+input = _helper("input")  # noqa: A001 - the point is to stand in for the builtin
+
+
+# -- patch_nondeterminism -----------------------------------------------------------------------
+_PATCH_TARGETS: tuple[tuple[Any, str, str], ...] = (
+    (_time, "time", "time.time"), (_time, "monotonic", "time.monotonic"),
+    (_random, "random", "random.random"), (_random, "randint", "random.randint"),
+    (_random, "randrange", "random.randrange"), (_random, "uniform", "random.uniform"),
+    (_random, "choice", "random.choice"), (_random, "getrandbits", "random.getrandbits"),
+    (_uuid, "uuid4", "uuid.uuid4"), (os, "urandom", "os.urandom"),
+    (builtins, "input", "input"),
+)
+_patch_lock = threading.Lock()
+_patch_depth = 0
+
+
+def _patched(effect_name: str) -> Callable[..., Any]:
+    original = _originals[effect_name]
+    hidden_cache: dict[str, bool] = {}
+
+    def patched(*args: Any, **kwargs: Any) -> Any:
+        recorder = active_recorder()
+        if recorder is None or _inside.get():
+            return original(*args, **kwargs)
+        caller = sys._getframe(1)
+        filename = caller.f_code.co_filename
+        hidden = hidden_cache.get(filename)
+        if hidden is None:
+            # Only the user's own calls are effects: library code (asyncio's loop clock,
+            # uuid's own urandom, the recorder's timestamps) calls the original directly.
+            hidden = hidden_cache[filename] = recorder._frames.is_hidden(filename)
+        if hidden:
+            return original(*args, **kwargs)
+        call = begin_call(recorder, effect_name, original, args, kwargs, caller,
+                          advance=effect_name.startswith("random."))
+        if call is None:
+            return original(*args, **kwargs)
+        run_call(call)
+        return end_call(recorder, call)
+
+    patched.__name__ = patched.__qualname__ = effect_name.rsplit(".", 1)[-1]
+    patched.__wrapped__ = original  # type: ignore[attr-defined]
+    return patched
+
+
+_patches = {name: _patched(name) for _, _, name in _PATCH_TARGETS}
+
+
+def patch_nondeterminism() -> None:
+    """Route ``time.time``, ``time.monotonic``, ``random``'s module functions, ``uuid.uuid4``,
+    ``os.urandom`` and ``input`` through the effect journal (nested uses are counted; each
+    ``unpatch_nondeterminism()`` undoes one). Code that bound the functions earlier
+    (``from time import time``) keeps the originals: replay then reports a divergence."""
+    global _patch_depth
+    with _patch_lock:
+        _patch_depth += 1
+        if _patch_depth == 1:
+            for module, attribute, effect_name in _PATCH_TARGETS:
+                setattr(module, attribute, _patches[effect_name])
+
+
+def unpatch_nondeterminism() -> None:
+    """Undo one ``patch_nondeterminism()``; the originals come back after the last one."""
+    global _patch_depth
+    with _patch_lock:
+        if _patch_depth == 0:
+            return
+        _patch_depth -= 1
+        if _patch_depth == 0:
+            for module, attribute, effect_name in _PATCH_TARGETS:
+                if getattr(module, attribute, None) is _patches[effect_name]:
+                    setattr(module, attribute, _originals[effect_name])

@@ -1,0 +1,180 @@
+"""The user key: one secret per user that signs (and optionally encrypts) their timelines.
+
+Where it lives: ``$SNAPSTATE_KEY`` when set (a path to a key file), else
+``$XDG_CONFIG_HOME/snapstate/key``, else ``~/.config/snapstate/key`` (the XDG Base Directory
+convention). ``snapstate keygen`` creates it: 32 random bytes from ``secrets`` written as one
+line of hex, the file owner-only (0600) in an owner-only directory (0700), as ``ssh-keygen``
+does for private keys. A key file that others can read is refused, as ssh refuses one.
+
+Two keys are derived from the secret with HMAC-SHA256 and a purpose label (domain separation,
+so a signature can never be replayed as a nonce or the other way round): one signs run chains
+(``signing``), one encrypts values (``encryption``). The **key id** is a public fingerprint of
+the secret (16 hex chars); a signed run records it, so ``snapstate verify`` can say "signed by
+another key" instead of "invalid".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import SnapStateError
+
+#: Environment variable naming a key file that replaces the default one.
+KEY_ENV = "SNAPSTATE_KEY"
+KEY_BYTES = 32
+_HEADER = "snapstate-key-v1"
+
+
+class KeyFileError(SnapStateError):
+    """The user key is missing, unreadable, malformed or readable by others.
+
+    The message names the key file and what to do (``snapstate keygen``).
+    """
+
+
+@dataclass(frozen=True)
+class UserKey:
+    """A loaded user key: ``secret`` (32 bytes), ``path`` it came from (None if built in memory).
+
+    ``key_id`` is a 16-hex-char public fingerprint; ``signing`` and ``encryption`` are 32-byte
+    subkeys derived with HMAC-SHA256 (never the secret itself).
+    """
+
+    secret: bytes = field(repr=False)
+    path: Path | None = None
+
+    def _derive(self, purpose: str) -> bytes:
+        return hmac.new(self.secret, f"snapstate/{purpose}/v1".encode(), hashlib.sha256).digest()
+
+    @property
+    def key_id(self) -> str:
+        return hashlib.sha256(b"snapstate/key-id/v1" + self.secret).hexdigest()[:16]
+
+    @property
+    def signing(self) -> bytes:
+        return self._derive("sign")
+
+    @property
+    def encryption(self) -> bytes:
+        return self._derive("encrypt")
+
+
+def config_dir() -> Path:
+    """Return the user's snapstate config directory (``$XDG_CONFIG_HOME/snapstate`` or
+    ``~/.config/snapstate``); it may not exist yet."""
+    base = os.environ.get("XDG_CONFIG_HOME") or ""
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
+    return root / "snapstate"
+
+
+def key_path() -> Path:
+    """Return the key file in use: ``$SNAPSTATE_KEY`` if set, else ``config_dir() / "key"``."""
+    override = os.environ.get(KEY_ENV)
+    if override:
+        return Path(override).expanduser()
+    return config_dir() / "key"
+
+
+def generate_key(path: Path | None = None, *, force: bool = False) -> UserKey:
+    """Create a new key file at ``path`` (default ``key_path()``) and return the key.
+
+    The directory is created 0700 (and tightened to 0700 if it is ours and looser), the file
+    written 0600 via ``O_EXCL`` (or replaced atomically with ``force``). Raises
+    ``KeyFileError`` when a key exists and ``force`` is False, or the file cannot be written.
+    """
+    path = Path(path) if path is not None else key_path()
+    if path.exists() and not force:
+        raise KeyFileError(f"{path}: a key already exists (key id {_peek_id(path)}); "
+                           "--force replaces it, and files signed with it then show as "
+                           "signed by another key")
+    key = UserKey(secrets.token_bytes(KEY_BYTES), path)
+    text = f"{_HEADER} {key.secret.hex()}\n".encode("ascii")
+    try:
+        make_private_dir(path.parent)
+        temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, text)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if force:
+            os.replace(temp, path)
+        else:
+            try:
+                os.link(temp, path)  # fails if a key appeared meanwhile: never overwrite silently
+            finally:
+                os.unlink(temp)
+    except FileExistsError:
+        raise KeyFileError(f"{path}: a key already exists") from None
+    except OSError as exc:
+        raise KeyFileError(f"{path}: cannot write key ({exc.strerror or exc})") from None
+    return UserKey(key.secret, path)
+
+
+def make_private_dir(directory: Path) -> None:
+    """Create ``directory`` (and missing parents) owner-only (0700); tighten it if it exists,
+    is owned by us and is looser. Raises ``OSError``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = directory.stat()
+    if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(directory, 0o700)
+
+
+def load_key(path: Path | None = None) -> UserKey:
+    """Read the key file (default ``key_path()``) and return the key.
+
+    Raises ``KeyFileError`` when it is missing (hint: ``snapstate keygen``), malformed, or
+    readable or writable by group or others (as ssh refuses such a private key).
+    """
+    path = Path(path) if path is not None else key_path()
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise KeyFileError(f"{path}: not a key file")
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            raise KeyFileError(f"{path}: key file is accessible by others "
+                               f"(mode {stat.S_IMODE(info.st_mode):o}); run chmod 600 on it")
+        with open(path, "rb") as handle:
+            text = handle.read(256)
+    except FileNotFoundError:
+        raise KeyFileError(f"{path}: no key; create one with `snapstate keygen`") from None
+    except OSError as exc:
+        raise KeyFileError(f"{path}: cannot read key ({exc.strerror or exc})") from None
+    parts = text.decode("ascii", "replace").split()
+    if len(parts) != 2 or parts[0] != _HEADER:
+        raise KeyFileError(f"{path}: not a snapstate key file")
+    try:
+        secret = bytes.fromhex(parts[1])
+    except ValueError:
+        raise KeyFileError(f"{path}: malformed key") from None
+    if len(secret) != KEY_BYTES:
+        raise KeyFileError(f"{path}: malformed key (wrong length)")
+    return UserKey(secret, path)
+
+
+def find_key() -> UserKey | None:
+    """Return the user's key, or None when there is no key file at all.
+
+    For code that works with or without a key (recording signs only when a key exists).
+    Raises ``KeyFileError`` when a key file exists but cannot be used: a broken key is reported,
+    never silently ignored.
+    """
+    path = key_path()
+    if not os.path.lexists(path):
+        return None
+    return load_key(path)
+
+
+def _peek_id(path: Path) -> str:
+    try:
+        return load_key(path).key_id
+    except KeyFileError:
+        return "unreadable"

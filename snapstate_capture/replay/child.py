@@ -1,0 +1,111 @@
+"""The replay child's main: install the session, then start the run's entry again.
+
+Started as ``python -m snapstate_capture.replay CONFIG`` in the run's recorded working
+directory. The entry is one of (``environment.entry_facts``): a script (run as ``__main__``
+with its recorded ``argv``), a module (``-m``), or an importable workflow function called with
+its recorded arguments (loading them needs trust). The session ends the process itself when
+the replay's outcome is known; reaching the end of this function means the program never
+started the recorded ``record`` block, or a fork ran to its end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import os
+import runpy
+import sys
+from typing import Any
+
+from ..errors import SnapStateError
+from ..store.reader import Value
+from .config import ReplayConfig
+from .session import ReplaySession, install
+
+
+def main(argv: list[str]) -> int:
+    """Replay the run described by the config file ``argv[0]``; exits through the session."""
+    if len(argv) != 1:
+        sys.stderr.write("usage: python -m snapstate_capture.replay CONFIG\n")
+        return 2
+    config = ReplayConfig.load(argv[0])
+    try:
+        session = ReplaySession(config)
+    except SnapStateError as exc:
+        _write_error(config, str(exc))
+        return 2
+    install(session)
+    entry = session.run.entry
+    outcome: BaseException | None = None
+    try:
+        start_entry(entry, session)
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            outcome = exc
+    except SnapStateError as exc:
+        session.fail(str(exc))
+    except BaseException as exc:  # noqa: BLE001 - reported; a fork shows its own traceback
+        outcome = exc
+        if session.recorder is None or not session.recorder.live:
+            import traceback
+
+            traceback.print_exc()
+    recorder = session.recorder
+    if recorder is None:
+        session.fail(f"the program ended without starting the recorded run (record block "
+                     f"#{session.block}): {_describe(outcome)}")
+    if recorder is not None and recorder.live:
+        status = "failed" if outcome is not None else "finished"
+        session.finish("ok", f"replayed {session.fork['step'] + 1 if session.fork else 0} "
+                       f"steps, then continued live as fork {recorder.run_id} ({status})", 0,
+                       fork_status=status)
+    session.fail(f"the replay ended without reaching the end of the recorded run "
+                 f"({_describe(outcome)})")
+    return 2
+
+
+def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
+    """Run the program the way ``entry`` says it was started."""
+    kind = entry.get("kind")
+    argv = [str(a) for a in entry.get("argv") or []]
+    if kind == "script":
+        path = entry.get("path") or ""
+        if not os.path.isfile(path):
+            session.fail(f"the run's script {path} no longer exists")
+        sys.argv = [path, *argv]
+        sys.path[0] = os.path.dirname(path)
+        runpy.run_path(path, run_name="__main__")
+    elif kind == "module":
+        sys.argv = [str(entry.get("module")), *argv]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(str(entry.get("module")), run_name="__main__", alter_sys=True)
+    elif kind == "function":
+        sys.argv = [str(entry.get("qualname")), *argv]
+        sys.path[0] = os.getcwd()
+        target: Any = importlib.import_module(str(entry["module"]))
+        for part in str(entry["qualname"]).split("."):
+            target = getattr(target, part)
+        ref = entry.get("args") or {}
+        args, kwargs = Value(session.timeline, "arguments", ref).load(
+            trust=session.config.trust)
+        result = target(*args, **kwargs)
+        if inspect.iscoroutine(result):
+            asyncio.run(result)
+    else:
+        session.fail("the run has no replayable entry (it was not started from a script, "
+                     "a module or an importable function)")
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "it exited normally"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _write_error(config: ReplayConfig, message: str) -> None:
+    import json
+
+    with open(config.result, "w", encoding="utf-8") as handle:
+        json.dump({"status": "error", "message": message, "replayed": 0, "total": 0,
+                   "fork": None}, handle)

@@ -1,0 +1,151 @@
+"""Comparing a replayed step with the recorded one: kind, label, stack, lines, value digests.
+
+Two values match when their digests (payload hash, else preview hash) are equal. When they are
+not — a pickle can differ between processes for equal objects, e.g. a set of strings under
+another hash seed — the recorded payload is loaded (replay runs with trust) and compared with
+the live object by ``==``; values without a payload match when their previews are equal once
+memory addresses are blanked. Source and code hashes are not compared here: code drift is
+reported before replay starts (``drift.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+from typing import Any
+
+from ..recorder import PreviewOnly
+from ..store.reader import Step, Timeline, Value
+from ..store.writer import StepRecord
+from .report import diff_previews, divergence, normalize, step_facts
+
+#: Variables listed per divergence report.
+MAX_VARIABLES = 12
+
+
+class StepComparer:
+    """Compares live ``StepRecord``s with a recorded run's steps.
+
+    ``cwd``: the recording's working directory, against which relative filenames in the
+    recording are resolved (the replay child runs in the same directory).
+    """
+
+    def __init__(self, timeline: Timeline, cwd: str) -> None:
+        self.timeline = timeline
+        self.cwd = cwd
+
+    def _path(self, filename: str | None) -> str | None:
+        if not filename or filename.startswith("<"):
+            return filename
+        return os.path.normpath(os.path.join(self.cwd, filename))
+
+    def compare(self, recorded: Step, record: StepRecord, live_frames: list[types.FrameType],
+                live_extra: dict[str, Any] | None, *, served_exception: bool = False
+                ) -> dict[str, Any] | None:
+        """Return a divergence report, or None when the live step matches ``recorded``.
+
+        ``served_exception``: the step is an exception raised by an effect served from the
+        journal; the recorded stack then also holds the effect function's own frame, which
+        did not run on replay, so only the frames both have are compared.
+        """
+        index = recorded.index
+        expected = step_facts(recorded.kind, recorded.label, recorded.function,
+                              recorded.filename, recorded.lineno)
+        actual = step_facts(record.kind, record.label, record.function, record.filename,
+                            record.lineno)
+        if recorded.kind != record.kind:
+            return divergence(index, "kind", f"expected a {recorded.kind} step, the program "
+                              f"reached a {record.kind} step", expected=expected, actual=actual)
+        if recorded.label != record.label:
+            return divergence(index, "label", f"expected label {recorded.label!r}, got "
+                              f"{record.label!r}", expected=expected, actual=actual)
+        if recorded.frame_keys == record.frames and recorded._extra_refs == record.extra:
+            return None  # identical frame records: same code, lines and values
+        rec_frames = [self.timeline.json_blob(key) for key in recorded.frame_keys]
+        act_frames = [json.loads(record.blobs[key]) for key in record.frames]
+        if served_exception and len(rec_frames) > len(act_frames):
+            rec_frames = rec_frames[:len(act_frames)]
+        if len(rec_frames) != len(act_frames):
+            return divergence(
+                index, "stack", f"expected {len(rec_frames)} frames on the stack "
+                f"({_chain(rec_frames)}), the program has {len(act_frames)} "
+                f"({_chain(act_frames)})", expected=expected, actual=actual)
+        variables: list[dict[str, Any]] = []
+        live_ok = len(live_frames) == len(act_frames)
+        for position, (rec, act) in enumerate(zip(rec_frames, act_frames)):
+            if (rec.get("function") != act.get("function")
+                    or self._path(rec.get("filename")) != os.path.abspath(act.get("filename")
+                                                                        or "")):
+                return divergence(index, "stack", f"frame #{position}: expected "
+                                  f"{rec.get('function')}, the program is in "
+                                  f"{act.get('function')}", expected=expected, actual=actual)
+            innermost = position == len(act_frames) - 1
+            rec_line = recorded.lineno if innermost and not served_exception else rec.get("lineno")
+            act_line = record.lineno if innermost and not served_exception else act.get("lineno")
+            if rec_line != act_line:
+                return divergence(index, "line", f"{act.get('function')}: expected line "
+                                  f"{rec_line}, the program is at line {act_line}",
+                                  expected=expected, actual=actual)
+            live = live_frames[position].f_locals if live_ok else None
+            self._compare_values(act.get("function", "?"), _refs(rec.get("locals")),
+                                 _refs(act.get("locals")), live, record.blobs, variables)
+        if not served_exception:
+            extra_live = {k: (v.value if isinstance(v, PreviewOnly) else v)
+                          for k, v in (live_extra or {}).items()}
+            self._compare_values("(step values)", recorded._extra_refs, record.extra,
+                                 extra_live, record.blobs, variables)
+        if variables:
+            names = ", ".join(v["name"] for v in variables[:5])
+            return divergence(index, "value", f"{len(variables)} value(s) differ: {names}",
+                              expected=expected, actual=actual, variables=variables)
+        return None
+
+    def _compare_values(self, frame: str, rec_refs: dict[str, Any], act_refs: dict[str, Any],
+                        live: dict[str, Any] | None, blobs: dict[str, bytes],
+                        out: list[dict[str, Any]]) -> None:
+        for name in list(rec_refs) + [n for n in act_refs if n not in rec_refs]:
+            if len(out) >= MAX_VARIABLES:
+                return
+            rec, act = rec_refs.get(name), act_refs.get(name)
+            if rec is not None and act is not None and self.same_value(
+                    name, rec, act, live, blobs):
+                continue
+            exp_preview = self.timeline.json_blob(rec["p"]) if rec and rec.get("p") else None
+            act_preview = json.loads(blobs[act["p"]]) if act and act.get("p") in blobs else None
+            out.append({"frame": frame, "name": name,
+                        "expected": exp_preview.get("repr") if exp_preview else "(absent)",
+                        "actual": act_preview.get("repr") if act_preview else "(absent)",
+                        "diff": diff_previews(exp_preview, act_preview)})
+
+    def same_value(self, name: str, rec: dict[str, Any], act: dict[str, Any],
+                   live: dict[str, Any] | None, blobs: dict[str, bytes]) -> bool:
+        """True when recorded ref ``rec`` and live ref ``act`` hold the same value."""
+        if (rec.get("b") or rec.get("p")) == (act.get("b") or act.get("p")):
+            return True
+        if not rec.get("b") or not act.get("b"):
+            if rec.get("b") or act.get("b"):
+                return False
+            exp = self.timeline.json_blob(rec["p"]) if rec.get("p") else None
+            got = json.loads(blobs[act["p"]]) if act.get("p") in blobs else None
+            return normalize(exp) == normalize(got)
+        if live is None or name not in live or not self.timeline.trust:
+            return False
+        try:
+            loaded = Value(self.timeline, name, rec).load(trust=True)
+            return bool(loaded == live[name])
+        except Exception:  # noqa: BLE001 - an incomparable value is reported, not raised
+            return False
+
+
+def _refs(items: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict):
+            out[str(item[0])] = item[1]
+    return out
+
+
+def _chain(frames: list[dict[str, Any]]) -> str:
+    names = [str(f.get("function", "?")) for f in frames]
+    return " > ".join(names[-4:]) if names else "empty"

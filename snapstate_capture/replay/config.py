@@ -1,0 +1,40 @@
+"""What ``snapstate replay`` tells the replay child: one JSON file, written by the parent."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+#: What happens at step ``to``: only stop (``check``), pdb, a console, or continue as a fork.
+MODES = ("check", "pdb", "console", "live")
+
+
+@dataclass
+class ReplayConfig:
+    """Settings of one replay.
+
+    ``file``: the timeline (absolute path); ``run``: the full run id; ``to``: the step to stop
+    at (None: replay to the end); ``mode``: one of ``MODES``; ``live_effects``: effect names
+    that run for real instead of being served; ``trust``: payloads may be loaded (required
+    to serve effects); ``result``: where the child writes its result JSON; ``progress``:
+    print progress on stderr during long replays.
+    """
+
+    file: str
+    run: str
+    result: str
+    to: int | None = None
+    mode: str = "check"
+    live_effects: list[str] = field(default_factory=list)
+    trust: bool = False
+    progress: bool = True
+
+    def dump(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(asdict(self), handle)
+
+    @classmethod
+    def load(cls, path: str) -> ReplayConfig:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        return cls(**data)

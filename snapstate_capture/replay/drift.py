@@ -1,0 +1,94 @@
+"""Code drift: files on a run's saved stacks whose source changed since the recording.
+
+The recorder stores the text of every file that appears on a saved stack (frame records carry
+its ``source`` hash). Before replaying, each such file is read again the way the recorder read
+it (``linecache``) and hashed; a file that changed or disappeared is **drift**, listed with a
+short unified diff. Replay proceeds over drift only when the user says so (``--allow-drift``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import linecache
+import os
+from dataclasses import dataclass, field
+
+from ..integrity import content_hash
+from ..store.reader import Run
+
+#: Diff lines kept per drifted file.
+MAX_DIFF_LINES = 24
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One drifted file: ``status`` is ``"changed"`` or ``"missing"``; ``diff`` holds unified
+    diff lines (recorded → current), at most ``MAX_DIFF_LINES``; ``changed_lines`` counts the
+    lines added or removed."""
+
+    filename: str
+    status: str
+    diff: list[str] = field(default_factory=list)
+    changed_lines: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return {"filename": self.filename, "status": self.status, "diff": self.diff,
+                "changed_lines": self.changed_lines}
+
+
+def recorded_sources(run: Run) -> dict[str, str]:
+    """``{filename: source hash}`` for every file on the run's saved stacks (first seen wins)."""
+    timeline = run.timeline
+    keys: dict[str, None] = {}
+    for (frames,) in timeline.query("SELECT DISTINCT frames FROM steps WHERE run_id=?",
+                                    (run.id,)):
+        try:
+            for key in json.loads(frames):
+                keys.setdefault(key, None)
+        except (ValueError, TypeError):
+            continue
+    sources: dict[str, str] = {}
+    for key in keys:
+        record = timeline.json_blob(key)
+        if not isinstance(record, dict):
+            continue
+        filename, source = record.get("filename"), record.get("source")
+        if isinstance(filename, str) and isinstance(source, str):
+            sources.setdefault(filename, source)
+    return sources
+
+
+def current_source(path: str) -> bytes | None:
+    """The file's text as the recorder reads it (``linecache``), encoded; None if unreadable."""
+    linecache.checkcache(path)
+    lines = linecache.getlines(path)
+    if not lines:
+        return None
+    return "".join(lines).encode("utf-8", "surrogateescape")
+
+
+def find_drift(run: Run, cwd: str | None = None) -> list[Drift]:
+    """Files whose current source differs from the recording, in filename order.
+
+    Relative filenames are resolved against ``cwd`` (default: the run's recorded cwd).
+    Pseudo-files (``<string>``, ``<stdin>``) are skipped: they have no file to compare.
+    """
+    base = cwd or run.entry.get("cwd") or os.getcwd()
+    out = []
+    for filename, key in sorted(recorded_sources(run).items()):
+        if filename.startswith("<"):
+            continue
+        path = os.path.normpath(os.path.join(base, filename))
+        data = current_source(path)
+        if data is None:
+            out.append(Drift(filename, "missing"))
+            continue
+        if content_hash(data).hex() == key:
+            continue
+        old = run.timeline.blob(key).decode("utf-8", "replace").splitlines()
+        new = data.decode("utf-8", "replace").splitlines()
+        lines = list(difflib.unified_diff(old, new, "recorded", "current", n=1, lineterm=""))
+        changed = sum(1 for line in lines[2:] if line[:1] in "+-")
+        out.append(Drift(filename, "changed", lines[:MAX_DIFF_LINES], changed))
+    return out

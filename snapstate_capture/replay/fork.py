@@ -1,0 +1,51 @@
+"""Starting a fork: a new run in the same file whose first steps are its parent's.
+
+The fork's steps ``0 … N`` are copies of the parent's step rows (they refer to the same blobs,
+so they cost a row each) and its journal holds the parent's effects up to step N; from step
+N + 1 on the fork is recorded live. A fork is therefore a complete run: it can be browsed,
+replayed and forked again on its own.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..environment import environment_facts
+from ..store.reader import Run
+from ..store.writer import StepRecord, TimelineWriter
+
+#: Steps copied per read.
+_CHUNK = 500
+
+
+def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | None = None
+               ) -> str:
+    """Create a fork of ``parent`` at ``step`` through ``writer``; return the fork's run id.
+
+    The fork keeps the parent's entry (how to start it again) and records this process's
+    environment. Raises ``sqlite3.Error``/``TimelineError`` if the file cannot be written.
+    """
+    run_id = writer.begin_run(name=name or f"{parent.name} fork@{step}", entry=parent.entry,
+                              env=environment_facts(), parent=(parent.id, step))
+    start = 0
+    while start <= step:
+        for recorded in parent.steps.range(start, min(start + _CHUNK, step + 1)):
+            writer.append_step(run_id, StepRecord(
+                kind=recorded.kind, label=recorded.label, wall=recorded.wall_time,
+                mono=recorded.mono_time, thread=recorded.thread, task=recorded.task,
+                function=recorded.function, filename=recorded.filename,
+                lineno=recorded.lineno, depth=recorded.depth, frames=recorded.frame_keys,
+                extra=recorded._extra_refs, errors=recorded.errors,
+                n_changed=recorded.n_changed))
+        start += _CHUNK
+    rows = parent.timeline.query(
+        "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value FROM effects"
+        " WHERE run_id=? AND step<=? ORDER BY seq", (parent.id, step))
+
+
+    for seq, at, site, task, ordinal, effect_name, args_hash, outcome, value in rows:
+        writer.add_effect(run_id, {"seq": seq, "step": at, "site": site, "task": task,
+                                   "ordinal": ordinal, "name": effect_name,
+                                   "args_hash": args_hash, "outcome": outcome,
+                                   "value": json.loads(value) if value else None}, {})
+    return run_id

@@ -1,0 +1,83 @@
+"""Starting a replay from another process: the parent side of ``snapstate replay``.
+
+``replay(...)`` writes the child's config, starts ``python -m snapstate_capture.replay`` in
+the run's recorded working directory with its recorded environment variables, lets it use the
+terminal (pdb and the console need it), waits, and returns the child's result dict (see
+``session.ReplaySession.finish``). The caller checks drift and trust first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+import snapstate_capture
+
+from ..errors import SnapStateError
+from ..store.reader import Run
+from .config import MODES, ReplayConfig
+
+#: The directory that holds the ``snapstate_capture`` package: the child must import this copy.
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(snapstate_capture.__file__)))
+
+
+class ReplayError(SnapStateError):
+    """A replay could not be started or ended without a result."""
+
+
+def child_environment(run: Run) -> dict[str, str]:
+    """This process's environment with the run's recorded variables set again, and a
+    ``PYTHONPATH`` that finds this snapstate first, then the recorded one."""
+    env = dict(os.environ)
+    recorded = {str(k): str(v) for k, v in (run.entry.get("env") or {}).items()}
+    paths = [_PACKAGE_ROOT, recorded.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")]
+    env.update(recorded)
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
+    return env
+
+
+def replay(run: Run, *, to: int | None = None, mode: str = "check",
+           live_effects: list[str] | None = None, trust: bool = False,
+           progress: bool = True, capture_output: bool = False) -> dict[str, Any]:
+    """Replay ``run`` in a child process and return its result dict.
+
+    ``mode``: ``check`` | ``pdb`` | ``console`` | ``live`` (what happens at step ``to``).
+    ``capture_output``: collect the child's stdout/stderr into ``result["output"]`` instead of
+    sharing the terminal. Raises ``ReplayError`` when the child cannot be started or leaves no
+    result (the message names the file and the exit code).
+    """
+    if mode not in MODES:
+        raise ReplayError(f"unknown replay mode {mode!r}")
+    cwd = run.entry.get("cwd") or os.getcwd()
+    if not os.path.isdir(cwd):
+        raise ReplayError(f"{run.timeline.path}: the run's working directory {cwd} is gone")
+    with tempfile.TemporaryDirectory(prefix="snapstate-replay-") as scratch:
+        config = ReplayConfig(file=str(run.timeline.path.resolve()), run=run.id,
+                              result=os.path.join(scratch, "result.json"), to=to, mode=mode,
+                              live_effects=list(live_effects or []), trust=trust,
+                              progress=progress)
+        config_path = os.path.join(scratch, "config.json")
+        config.dump(config_path)
+        command = [sys.executable, "-m", "snapstate_capture.replay", config_path]
+        try:
+            child = subprocess.run(command, cwd=cwd, env=child_environment(run),
+                                   capture_output=capture_output, text=True)
+        except OSError as exc:
+            raise ReplayError(f"{run.timeline.path}: cannot start the replay: {exc}") from None
+        try:
+            with open(config.result, encoding="utf-8") as handle:
+                result: dict[str, Any] = json.load(handle)
+        except (OSError, json.JSONDecodeError):
+            detail = (child.stderr or "").strip().splitlines()[-1:] if capture_output else []
+            raise ReplayError(
+                f"{run.timeline.path}: the replay ended (exit code {child.returncode}) without "
+                f"a result" + (f": {detail[0]}" if detail else "")) from None
+    result["exit_code"] = child.returncode
+    if capture_output:
+        result["output"] = child.stdout
+        result["errors"] = child.stderr
+    return result

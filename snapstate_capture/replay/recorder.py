@@ -1,0 +1,233 @@
+"""The replaying recorder: compares each step with the recording instead of writing it.
+
+``ReplayRecorder`` stands in for the ``Recorder`` of the replayed ``record`` block. Every
+capture point the program reaches builds the same step record a recording would, and the
+session's comparer checks it against the recorded step of the same index. Effects are served
+from the journal (``serve_effect``). At the stop step it hands the live frame to pdb or a
+console, or turns into an ordinary recorder writing a fork (``go_live``).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PayloadLoadError, SnapStateError
+from ..recorder import Recorder
+from ..rng import restore_states
+from ..store.reader import Step
+from ..signing import RunSigner
+from ..store.writer import TimelineWriter
+from ..values import capture_value
+from .fork import start_fork
+from .report import diff_previews, divergence, step_facts
+
+if TYPE_CHECKING:
+    from ..effects import EffectCall
+    from ..options import CaptureOptions
+    from .session import ReplaySession
+
+_CHUNK = 256
+
+
+class ReplayRecorder(Recorder):
+    """Replays one recorded run inside the re-executed program (see module docstring)."""
+
+    def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,
+                 options: CaptureOptions) -> None:
+        super().__init__(session.config.file, name=name, options=options, root=root,
+                         block=session.block)
+        self.session = session
+        self.replayed = 0
+        self.live = False
+        self._served_exceptions: set[int] = set()
+        self._chunk: list[Step] = []
+        self._chunk_start = 0
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> bool:
+        """Restore the recorded generator states; go live at once for a fork at step -1."""
+        try:
+            keys = self.session.run.entry.get("rng") or {}
+            restore_states({name: self.session.timeline.blob(key) for name, key in keys.items()})
+        except (SnapStateError, ValueError, KeyError, TypeError) as exc:
+            self.session.fail(f"cannot restore the recorded random state: {exc}")
+        return True
+
+    def finish(self, exc: BaseException | None) -> None:
+        """Live: end the fork run. Replaying: check the run ended where and how it did."""
+        if self.live:
+            super().finish(exc)
+            return
+        session = self.session
+        if self.replayed < session.count:
+            nxt = self._recorded(self.replayed)
+            session.diverge(divergence(
+                self.replayed, "ended-early",
+                f"the program's run ended after {self.replayed} steps; the recording has "
+                f"{session.count} (next: a {nxt.kind} step in {nxt.function} line {nxt.lineno})",
+                expected=step_facts(nxt.kind, nxt.label, nxt.function, nxt.filename,
+                                    nxt.lineno)))
+        error = session.run.error or {}
+        recorded_type = str(error.get("type", "")) if session.run.status == "failed" else ""
+        actual_type = "" if exc is None or (isinstance(exc, SystemExit) and exc.code in (0, None)
+                                            ) else _type_name(exc)
+        if session.recording_complete and not _same_type(recorded_type, actual_type):
+            session.diverge(divergence(
+                self.replayed, "outcome",
+                f"the run ended {'with ' + actual_type if actual_type else 'cleanly'}; the "
+                f"recording ended {'with ' + recorded_type if recorded_type else 'cleanly'}"))
+        session.succeed(f"replayed {self.replayed} steps, no divergence")
+
+    # -- steps -----------------------------------------------------------------------------
+    def capture(self, kind: str, frame: types.FrameType | None, *, label: str | None = None,
+                extra: dict[str, Any] | None = None, lineno: int | None = None,
+                effect: dict[str, Any] | None = None) -> int | None:
+        if self.live:
+            return super().capture(kind, frame, label=label, extra=extra, lineno=lineno,
+                                   effect=effect)
+        if getattr(self._reentry, "busy", False):
+            return None
+        self._reentry.busy = True
+        try:
+            return self._replay_step(kind, frame, label, extra, lineno)
+        except SnapStateError as exc:
+            self.session.fail(f"replay stopped at step {self.replayed}: {exc}")
+            return None
+        finally:
+            self._reentry.busy = False
+
+    def _replay_step(self, kind: str, frame: types.FrameType | None, label: str | None,
+                     extra: dict[str, Any] | None, lineno: int | None) -> int | None:
+        session = self.session
+        index = self.replayed
+        frames = self._frames.walk(frame, self.root)
+        record = self.build_record(kind, frame, label, extra, lineno, frames=frames)
+        if index >= session.count:
+            self._past_end(index, record)
+        served = (kind == "exception" and bool(extra)
+                  and id((extra or {}).get("exception")) in self._served_exceptions)
+        report = session.comparer.compare(self._recorded(index), record, frames, extra,
+                                          served_exception=served)
+        if report is not None:
+            session.diverge(report)
+        self.replayed = index + 1
+        session.progress(index)
+        if index == session.config.to:
+            self._stop_at(index, frames[-1] if frames else frame)
+        return index
+
+    def _recorded(self, index: int) -> Step:
+        offset = index - self._chunk_start
+        if not 0 <= offset < len(self._chunk):
+            self._chunk = self.session.run.steps.range(index, index + _CHUNK)
+            self._chunk_start, offset = index, 0
+        return self._chunk[offset]
+
+    def _past_end(self, index: int, record: Any) -> None:
+        session = self.session
+        if not session.recording_complete:
+            session.succeed(f"replayed {index} steps, no divergence; the recording ends here "
+                            f"(run {session.run.status})")
+        session.diverge(divergence(
+            index, "extra-step", f"the program reached step {index}; the recording ended "
+            f"after {session.count} steps", actual=step_facts(
+                record.kind, record.label, record.function, record.filename, record.lineno)))
+
+    def _stop_at(self, index: int, frame: types.FrameType | None) -> None:
+        from . import stops
+
+        mode = self.session.config.mode
+        if mode == "check":
+            self.session.succeed(f"replayed {index + 1} steps (0-{index}), no divergence")
+        elif mode == "live":
+            self.go_live(index)
+        elif frame is not None:
+            stops.interact(mode, frame, index, self._recorded(index))
+
+    def go_live(self, index: int) -> None:
+        """From here on, record for real into a new fork run branching at step ``index``."""
+        session = self.session
+        try:
+            writer = TimelineWriter(session.config.file, signer=RunSigner(self._user_key()))
+            fork_id = start_fork(writer, session.run, index)
+        except Exception as exc:  # noqa: BLE001 - reported as the replay's error
+            session.fail(f"cannot start the fork: {type(exc).__name__}: {exc}")
+            return
+        self._writer = writer
+        self.run_id = fork_id
+        self.parent = (session.run.id, index)
+        self.live = True
+        session.fork = {"run": fork_id, "parent": session.run.id, "step": index}
+
+    # -- effects ---------------------------------------------------------------------------
+    def serve_effect(self, call: EffectCall) -> None:
+        """Serve ``call`` from the journal, or end the replay with a divergence."""
+        if self.live:
+            return
+        session = self.session
+        entry = session.journal.next_for(call.task)
+        actual = {"name": call.name, "site": call.site, "task": call.task}
+        if entry is None:
+            if not session.recording_complete:
+                session.succeed(f"replayed {self.replayed} steps, no divergence; the recording "
+                                f"ends here (run {session.run.status})")
+            session.diverge(divergence(
+                self.replayed, "effect-missing", f"the program called effect {call.name} at "
+                f"{_short(call.site)}; the recording has no further effect in {call.task}",
+                effect=actual))
+        if entry.name != call.name or entry.site != call.site:
+            session.diverge(divergence(
+                self.replayed, "effect-order", f"expected effect {entry.name} at "
+                f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",
+                effect={**actual, "expected_name": entry.name, "expected_site": entry.site}))
+        if entry.args_hash != call.args_digest:
+            expected = (session.timeline.json_blob(entry.args_preview)
+                        if entry.args_preview else None)
+            got = capture_value(call.args, options=self.options.values, payloads=False).preview
+            diff = diff_previews(expected, got)
+            session.diverge(divergence(
+                self.replayed, "effect-args", f"effect {call.name} at {_short(call.site)} was "
+                f"called with different arguments ({len(diff)} difference(s))",
+                effect={**actual, "expected_name": entry.name, "expected_site": entry.site,
+                        "arguments": diff}))
+        if call.name in session.live_effects:
+            return  # runs for real (``--live-effects``); its step is still compared
+        try:
+            value = session.journal.value(entry).load(trust=session.config.trust)
+        except PayloadLoadError as exc:
+            session.diverge(divergence(self.replayed, "not-replayable",
+                                       f"effect {call.name}: the recorded result cannot be "
+                                       f"served ({exc})", effect=actual))
+            return
+        except SnapStateError as exc:
+            session.fail(str(exc))
+            return
+        if call.advance:  # keep the generator in step for draws not journaled (shuffle, …)
+            args, kwargs = call.call
+            call.function(*args, **kwargs)
+        rng_key = entry.value.get("r")
+        if rng_key:
+            try:
+                restore_states({"random": session.timeline.blob(rng_key)})
+            except (SnapStateError, ValueError, KeyError, TypeError) as exc:
+                session.fail(f"cannot restore the random state after effect {call.name}: {exc}")
+        call.served, call.outcome, call.value = True, entry.outcome, value
+        if entry.outcome == "raise":
+            self._served_exceptions.add(id(value))
+
+
+def _short(site: str) -> str:
+    """``qualname file.py:line`` with the directory dropped."""
+    function, _, where = site.rpartition(" ")
+    return f"{function} {where.rsplit('/', 1)[-1]}" if function else site
+
+
+def _type_name(exc: BaseException) -> str:
+    return f"{type(exc).__module__}.{type(exc).__qualname__}"
+
+
+def _same_type(recorded: str, actual: str) -> bool:
+    if not recorded or not actual:
+        return recorded == actual
+    return recorded == actual or recorded.rsplit(".", 1)[-1] == actual.rsplit(".", 1)[-1]

@@ -1,0 +1,104 @@
+"""Divergence reports: what replay expected, what the program did, and where values differ.
+
+A report is a JSON-able dict, written by the replay child and rendered by ``snapstate replay``::
+
+    {"step": 12, "reason": "value",          # kind | label | stack | line | value | effect-order
+                                             # | effect-args | effect-missing | extra-step
+                                             # | ended-early | outcome | not-replayable
+     "message": "one line",
+     "expected": {"kind", "label", "function", "filename", "lineno"} | null,
+     "actual":   {...} | null,
+     "variables": [{"frame", "name", "expected", "actual", "diff": [[path, exp, act], ...]}],
+     "effect": {"name", "site", "task", "expected_name", "expected_site",
+                "arguments": [[path, exp, act], ...]} | null}
+
+Reprs come from previews (bounded, plain text); nothing here loads a payload.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: Diff lines kept per variable.
+MAX_DIFF = 20
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def normalize(preview: Any) -> Any:
+    """``preview`` with memory addresses (`` at 0x7f…``) blanked, for comparing two processes."""
+    if isinstance(preview, dict):
+        return {k: normalize(v) for k, v in preview.items()}
+    if isinstance(preview, list):
+        return [normalize(v) for v in preview]
+    if isinstance(preview, str):
+        return _ADDRESS.sub(" at 0x…", preview)
+    return preview
+
+
+def diff_previews(expected: dict[str, Any] | None, actual: dict[str, Any] | None,
+                  path: str = "", out: list[list[str]] | None = None,
+                  limit: int = MAX_DIFF) -> list[list[str]]:
+    """Paths where two previews differ: ``[[path, expected repr, actual repr], ...]``.
+
+    Children are matched by label (``[3]``, ``['key']``, ``.attr``); a child present on one
+    side only shows ``(absent)`` on the other. At most ``limit`` entries.
+    """
+    out = [] if out is None else out
+    if len(out) >= limit:
+        return out
+    if expected is None or actual is None:
+        out.append([path or "(value)", _repr(expected), _repr(actual)])
+        return out
+    exp_children = _children(expected)
+    act_children = _children(actual)
+    if (expected.get("type") != actual.get("type") or exp_children is None
+            or act_children is None):
+        if normalize(expected.get("repr")) != normalize(actual.get("repr")) or \
+                expected.get("type") != actual.get("type"):
+            out.append([path or "(value)", _repr(expected), _repr(actual)])
+        return out
+    before = len(out)
+    for label in list(exp_children) + [k for k in act_children if k not in exp_children]:
+        exp, act = exp_children.get(label), act_children.get(label)
+        if exp is not None and act is not None and normalize(exp) == normalize(act):
+            continue
+        diff_previews(exp, act, path + label, out, limit)
+        if len(out) >= limit:
+            break
+    if len(out) == before and normalize(expected) != normalize(actual):
+        out.append([path or "(value)", _repr(expected), _repr(actual)])
+    return out
+
+
+def _children(preview: dict[str, Any]) -> dict[str, Any] | None:
+    children = preview.get("children")
+    if not isinstance(children, list):
+        return None
+    out = {}
+    for item in children:
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict):
+            out[str(item[0])] = item[1]
+    return out
+
+
+def _repr(preview: dict[str, Any] | None) -> str:
+    if preview is None:
+        return "(absent)"
+    return str(preview.get("repr", "?"))
+
+
+def step_facts(kind: str | None, label: str | None, function: str | None,
+               filename: str | None, lineno: int | None) -> dict[str, Any]:
+    """The ``expected``/``actual`` header of a report."""
+    return {"kind": kind, "label": label, "function": function, "filename": filename,
+            "lineno": lineno}
+
+
+def divergence(step: int, reason: str, message: str, *, expected: dict[str, Any] | None = None,
+               actual: dict[str, Any] | None = None,
+               variables: list[dict[str, Any]] | None = None,
+               effect: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Build one divergence report (see the module docstring)."""
+    return {"step": step, "reason": reason, "message": message, "expected": expected,
+            "actual": actual, "variables": variables or [], "effect": effect}

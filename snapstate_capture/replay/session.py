@@ -1,0 +1,124 @@
+"""The replay child's state: which ``record`` block to replay, and how the replay ends.
+
+``replay_session()`` is None in every process but a replay child; ``record`` asks it for a
+recorder (``recorder_for``) when one is installed. The session ends the child itself
+(``os._exit``) once the result is known — at a divergence, at the stop step, or at the end of
+the replayed block — so no code of the program runs past what was recorded unless the replay
+continues live.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..options import CaptureOptions
+    from .config import ReplayConfig
+    from .recorder import ReplayRecorder
+
+_session: ReplaySession | None = None
+
+#: Exit codes of the replay child.
+EXIT_OK, EXIT_DIVERGENCE, EXIT_ERROR = 0, 1, 2
+#: Replays of at least this many steps print progress (at most once a second).
+PROGRESS_MIN_STEPS = 500
+
+
+def replay_session() -> ReplaySession | None:
+    """The session of this replay child, or None in a normal process."""
+    return _session
+
+
+def install(session: ReplaySession | None) -> None:
+    """Make ``session`` the process's replay session (None removes it)."""
+    global _session
+    _session = session
+
+
+class ReplaySession:
+    """One replay: the recorded run, its journal, the comparer and the result.
+
+    Raises ``TimelineError`` from the constructor when the file or run cannot be read.
+    """
+
+    def __init__(self, config: ReplayConfig) -> None:
+        from ..store.reader import open_timeline
+        from .compare import StepComparer
+        from .journal import Journal
+
+        self.config = config
+        self.timeline = open_timeline(config.file, trust=config.trust)
+        self.run = self.timeline.run(config.run)
+        self.count = len(self.run.steps)
+        # A function entry is called directly by the child: its block is the child's first.
+        entry = self.run.entry
+        self.block = 0 if entry.get("kind") == "function" else int(entry.get("block", 0) or 0)
+        self.journal = Journal(self.run)
+        self.comparer = StepComparer(self.timeline, self.run.entry.get("cwd") or os.getcwd())
+        self.live_effects = set(config.live_effects)
+        self.recorder: ReplayRecorder | None = None
+        self.fork: dict[str, Any] | None = None
+        self._started = time.perf_counter()
+        self._last_progress = self._started
+
+    @property
+    def recording_complete(self) -> bool:
+        """True when the recorded run ended cleanly (its last step is the run's last)."""
+        return self.run.status in ("finished", "failed")
+
+    def recorder_for(self, block: int, *, root: Any, name: str, options: CaptureOptions
+                     ) -> ReplayRecorder | None:
+        """The replay recorder for ``record`` block number ``block``; None for other blocks
+        (they run unrecorded)."""
+        if block != self.block or self.recorder is not None:
+            return None
+        from .recorder import ReplayRecorder
+
+        self.recorder = ReplayRecorder(self, root=root, name=name, options=options)
+        return self.recorder
+
+    # -- progress and results ----------------------------------------------------------------
+    def progress(self, index: int) -> None:
+        """Print ``replaying step i of n`` on stderr at most once a second on long replays."""
+        if not self.config.progress or self.count < PROGRESS_MIN_STEPS:
+            return
+        now = time.perf_counter()
+        if now - self._last_progress < 1.0:
+            return
+        self._last_progress = now
+        sys.stderr.write(f"snapstate: replaying step {index} of {self.count}\n")
+        sys.stderr.flush()
+
+    def finish(self, status: str, message: str, code: int, **fields: Any) -> None:
+        """Write the result JSON and end the child with ``code`` (never returns)."""
+        replayed = self.recorder.replayed if self.recorder is not None else 0
+        result = {"status": status, "message": message, "replayed": replayed,
+                  "total": self.count, "run": self.run.id, "fork": self.fork,
+                  "seconds": round(time.perf_counter() - self._started, 3), **fields}
+        try:
+            with open(self.config.result, "w", encoding="utf-8") as handle:
+                json.dump(result, handle)
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001 - a closed stream cannot stop the exit
+                    pass
+            os._exit(code)
+
+    def diverge(self, report: dict[str, Any]) -> None:
+        """End the replay at a divergence (exit code 1)."""
+        self.finish("divergence", f"divergence at step {report['step']}: {report['message']}",
+                    EXIT_DIVERGENCE, divergence=report)
+
+    def fail(self, message: str) -> None:
+        """End the replay because it cannot go on (exit code 2)."""
+        self.finish("error", message, EXIT_ERROR)
+
+    def succeed(self, message: str) -> None:
+        """End the replay with no divergence (exit code 0)."""
+        self.finish("ok", message, EXIT_OK)

@@ -1,0 +1,70 @@
+"""Random-generator states saved at run start and restored on replay (DESIGN.md "Replay and fork").
+
+The ``random`` module's global generator, and numpy's legacy global generator when numpy is
+already imported, are saved as JSON blobs (plain lists of integers, never pickles: restoring
+them runs no code from the file). Replay restores them at the same point, so draws the program
+makes without going through the effect journal repeat exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from typing import Any
+
+from .integrity import canonical_json, content_hash
+
+
+def _random_state() -> Any:
+    version, internal, gauss = random.getstate()
+    return {"version": version, "internal": list(internal), "gauss": gauss}
+
+
+def _numpy_state() -> Any | None:
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return None
+    name, keys, pos, has_gauss, cached = numpy.random.get_state()
+    return {"name": name, "keys": [int(k) for k in keys], "pos": int(pos),
+            "has_gauss": int(has_gauss), "cached": float(cached)}
+
+
+def save_states() -> dict[str, tuple[str, bytes]]:
+    """Return ``{"random": (hex key, json bytes), "numpy": ...}`` for the generators in use.
+
+    Never raises: a generator whose state cannot be read is left out.
+    """
+    out: dict[str, tuple[str, bytes]] = {}
+    for name, read in (("random", _random_state), ("numpy", _numpy_state)):
+        try:
+            state = read()
+        except Exception:  # noqa: BLE001 - a replaced or broken generator is simply not saved
+            continue
+        if state is None:
+            continue
+        data = canonical_json(state)
+        out[name] = (content_hash(data).hex(), data)
+    return out
+
+
+def restore_states(states: dict[str, bytes]) -> list[str]:
+    """Restore saved generator states (``{"random": json bytes, ...}``); return the names
+    restored. numpy's is restored only if numpy is importable. Raises ``ValueError`` for a
+    malformed state."""
+    restored = []
+    for name, data in states.items():
+        state = json.loads(data)
+        if name == "random":
+            random.setstate((state["version"], tuple(state["internal"]), state["gauss"]))
+        elif name == "numpy":
+            try:
+                import numpy
+            except ImportError:
+                continue
+            numpy.random.set_state((state["name"], numpy.array(state["keys"], dtype="uint32"),
+                                    state["pos"], state["has_gauss"], state["cached"]))
+        else:
+            continue
+        restored.append(name)
+    return restored

@@ -1,0 +1,165 @@
+"""``snapstate replay FILE [--run ID] [--to N] [--pdb | --console | --live] [--allow-drift]
+[--live-effects NAME...] [--trust] [--json]``: re-run a recorded run and check it step by step.
+
+The run's entry is started again in a child process with every effect served from the journal
+(DESIGN.md "Replay and fork"). Exit codes: 0 no divergence (or a fork was made), 1 divergence,
+2 error — drift without ``--allow-drift`` included.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+
+from snapstate_capture import Run, SnapStateError, Timeline
+from snapstate_capture.replay.drift import Drift, find_drift
+from snapstate_capture.replay.launch import replay
+from snapstate_capture.trust import require_trust
+
+from ..safe_text import plain
+from .common import add_file_argument, add_run_argument, console, open_file, print_json
+
+EXIT_DIVERGENCE = 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "replay", help="re-run a recorded run with effects served from the journal",
+        description="Re-execute a run in a child process, serving every effect (LLM/API "
+                    "calls, clocks, randomness, input) from the recording and checking each "
+                    "step against it. Stops at the first divergence. Exit 0: no divergence; "
+                    "1: divergence; 2: error.")
+    add_file_argument(parser)
+    add_run_argument(parser)
+    parser.add_argument("--to", type=int, default=None, metavar="N",
+                        help="stop at step N (negative counts from the end)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--pdb", dest="mode", action="store_const", const="pdb",
+                      help="at step N, enter pdb on the live frame")
+    mode.add_argument("--console", dest="mode", action="store_const", const="console",
+                      help="at step N, open a console with the frame's locals and globals")
+    mode.add_argument("--live", dest="mode", action="store_const", const="live",
+                      help="from step N, continue live as a fork recorded in the same file")
+    add_common_arguments(parser)
+    parser.add_argument("--live-effects", nargs="+", default=[], metavar="NAME",
+                        help="effects that run for real instead of being served (e.g. input)")
+    parser.set_defaults(handler=run, mode=None)
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--allow-drift``, ``--trust`` and ``--json``, shared with ``resume``."""
+    parser.add_argument("--allow-drift", action="store_true",
+                        help="replay even though source files changed since the recording")
+    parser.add_argument("--trust", action="store_true",
+                        help="trust FILE although its run is not signed with your key: replay "
+                             "runs the program it names and loads its payloads (effect "
+                             "results), which runs code from the file")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_file(args.file, trust=args.trust) as timeline:
+        chosen = timeline.run(args.run)
+        count = len(chosen.steps)
+        to = args.to
+        if to is not None:
+            if to < 0:
+                to += count
+            if not 0 <= to < count:
+                raise SnapStateError(f"{timeline.path}: step {args.to} out of range "
+                                     f"(run {chosen.id[:8]} has steps 0-{count - 1})")
+        elif args.mode:
+            raise SnapStateError(f"{timeline.path}: --{args.mode} needs --to N (the step to "
+                                 "stop at)")
+        return replay_and_report(timeline, chosen, args, to=to, mode=args.mode or "check",
+                                 live_effects=args.live_effects)
+
+
+def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace, *,
+                      to: int | None, mode: str, live_effects: list[str]) -> int:
+    """Check trust and drift, replay, print the outcome; return the exit code."""
+    # Replay starts the program the file names and serves its payloads: the run must verify
+    # under the user's key (their own signed recording) or the user says --trust.
+    require_trust(chosen, trust=args.trust, what="effect results and the run's entry for replay")
+    out = console()
+    drift = find_drift(chosen)
+    if drift and not args.json:
+        out.print(render_drift(drift), soft_wrap=True)
+    if drift and not args.allow_drift:
+        if args.json:
+            print_json({"status": "drift", "drift": [d.to_json() for d in drift]})
+        raise SnapStateError(f"{timeline.path}: code changed since the recording "
+                             f"({len(drift)} file(s)); pass --allow-drift to replay anyway")
+    result = replay(chosen, to=to, mode=mode, live_effects=live_effects, trust=True,
+                    progress=not args.json)
+    if args.json:
+        print_json({**result, "drift": [d.to_json() for d in drift]})
+    if result.get("status") == "error":
+        raise SnapStateError(f"{timeline.path}: {result.get('message')}")
+    if not args.json:
+        out.print(render_result(result, timeline=str(timeline.path)), soft_wrap=True)
+    return EXIT_DIVERGENCE if result.get("status") == "divergence" else 0
+
+
+def render_drift(drift: list[Drift]) -> Group:
+    """The drifted files with their short diffs, as plain text."""
+    parts: list[Any] = [Text(f"code drift: {len(drift)} file(s) changed since the recording",
+                             style="bold yellow")]
+    for item in drift:
+        parts.append(plain(f"  {item.filename} ({item.status}"
+                           + (f", {item.changed_lines} lines" if item.changed_lines else "")
+                           + ")", "yellow"))
+        for line in item.diff:
+            style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
+            parts.append(plain(f"    {line}", style))
+    return Group(*parts)
+
+
+def render_result(result: dict[str, Any], *, timeline: str) -> Group:
+    """The replay's outcome: the one-line message, a fork's id, or the divergence report."""
+    parts: list[Any] = []
+    report = result.get("divergence")
+    if result.get("status") == "divergence" and report:
+        parts.extend(render_divergence(report))
+    else:
+        parts.append(plain(str(result.get("message", "")), "bold green"))
+    fork = result.get("fork")
+    if fork:
+        parts.append(plain(f"fork {fork['run'][:8]} of run {fork['parent'][:8]} at step "
+                           f"{fork['step']} ({result.get('fork_status', '?')}): "
+                           f"see `snapstate ls {timeline}`", "bold"))
+    return Group(*parts)
+
+
+def render_divergence(report: dict[str, Any]) -> list[Any]:
+    """Expected vs actual for one divergence report (``snapstate_capture.replay.report``)."""
+    parts: list[Any] = [plain(f"divergence at step {report.get('step')}: "
+                              f"{report.get('message')}", "bold red")]
+    for side in ("expected", "actual"):
+        facts = report.get(side)
+        if facts:
+            label = f" {facts.get('label')!r}" if facts.get("label") else ""
+            parts.append(plain(f"  {side:<8} {facts.get('kind')}{label} in "
+                               f"{facts.get('function')} ({facts.get('filename')}:"
+                               f"{facts.get('lineno')})"))
+    for var in report.get("variables") or []:
+        parts.append(plain(f"  {var.get('frame')}: {var.get('name')}", "bold"))
+        parts.append(plain(f"    expected {var.get('expected')}", "green"))
+        parts.append(plain(f"    actual   {var.get('actual')}", "red"))
+        diff = var.get("diff") or []
+        if len(diff) > 1 or (diff and diff[0][0] != "(value)"):
+            for path, exp, act in diff:
+                parts.append(plain(f"      {path}: {exp} -> {act}"))
+    effect = report.get("effect")
+    if effect:
+        if effect.get("expected_name"):
+            parts.append(plain(f"  effect expected {effect['expected_name']} at "
+                               f"{effect.get('expected_site')}", "green"))
+        parts.append(plain(f"  effect called   {effect.get('name')} at {effect.get('site')} "
+                           f"(task {effect.get('task')})", "red"))
+        for path, exp, act in effect.get("arguments") or []:
+            parts.append(plain(f"    argument {path}: expected {exp}, actual {act}"))
+    return parts

@@ -1,0 +1,179 @@
+"""Signed runs and tamper detection: every step re-signs the run; ``verify`` finds any change."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+import snapstate_capture as snap
+from snapstate_capture import keys
+from snapstate_capture.store.writer import StepRecord, TimelineWriter
+from snapstate_capture.signing import RunSigner
+from snapstate_capture.verify import verify_timeline
+from tests.conftest import run_python
+from tests.hostile import connect, flip_byte, last_run_id, payload_keys, rechain
+
+
+def _record(path, steps=4, name="signed"):
+    with snap.record(path, name=name):
+        data = []
+        for i in range(steps):
+            data.append({"i": i})
+            snap.checkpoint(f"c{i}", i=i)
+    return last_run_id(path)
+
+
+def _report(path, key=None):
+    with snap.open_timeline(path) as timeline:
+        return verify_timeline(timeline, key if key is not None else keys.find_key())
+
+
+def _only(report):
+    assert len(report.runs) == 1
+    return report.runs[0]
+
+
+def test_runs_are_signed_with_the_user_key(snap_path):
+    key = keys.generate_key()
+    _record(snap_path)
+    conn = connect(snap_path)
+    signature, key_id = conn.execute("SELECT signature, key_id FROM runs").fetchone()
+    conn.close()
+    assert len(signature) == 32 and key_id == key.key_id
+    run = _only(_report(snap_path))
+    assert (run.signature, run.steps, run.status) == ("valid", 4, "finished")
+    assert run.intact and run.trusted
+
+
+def test_without_a_key_runs_are_unsigned_but_chained(snap_path):
+    _record(snap_path)
+    run = _only(_report(snap_path))
+    assert run.signature == "unsigned" and run.intact and not run.trusted
+    keys.generate_key()  # a key made later cannot vouch for an older file
+    assert _only(_report(snap_path)).signature == "unsigned"
+
+
+def test_other_key_and_no_key(snap_path):
+    old = keys.generate_key()
+    _record(snap_path)
+    keys.generate_key(force=True)
+    assert _only(_report(snap_path)).signature == "other-key"
+    assert _only(_report(snap_path, key=old)).signature == "valid"
+    with snap.open_timeline(snap_path) as timeline:
+        assert verify_timeline(timeline, None).runs[0].signature == "no-key"
+
+
+def test_a_killed_recorder_leaves_a_run_signed_up_to_its_last_step(tmp_path):
+    key = keys.generate_key()
+    path = tmp_path / "killed.snap"
+    script = textwrap.dedent(f"""
+        import os
+        import snapstate_capture as snap
+        with snap.record({str(path)!r}, name="doomed"):
+            for i in range(5):
+                value = i * i
+                snap.checkpoint("tick", i=i)
+            os._exit(9)
+        """)
+    result = run_python("-c", script)
+    assert result.returncode == 9, result.stderr
+    run = _only(_report(path, key))
+    assert (run.status, run.steps, run.signature) == ("crashed", 5, "valid")
+    assert run.trusted
+
+
+def _edit(path, sql, params=()):
+    conn = connect(path)
+    conn.execute(sql, params)
+    conn.close()
+
+
+def test_an_edited_step_breaks_the_chain_at_that_step(snap_path):
+    keys.generate_key()
+    run_id = _record(snap_path, steps=6)
+    _edit(snap_path, "UPDATE steps SET label='forged' WHERE run_id=? AND idx=3", (run_id,))
+    run = _only(_report(snap_path))
+    assert run.chain_broken_at == 3 and "altered" in run.chain_problem
+    assert not run.intact and not run.trusted
+
+
+@pytest.mark.parametrize("change", ["step", "entry", "status", "truncate", "name"])
+def test_consistent_forgeries_without_the_key_invalidate_the_signature(snap_path, change):
+    keys.generate_key()
+    run_id = _record(snap_path, steps=5)
+    if change == "step":
+        _edit(snap_path, "UPDATE steps SET label='forged' WHERE idx=2")
+    elif change == "entry":
+        _edit(snap_path, "UPDATE runs SET entry=?", (json.dumps({"kind": "script",
+                                                                   "path": "/tmp/evil.py"}),))
+    elif change == "status":
+        _edit(snap_path, "UPDATE runs SET status='failed'")
+    elif change == "truncate":
+        _edit(snap_path, "DELETE FROM steps WHERE idx=4")
+    elif change == "name":
+        _edit(snap_path, "UPDATE runs SET name='someone else'")
+    rechain(snap_path, run_id)
+    run = _only(_report(snap_path))
+    assert run.chain_broken_at is None and run.chain_problem is None
+    assert run.signature == "invalid" and not run.intact and not run.trusted
+
+
+def test_missing_step_and_head_mismatch_are_reported(snap_path):
+    run_id = _record(snap_path, steps=5)
+    _edit(snap_path, "DELETE FROM steps WHERE run_id=? AND idx=2", (run_id,))
+    run = _only(_report(snap_path))
+    assert run.chain_broken_at == 2 and "missing" in run.chain_problem
+    _edit(snap_path, "DELETE FROM steps WHERE run_id=? AND idx>2", (run_id,))
+    run = _only(_report(snap_path))
+    assert run.chain_broken_at == 2 and run.chain_problem == "steps 2-4 are missing"
+
+
+def test_flipped_payload_byte_names_every_step_using_it(snap_path):
+    _record(snap_path, steps=5)
+    # `data` is a list that changes each step; the `i`-extras are small ints. Take a payload
+    # used at exactly one step and one shared by every step.
+    key = payload_keys(snap_path)[0]
+    flip_byte(snap_path, key)
+    report = _report(snap_path)
+    run = _only(report)
+    assert report.bad_blobs == {key.hex(): "corrupt (hash mismatch)"}
+    problem = run.corrupt[key.hex()]
+    assert problem.kind == "payload" and problem.problem == "corrupt (hash mismatch)"
+    assert problem.steps and problem.steps == sorted(problem.steps)
+    # The reader agrees: those steps' values with that payload fail their hash check on read.
+    with snap.open_timeline(snap_path) as timeline:
+        for index in problem.steps:
+            frame = timeline.runs[0].steps[index].frames[-1]
+            assert any(v.payload_key == key.hex() for v in frame.locals.values())
+    assert not run.intact
+
+
+def test_missing_blob_is_reported_with_its_steps(snap_path):
+    _record(snap_path, steps=3)
+    key = payload_keys(snap_path)[0]
+    _edit(snap_path, "DELETE FROM blobs WHERE hash=?", (key,))
+    problem = _only(_report(snap_path)).corrupt[key.hex()]
+    assert problem.problem == "missing" and problem.steps
+
+
+def test_effect_journal_is_covered_and_rolled_back_changes_do_not_advance_signer(tmp_path):
+    key = keys.generate_key()
+    path = tmp_path / "effects.snap"
+    writer = TimelineWriter(path, signer=RunSigner(key))
+    run_id = writer.begin_run(name="fx", entry={"kind": "unknown"}, env={})
+    record = StepRecord(kind="effect", label="llm", wall=1.5, mono=2.5, thread="MainThread",
+                        task=None, function="f", filename="f.py", lineno=1, depth=0, frames=[])
+    writer.append_step(run_id, record)
+    row = {"seq": 0, "step": 0, "site": "f.py:1", "ordinal": 0, "name": "llm",
+           "outcome": "return", "value": {"p": "00" * 16}}
+    writer.add_effect(run_id, row, {})
+    with pytest.raises(Exception):
+        writer.add_effect(run_id, row, {})  # same seq: the insert fails and rolls back
+    writer.add_effect(run_id, {**row, "seq": 1}, {})
+    writer.end_run(run_id, "finished")
+    writer.close()
+    assert _only(_report(path, key)).signature == "valid"
+    _edit(path, "UPDATE effects SET value=? WHERE seq=1", (json.dumps({"p": "11" * 16}),))
+    assert _only(_report(path, key)).signature == "invalid"

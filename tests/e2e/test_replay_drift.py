@@ -1,0 +1,69 @@
+"""Code drift: a changed source file is listed (with a diff) before replay and stops it unless
+``--allow-drift``; replaying the changed program then diverges exactly at the first step the
+change affects, with the differing variables, or at the effect whose arguments changed."""
+
+from __future__ import annotations
+
+import snapstate_capture as snap
+from tests.conftest import run_cli
+from tests.e2e.replay_helpers import record_agent, replay_json, side_lines
+
+
+def _edit(program, old, new):
+    text = program.read_text()
+    assert old in text
+    program.write_text(text.replace(old, new))
+
+
+def _round_step(path, i):
+    with snap.open_timeline(path) as timeline:
+        return next(s.index for s in timeline.runs[-1].steps
+                    if s.label == "round" and s.extra["i"].repr == str(i))
+
+
+def test_drift_is_listed_and_stops_replay(tmp_path):
+    path, side, program = record_agent(tmp_path, rounds=4, copy=True)
+    _edit(program, "total += i * 2", "total += i * 3")
+    result = run_cli("replay", str(path), "--trust")
+    assert result.returncode == 2
+    assert "code changed since the recording (1 file(s)); pass --allow-drift" in result.stderr
+    assert str(program) in result.stdout
+    assert "-        total += i * 2" in result.stdout
+    assert "+        total += i * 3" in result.stdout
+
+
+def test_injected_change_diverges_at_the_first_affected_step(tmp_path):
+    path, side, program = record_agent(tmp_path, rounds=6, copy=True)
+    before = side_lines(side)
+    _edit(program, "draw = random.randint(0, 10 ** 6)",
+          "draw = random.randint(0, 10 ** 6) if i != 4 else -1")
+    result, data = replay_json(path, "--allow-drift")
+    assert result.returncode == 1, result.stderr
+    report = data["divergence"]
+    assert report["step"] == _round_step(path, 4)
+    assert report["reason"] == "value"
+    by_name = {v["name"]: v for v in report["variables"]}
+    assert by_name["draw"]["actual"] == "-1"
+    assert by_name["draw"]["expected"] != "-1"
+    assert "memory" in by_name
+    assert any(path.startswith("[") and act.endswith("-1}") or "'draw'" in path
+               for path, exp, act in by_name["memory"]["diff"])
+    assert [d["filename"] for d in data["drift"]] == [str(program)]
+    assert side_lines(side) == before  # nothing before the divergence ran for real
+
+
+def test_changed_effect_arguments_diverge_at_that_call(tmp_path):
+    path, side, program = record_agent(tmp_path, rounds=4, copy=True)
+    before = side_lines(side)
+    _edit(program, 'reply = llm(f"question {i}", temperature=0.5)',
+          'reply = llm(f"question {i}" if i != 2 else "other", temperature=0.5)')
+    result = run_cli("replay", str(path), "--trust", "--allow-drift")
+    assert result.returncode == 1
+    assert "effect llm at main agent.py:" in result.stdout
+    assert "called with different arguments" in result.stdout
+    assert "argument ['prompt']: expected 'question 2', actual 'other'" in result.stdout
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        first_llm_of_round_2 = [s.index for s in steps if s.label == "llm"][2]
+    assert f"divergence at step {first_llm_of_round_2}:" in result.stdout
+    assert side_lines(side) == before

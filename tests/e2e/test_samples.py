@@ -1,0 +1,155 @@
+"""The committed sample timelines are readable, current, and still show what the README says.
+
+A sample is stale when recording its program again with the current code gives a different
+normalised fingerprint (``examples/fingerprint.py``): the examples, a capture rule or the file
+format changed since it was committed. The fix is one command: ``python -m examples.make_samples``.
+"""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+
+import snapstate_capture as snap
+from examples.fingerprint import first_difference, fingerprint
+from examples.make_samples import SAMPLES, Sample, sample_path
+from tests.conftest import ROOT, run_cli, run_python
+
+MAX_SAMPLE_BYTES = 2 * 1024 * 1024
+
+
+def _committed(name: str):
+    return sample_path(ROOT, next(s for s in SAMPLES if s.name == name))
+
+
+def _same_python(path) -> bool:
+    with snap.open_timeline(path) as timeline:
+        recorded = str(timeline.runs[-1].env.get("python", ""))
+    return recorded.rsplit(".", 1)[0] == platform.python_version().rsplit(".", 1)[0]
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.name)
+def test_committed_sample_is_current(sample: Sample, tmp_path):
+    committed = sample_path(ROOT, sample)
+    assert committed.exists(), f"{committed} is missing: run `python -m examples.make_samples`"
+    assert committed.stat().st_size < MAX_SAMPLE_BYTES
+    done = run_python("-m", "examples.make_samples", "--only", sample.name,
+                      "--root", str(tmp_path), timeout=120)
+    assert done.returncode == 0, done.stderr
+    portable = not _same_python(committed)
+    difference = first_difference(fingerprint(committed, portable=portable),
+                                  fingerprint(sample_path(tmp_path, sample), portable=portable))
+    assert not difference, (f"{committed.name} is stale — run `python -m examples.make_samples` "
+                            f"and commit sample_snapshots/. First difference at {difference}")
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.name)
+def test_sample_opens_with_the_cli(sample: Sample):
+    path = str(sample_path(ROOT, sample))
+    listed = run_cli("ls", path, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert f'"status": "{sample.status}"' in listed.stdout
+    shown = run_cli("show", path, "--step", "0")
+    assert shown.returncode == 0, shown.stderr
+    assert "step 0 of" in shown.stdout
+
+
+def _steps_of(run, label: str, kind: str) -> list:
+    """Steps of ``kind`` recorded by the ``@snap.step`` function ``label``."""
+    return [s for s in run.steps if s.label == label and s.kind == kind]
+
+
+def test_research_agent_retries_the_flaky_api_and_asks_a_human():
+    with snap.open_timeline(_committed("research_agent")) as timeline:
+        run = timeline.runs[-1]
+        assert run.status == "finished"
+        assert 100 <= len(run.steps) <= 300
+        steps = list(run.steps)
+        failures = [s for s in steps if s.kind == "exception" and s.label == "ServiceUnavailable"]
+        assert failures, "the citation API never failed"
+        for failure in failures:
+            retry = steps[failure.index + 1]
+            assert (retry.kind, retry.label) == ("checkpoint", "retrying")
+            assert retry.extra["attempt"].repr == "1"
+        cited = _steps_of(run, "cite", "return")
+        assert len(cited) == len({s.extra["return"].repr for s in cited}) >= 5
+        assert len(_steps_of(run, "research", "call")) == 5
+        assert len(_steps_of(run, "call_model", "return")) >= 10
+        answers = _steps_of(run, "ask_human", "return")
+        assert [a.extra["return"].repr for a in answers] == ["'yes'"]
+
+
+def _doc_ids(step) -> dict[str, str]:
+    """``sources`` of the run_agent frame at ``step``: dict key -> the Source's doc_id repr."""
+    frame = next(f for f in step.frames if f.function == "run_agent")
+    if "sources" not in frame.locals:
+        return {}
+    out = {}
+    for label, child in frame.locals["sources"].preview.get("children", []):
+        fields = dict(child.get("children", []))
+        out[label] = fields[".doc_id"]["repr"]
+    return out
+
+
+def test_buggy_agent_corrupts_its_state_long_before_it_fails():
+    with snap.open_timeline(_committed("buggy_agent")) as timeline:
+        run = timeline.runs[-1]
+        assert run.status == "failed" and run.error["type"].endswith("KeyError")
+        steps = list(run.steps)
+        last = steps[-1]
+        assert last.kind == "exception" and last.function == "write_report"
+        bad_id = last.extra["exception"].repr  # KeyError('case study harbour city')
+        corrupted_at = None
+        for step in steps:
+            if any(f"'{key[2:-2]}'" != doc_id for key, doc_id in _doc_ids(step).items()):
+                corrupted_at = step
+                break
+        assert corrupted_at is not None
+        assert (corrupted_at.kind, corrupted_at.label) == ("return", "describe_source")
+        assert last.index - corrupted_at.index >= 100
+        corrupted = [doc_id for key, doc_id in _doc_ids(last).items()
+                     if f"'{key[2:-2]}'" != doc_id]
+        assert any(doc_id in bad_id for doc_id in corrupted)
+
+
+def _signature(step) -> tuple:
+    return (step.kind, step.function, step.label, step.lineno,
+            tuple((name, value.repr) for name, value in step.extra.items()))
+
+
+def test_the_two_research_runs_part_at_the_human_answer():
+    with snap.open_timeline(_committed("research_agent")) as a, \
+            snap.open_timeline(_committed("research_agent_b")) as b:
+        steps_a, steps_b = list(a.runs[-1].steps), list(b.runs[-1].steps)
+        first = next(i for i, (x, y) in enumerate(zip(steps_a, steps_b))
+                     if _signature(x) != _signature(y))
+        assert first >= 100
+        assert (steps_a[first].label, steps_a[first].kind) == ("ask_human", "return")
+        assert steps_a[first].extra["return"].repr == "'yes'"
+        assert steps_b[first].extra["return"].repr == "'skip 5'"
+        assert len(steps_b) < len(steps_a)
+
+
+def test_async_agent_interleaves_its_question_tasks():
+    with snap.open_timeline(_committed("async_agent")) as timeline:
+        run = timeline.runs[-1]
+        assert run.status == "finished"
+        tasks = [s.task for s in run.steps]
+    questions = [t for t in tasks if t and t.startswith("question-")]
+    assert set(questions) == {"question-1", "question-2", "question-3"}
+    first_1, last_1 = questions.index("question-1"), len(questions) - 1 - questions[::-1].index(
+        "question-1")
+    assert "question-2" in questions[first_1:last_1], "the tasks did not run concurrently"
+    assert len({t for t in tasks if t and not t.startswith("question-")}) >= 3  # gathered calls
+
+
+def test_stack_vm_records_the_interpreter_state():
+    with snap.open_timeline(_committed("stack_vm")) as timeline:
+        run = timeline.runs[-1]
+        assert run.status == "finished"
+        last = run.steps[-1]
+        frame = next(f for f in last.frames if f.function == "execute")
+        assert frame.locals["output"].repr == "[21]"
+        assert {"pc", "stack", "variables", "op"} <= set(frame.locals)
+        assert len(run.steps) >= 100

@@ -1,0 +1,120 @@
+"""Building hostile and tampered timeline files for the trust tests.
+
+``marker_file(path, marker)`` records a run whose values' payloads, when unpickled, create the
+file ``marker``: the proof that nothing unpickles is that ``marker`` never appears.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import snapstate_capture as snap
+from snapstate_capture.integrity import GENESIS, chain_hash, content_hash
+from snapstate_capture.store import blobs
+from snapstate_capture.store.writer import chain_fields
+
+
+class Touch:
+    """An object whose pickle, when loaded, creates ``path`` (and nothing else)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+
+    def __reduce__(self) -> tuple:
+        return (pathlib.Path.touch, (pathlib.Path(self.path),))
+
+    def __repr__(self) -> str:
+        return "Touch()"
+
+
+def marker_file(path: Path, marker: Path, *, steps: int = 3) -> Path:
+    """Record ``steps`` checkpoints holding ``Touch(marker)`` values (as a local, inside a list,
+    and as a checkpoint extra) without ever loading them; returns ``path``."""
+    options = snap.CaptureOptions(values=snap.ValueOptions(test_load=False))
+    with snap.record(path, name="hostile", options=options):
+        bomb = Touch(marker)
+        nested = {"items": [1, Touch(marker)]}
+        for i in range(steps):
+            snap.checkpoint(f"step {i}", bomb=Touch(marker))
+    assert bomb and nested
+    assert not marker.exists(), "recording must not load the payload"
+    return path
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A read-write connection for tampering (autocommit)."""
+    return sqlite3.connect(path, isolation_level=None)
+
+
+def payload_keys(path: Path) -> list[bytes]:
+    """Binary keys of every payload (``"b"``) blob referenced by frame records."""
+    found: list[bytes] = []
+    conn = connect(path)
+    try:
+        for key, codec, size, data in conn.execute("SELECT hash, codec, size, data FROM blobs"):
+            plain = blobs.decode(key, codec, data, size)
+            try:
+                record = json.loads(plain)
+            except (TypeError, ValueError, UnicodeDecodeError):
+                continue
+            if isinstance(record, dict) and "locals" in record:
+                for _, ref in record["locals"]:
+                    if "b" in ref:
+                        found.append(bytes.fromhex(ref["b"]))
+    finally:
+        conn.close()
+    return list(dict.fromkeys(found))
+
+
+def flip_byte(path: Path, key: bytes, offset: int = 3) -> None:
+    """Flip one bit of the stored bytes of blob ``key`` (its hash no longer matches)."""
+    conn = connect(path)
+    data = bytearray(conn.execute("SELECT data FROM blobs WHERE hash=?", (key,)).fetchone()[0])
+    data[offset % len(data)] ^= 0x01
+    conn.execute("UPDATE blobs SET data=? WHERE hash=?", (bytes(data), key))
+    conn.close()
+
+
+def rechain(path: Path, run_id: str) -> None:
+    """Recompute a run's step hashes and chain head from its rows, as an attacker without the
+    key would after editing steps: the chain is consistent again, the signature is not."""
+    conn = connect(path)
+    previous = GENESIS
+    rows = conn.execute("SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors"
+                        " FROM steps WHERE run_id=? ORDER BY idx", (run_id,)).fetchall()
+    for idx, kind, label, wall, mono, thread, task, frames, extra, errors in rows:
+        previous = chain_hash(previous, chain_fields(
+            kind, label, wall, mono, thread, task, json.loads(frames),
+            json.loads(extra) if extra else None, json.loads(errors) if errors else None))
+        conn.execute("UPDATE steps SET hash=? WHERE run_id=? AND idx=?", (previous, run_id, idx))
+    conn.execute("UPDATE runs SET chain_head=?, step_count=? WHERE id=?",
+                 (previous, len(rows), run_id))
+    conn.close()
+
+
+def add_blob(conn: sqlite3.Connection, data: bytes) -> str:
+    """Insert ``data`` as a proper blob and return its hex key."""
+    key, codec, stored = blobs.encode(data)
+    conn.execute("INSERT OR IGNORE INTO blobs (hash, codec, size, data) VALUES (?,?,?,?)",
+                 (key, codec, len(data), stored))
+    return key.hex()
+
+
+def json_bytes(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def last_run_id(path: Path) -> str:
+    conn = connect(path)
+    try:
+        return conn.execute("SELECT id FROM runs ORDER BY seq DESC LIMIT 1").fetchone()[0]
+    finally:
+        conn.close()
+
+
+__all__ = ["Touch", "add_blob", "connect", "content_hash", "flip_byte", "json_bytes",
+           "last_run_id", "marker_file", "payload_keys", "rechain"]
