@@ -48,7 +48,9 @@ class ValueOptions:
     - ``redact_secrets``: turn redaction off entirely (not recommended).
     - ``slow_repr_seconds``: a user ``__repr__`` that takes longer than this is reported as
       ``<repr failed: SlowRepr: …>`` and never called again for that type in this process
-      (see ``values/reprs.py`` for why a slow repr cannot be interrupted safely).
+      (see ``values/reprs.py`` for why a slow repr cannot be interrupted safely). Wall time,
+      so the default is generous: on a loaded machine an ordinary repr must never cross it,
+      or previews would differ from run to run.
     """
 
     max_depth: int = 3
@@ -61,7 +63,7 @@ class ValueOptions:
     secret_patterns: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
     secret_exempt: tuple[str, ...] = DEFAULT_SECRET_EXEMPT
     redact_secrets: bool = True
-    slow_repr_seconds: float = 0.05
+    slow_repr_seconds: float = 0.5
 
     def is_secret(self, name: str) -> bool:
         """Return True when ``name`` matches one of ``secret_patterns`` (case-insensitive
