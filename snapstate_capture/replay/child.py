@@ -70,7 +70,7 @@ def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
     kind = entry.get("kind")
     argv = [str(a) for a in entry.get("argv") or []]
     if kind == "script":
-        path = entry.get("path") or ""
+        path = session.relocation.path(entry.get("path") or "")
         if not os.path.isfile(path):
             session.fail(f"the run's script {path} no longer exists")
         sys.argv = [path, *argv]

@@ -46,7 +46,7 @@ class ReplayRecorder(Recorder):
         self._chunk: list[Step] = []
         self._chunk_start = 0
         self._fast = FastMatcher(session.timeline, options.values,
-                                 session.run.entry.get("cwd") or os.getcwd())
+                                 session.run.entry.get("cwd") or os.getcwd(), session.relocation)
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
@@ -182,7 +182,7 @@ class ReplayRecorder(Recorder):
                 self.replayed, "effect-missing", f"the program called effect {call.name} at "
                 f"{_short(call.site)}; the recording has no further effect in {call.task}",
                 effect=actual))
-        if entry.name != call.name or entry.site != call.site:
+        if entry.name != call.name or session.relocation.site(entry.site) != call.site:
             session.diverge(divergence(
                 self.replayed, "effect-order", f"expected effect {entry.name} at "
                 f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",
