@@ -3,7 +3,7 @@
 A module's ``register`` adds its parser and sets ``handler`` (``func(args) -> int`` exit code).
 """
 
-from . import inspect, keygen, ls, record, replay, resume, show, verify
+from . import diff, export, gc, inspect, keygen, ls, record, replay, resume, show, verify
 
 #: Every subcommand module, in the order ``snapstate --help`` lists them.
-MODULES = (record, inspect, ls, show, replay, resume, verify, keygen)
+MODULES = (record, inspect, ls, show, diff, replay, resume, verify, keygen, export, gc)
