@@ -155,7 +155,7 @@ class StepDiffer:
         """The differences between the states of ``a`` and ``b`` as a set of hashable keys
         (``change_keys``); empty when the states are the same, None when the stacks' functions
         differ. Cheap when content hashes match; frame comparisons are cached by record hash."""
-        if a.frame_keys == b.frame_keys and _refs(a.extra) == _refs(b.extra):
+        if a.frame_keys and a.frame_keys == b.frame_keys and _same_values(a.extra, b.extra):
             return set()
         fa, fb = a.frames, b.frames
         if [f.function for f in fa] != [f.function for f in fb]:
@@ -200,7 +200,7 @@ class StepDiffer:
         skipped = 0
         for name in list(a) + [n for n in b if n not in a]:
             va, vb = a.get(name), b.get(name)
-            if va is not None and vb is not None and va.ref == vb.ref:
+            if va is not None and vb is not None and same_content(va, vb):
                 continue  # equal content hashes: equal values, nothing to read
             if budget.expired():
                 skipped += 1
@@ -220,7 +220,7 @@ class StepDiffer:
             return VariableDiff(name, "removed" if b is None else "added",
                                 summary if b is None else None, summary if a is None else None)
         budget = budget or Budget(self.options.time_limit)
-        key = (a.preview_key, a.payload_key, b.preview_key, b.payload_key)
+        key = (a.digest, a.preview_key, b.digest, b.preview_key)
         diff = self._values.get(key)
         if diff is None:
             diff = self._compare(a, b, budget)
@@ -242,6 +242,8 @@ class StepDiffer:
             result = diff_previews(a.preview, b.preview, options=self.options, budget=budget)
             result.note(f"compared previews: {loaded}")
             return result
+        if _inline(a) or _inline(b):
+            return diff_previews(a.preview, b.preview, options=self.options, budget=budget)
         if a.preview_key == b.preview_key:
             if a.payload_key != b.payload_key and not _complete(a.preview):
                 return ValueDiff([Change("", "hidden", a.repr, b.repr)], notes=[
@@ -347,8 +349,21 @@ def _index(frames: tuple[Frame, ...], frame: Frame | None) -> int | None:
     return None
 
 
-def _refs(values: dict[str, Value]) -> dict[str, dict]:
-    return {name: value.ref for name, value in values.items()}
+def _inline(value: Value) -> bool:
+    """A scalar stored in its ref as plain data (traced runs), with no preview blob."""
+    return bool(getattr(value, "is_inline", False))
+
+
+def same_content(a: Value, b: Value) -> bool:
+    """True when two values' refs name the same content (equal hashes, or equal inline
+    scalars of the same type): equal values, without reading either."""
+    if _inline(a) or _inline(b):
+        return _inline(a) and _inline(b) and a.digest == b.digest
+    return a.ref == b.ref
+
+
+def _same_values(a: dict[str, Value], b: dict[str, Value]) -> bool:
+    return a.keys() == b.keys() and all(same_content(v, b[k]) for k, v in a.items())
 
 
 def _complete(preview: dict[str, Any]) -> bool:
