@@ -13,9 +13,10 @@
 
 Values whose refs carry the same content hashes (``p`` preview, ``b`` payload) are equal and
 skipped without being read. By default previews are diffed (plain data, safe for any file);
-``DiffOptions(full_values=True, trust=True)`` loads payloads through ``Value.load(trust=...)``
-(never plain pickle) and diffs the objects, falling back to previews for values without a
-loadable payload, with a note. One ``Budget`` (``DiffOptions.time_limit``) bounds a whole step
+``DiffOptions(full_values=True)`` loads payloads through ``Value.load(trust=options.trust)``
+(never plain pickle: the trust gate lets a run signed with the user's key through, or any run
+when ``trust``) and diffs the objects, falling back to previews, with a note, for values whose
+payload is absent, refused by the gate or not loadable. One ``Budget`` (``DiffOptions.time_limit``) bounds a whole step
 diff: past it, the remaining values are reported as not compared and the diff is ``partial``.
 
 ``StepDiff.identical`` is about state: same stack functions and no variable differences (line
@@ -29,7 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from snapstate_capture import Frame, SnapStateError, Step, Value
+from snapstate_capture import Frame, SnapStateError, Step, UntrustedPayloadError, Value
 
 from .value_diff import Budget, Change, DiffOptions, ValueDiff, diff_objects, diff_previews
 
@@ -115,9 +116,6 @@ class StepDiffer:
 
     def __init__(self, options: DiffOptions | None = None) -> None:
         self.options = options or DiffOptions()
-        if self.options.full_values and not self.options.trust:
-            raise SnapStateError("full values need trust: loading a payload runs code from the "
-                                 "file (pass --trust only for files you trust)")
         self._values: OrderedDict[tuple, ValueDiff] = OrderedDict()
         self._frames: OrderedDict[tuple[str, str], list[VariableDiff]] = OrderedDict()
 
@@ -239,9 +237,12 @@ class StepDiffer:
             loaded = _load_both(a, b, trust=self.options.trust)
             if isinstance(loaded, tuple):
                 return diff_objects(loaded[0], loaded[1], options=self.options, budget=budget)
-            result = diff_previews(a.preview, b.preview, options=self.options, budget=budget)
+            result = self._compare_previews(a, b, budget)
             result.note(f"compared previews: {loaded}")
             return result
+        return self._compare_previews(a, b, budget)
+
+    def _compare_previews(self, a: Value, b: Value, budget: Budget) -> ValueDiff:
         if _inline(a) or _inline(b):
             return diff_previews(a.preview, b.preview, options=self.options, budget=budget)
         if a.preview_key == b.preview_key:
@@ -389,6 +390,9 @@ def _load_both(a: Value, b: Value, *, trust: bool) -> tuple[Any, Any] | str:
             return f"{value.name} has no payload ({reason})"
         try:
             loaded.append(value.load(trust=trust))
+        except UntrustedPayloadError:
+            return ("payloads not loaded: the run is not signed with your key "
+                    "(--trust if you trust the file)")
         except SnapStateError as exc:
             return str(exc)
     return loaded[0], loaded[1]
