@@ -117,7 +117,7 @@ class StepDiffer:
     def __init__(self, options: DiffOptions | None = None) -> None:
         self.options = options or DiffOptions()
         self._values: OrderedDict[tuple, ValueDiff] = OrderedDict()
-        self._frames: OrderedDict[tuple[str, str], list[VariableDiff]] = OrderedDict()
+        self._frames: OrderedDict[tuple[str, str], bool] = OrderedDict()
 
     @property
     def mode(self) -> str:
@@ -149,45 +149,45 @@ class StepDiffer:
                                 f"reached; {skipped} variables not compared")
         return result
 
-    def state_keys(self, a: Step, b: Step) -> set[tuple] | None:
-        """The differences between the states of ``a`` and ``b`` as a set of hashable keys
-        (``change_keys``); empty when the states are the same, None when the stacks' functions
-        differ. Cheap when content hashes match; frame comparisons are cached by record hash."""
+    def same_state(self, a: Step, b: Step, known: frozenset | set = frozenset(),
+                   known_refs: frozenset | set = frozenset()) -> bool:
+        """True when ``a`` and ``b`` hold the same state, apart from the differences in
+        ``known`` (keys from ``change_keys``) and the variables whose content pairs are in
+        ``known_refs`` (``(frame, name, digest_a, digest_b)``): e.g. the inputs two runs started
+        with. Stops at the first real difference; reads nothing for equal content hashes;
+        frame verdicts are cached by frame-record hashes (so use one ``known`` per differ)."""
         if a.frame_keys and a.frame_keys == b.frame_keys and _same_values(a.extra, b.extra):
-            return set()
+            return True
         fa, fb = a.frames, b.frames
         if [f.function for f in fa] != [f.function for f in fb]:
-            return None
-        keys: set[tuple] = set()
+            return False
         for x, y in zip(fa, fb):
-            if x.key != y.key:
-                for var in self._frame_vars(x, y):
-                    keys |= change_keys(x.function, var)
-        extra, skipped = self._locals(a.extra, b.extra, Budget(self.options.time_limit))
-        for var in extra:
-            keys |= change_keys(STEP_VALUES, var)
-        if skipped:
-            keys.add(("?", "not compared"))
-        return keys
+            if x.key == y.key:
+                continue
+            verdict = self._frames.get((x.key, y.key))
+            if verdict is None:
+                verdict = self._same_locals(x.function, x.locals, y.locals, known, known_refs)
+                self._frames[(x.key, y.key)] = verdict
+                if len(self._frames) > 100_000:
+                    self._frames.popitem(last=False)
+            if not verdict:
+                return False
+        return self._same_locals(STEP_VALUES, a.extra, b.extra, known, known_refs)
 
-    def same_state(self, a: Step, b: Step, known: frozenset | set = frozenset()) -> bool:
-        """True when ``a`` and ``b`` hold the same state, apart from the differences in
-        ``known`` (keys from ``change_keys``, e.g. the inputs two runs started with)."""
-        keys = self.state_keys(a, b)
-        return keys is not None and keys <= known
-
-    def _frame_vars(self, x: Frame, y: Frame) -> list[VariableDiff]:
-        key = (x.key, y.key)
-        known = self._frames.get(key)
-        if known is None:
-            known, skipped = self._locals(x.locals, y.locals, Budget(self.options.time_limit))
-            if skipped:
-                return known + [VariableDiff("?", "changed", None, None,
-                                             ValueDiff(partial=True, notes=["not compared"]))]
-            self._frames[key] = known
-            if len(self._frames) > 100_000:
-                self._frames.popitem(last=False)
-        return known
+    def _same_locals(self, frame: str, a: dict[str, Value], b: dict[str, Value],
+                     known: frozenset | set, known_refs: frozenset | set) -> bool:
+        budget = Budget(self.options.time_limit)
+        for name in list(a) + [n for n in b if n not in a]:
+            va, vb = a.get(name), b.get(name)
+            if va is not None and vb is not None:
+                if same_content(va, vb) or (frame, name, va.digest, vb.digest) in known_refs:
+                    continue
+            var = self.diff_value(name, va, vb, budget, summarize=va is None or vb is None)
+            if var is not None and not change_keys(frame, var) <= known:
+                return False
+            if budget.exhausted:
+                return False
+        return True
 
     # -- variables ---------------------------------------------------------------------------
     def _locals(self, a: dict[str, Value], b: dict[str, Value], budget: Budget
@@ -209,8 +209,10 @@ class StepDiffer:
         return out, skipped
 
     def diff_value(self, name: str, a: Value | None, b: Value | None,
-                   budget: Budget | None = None) -> VariableDiff | None:
-        """Diff one variable; None when equal. ``a``/``b`` None means absent on that side."""
+                   budget: Budget | None = None, *, summarize: bool = True
+                   ) -> VariableDiff | None:
+        """Diff one variable; None when equal. ``a``/``b`` None means absent on that side.
+        ``summarize=False`` leaves ``old``/``new`` of a changed variable None (saves reads)."""
         if a is None or b is None:
             present = a or b
             assert present is not None
@@ -228,6 +230,8 @@ class StepDiffer:
                     self._values.popitem(last=False)
         if diff.empty:
             return None
+        if not summarize:
+            return VariableDiff(name, "changed", None, None, diff)
         return VariableDiff(name, "changed", _summary(a), _summary(b), diff)
 
     def _compare(self, a: Value, b: Value, budget: Budget) -> ValueDiff:
