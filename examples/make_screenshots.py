@@ -24,14 +24,13 @@ SIZE = (160, 45)
 
 @dataclass(frozen=True)
 class Shot:
-    """One screenshot: file stem, sample file(s), keys to press (Textual key names), title, and
-    ``compare`` to open the comparison of the two files' last runs."""
+    """One screenshot: file stem, sample file(s) as on the command line (a second file opens
+    the comparison), keys to press (Textual key names), window title."""
 
     name: str
     files: tuple[str, ...]
     keys: tuple[str, ...] = ()
     title: str = "SnapState"
-    compare: bool = False
 
 
 #: The bug hunt of the README walkthrough: last step, frame run_agent, sources, the corrupted
@@ -46,8 +45,8 @@ SHOTS = (
          title="snapstate sample_snapshots/buggy_agent.snap"),
     Shot("bug_history", ("buggy_agent.snap",), HISTORY_KEYS,
          title="snapstate sample_snapshots/buggy_agent.snap: history of a variable"),
-    Shot("compare", ("research_agent.snap", "research_agent_b.snap"), compare=True,
-         title="snapstate inspect research_agent.snap research_agent_b.snap --compare ''"),
+    Shot("compare", ("research_agent.snap", "research_agent_b.snap"),
+         title="snapstate inspect research_agent.snap research_agent_b.snap"),
     Shot("help", ("research_agent.snap",), ("question_mark",), title="snapstate: help"),
 )
 
@@ -67,9 +66,7 @@ async def take(shot: Shot, out_dir: Path = OUT_DIR) -> Path:
 
     readers = [snap.open_timeline(SAMPLES / name) for name in shot.files]
     try:
-        other = readers[1] if len(readers) > 1 else None
-        compare_run = other.runs[-1].id if shot.compare and other is not None else None
-        app = SnapStateApp(readers[0], other=other, compare_run=compare_run)
+        app = SnapStateApp(readers[0], other=readers[1] if len(readers) > 1 else None)
         async with app.run_test(size=SIZE) as pilot:
             await _settle(app, pilot)
             for key in shot.keys:
