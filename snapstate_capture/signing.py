@@ -137,6 +137,15 @@ class RunSigner:
             return _UNSIGNED
         return self._stage(RunState(run_id, header_digest(run_id=run_id, **header)))
 
+    def resume(self, run_id: str, *, header: dict[str, Any], steps: int, head: bytes) -> None:
+        """Continue signing a run another process began (the trace writer process): its
+        header fields as stored (``header_digest`` arguments), step count and chain head.
+        A run with effect-journal entries already is not resumed (they are not re-read)."""
+        if self.key is None:
+            return
+        self._states[run_id] = RunState(run_id, header_digest(run_id=run_id, **header),
+                                        steps=steps, head=head)
+
     def step(self, run_id: str, count: int, head: bytes) -> Staged:
         """Sign the run with ``count`` steps whose chain head is ``head``."""
         state = self._states.get(run_id)

@@ -29,7 +29,7 @@ from .keys import UserKey
 from .signing import RunState, check_signature, effect_fields, end_fields, header_digest
 from .store import blobs
 from .store.reader import Run, Timeline
-from .store.writer import chain_fields
+from .store.writer import chain_fields, chunk_chain_fields
 
 _PAGE = 1000
 _INFLATE_PIECE = 1 << 20
@@ -262,6 +262,9 @@ def _check_steps(timeline: Timeline, run_id: str, count: int, report: RunReport,
             (run_id, after, count, _PAGE))
         for row in rows:
             index, stored = row[0], row[10]
+            if isinstance(index, int) and index > expected:
+                previous, expected = _check_chunks(timeline, run_id, previous, expected, index,
+                                                   report)
             if report.chain_broken_at is None:
                 if index != expected:
                     report.chain_broken_at = expected
@@ -278,8 +281,39 @@ def _check_steps(timeline: Timeline, run_id: str, count: int, report: RunReport,
                 usage.add_step(index, row[7], row[8])
             expected = index + 1 if isinstance(index, int) else expected + 1
         if len(rows) < _PAGE:
+            if expected < count:
+                previous, expected = _check_chunks(timeline, run_id, previous, expected, count,
+                                                   report)
             return previous, expected
         after = rows[-1][0]
+
+
+def _check_chunks(timeline: Timeline, run_id: str, previous: bytes, expected: int, stop: int,
+                  report: RunReport) -> tuple[bytes, int]:
+    """Advance the chain over the trace chunks covering ``expected`` … ``stop - 1`` (traced
+    steps, ``store.chunks``; the chain takes one link per chunk, see ``schema``)."""
+    if not timeline.chunk_steps.available:
+        return previous, expected
+    while expected < stop:
+        rows = timeline.query("SELECT count, data, hash FROM trace_chunks WHERE run_id=? AND"
+                              " first=?", (run_id, expected))
+        if not rows:
+            return previous, expected
+        count, data, stored = rows[0]
+        if not isinstance(count, int) or count <= 0 or not isinstance(data, bytes):
+            if report.chain_broken_at is None:
+                report.chain_broken_at = expected
+                report.chain_problem = f"trace chunk at step {expected} is malformed"
+            return previous, expected + max(count if isinstance(count, int) else 1, 1)
+        if report.chain_broken_at is None:
+            digest = chain_hash(previous, chunk_chain_fields(data, expected, count))
+            if digest != stored:
+                report.chain_broken_at = expected
+                report.chain_problem = f"steps {expected}-{expected + count - 1} were altered"
+            else:
+                previous = digest
+        expected += count
+    return previous, expected
 
 
 def _step_hash(previous: bytes, row: tuple) -> bytes | None:
