@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
+from . import replay  # noqa: F401 - registers "fork here" and "replay check" (issue 9)
 from .help import HelpScreen
 
 SCREENS: dict[str, type[Screen]] = {
