@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--trust", action="store_true",
                         help="trust FILE for fork and replay check although its runs are not "
                              "signed with your key (replay runs code from the file)")
+    parser.add_argument("--compare", metavar="ID", default=None,
+                        help="open the run comparison against run ID (of FILE2, or of FILE); "
+                             "with FILE2 alone, its last run is compared")
     parser.add_argument("--follow", action=argparse.BooleanOptionalAction, default=None,
                         help="follow a recording in progress (default: on for running runs)")
     parser.set_defaults(handler=run)
@@ -40,10 +43,12 @@ def run(args: argparse.Namespace) -> int:
         if args.file2:
             other = open_file(args.file2)
             _ = other.runs
+        if args.compare:
+            (other or reader).run(args.compare)  # unknown id: the one-line error, up front
         from ..app import SnapStateApp
 
         app = SnapStateApp(reader, other=other, run_id=args.run, step=args.step,
-                           follow=args.follow)
+                           follow=args.follow, compare_run=args.compare)
         app.trust = args.trust  # fork here / replay check (screens/replay.py)
         app.run()
         return int(app.return_code or 0)
