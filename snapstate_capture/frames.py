@@ -13,7 +13,9 @@ absent without payload). Identical frames at two steps hash the same and are sto
 from __future__ import annotations
 
 import linecache
+import inspect
 import os
+import sys
 import sysconfig
 import types
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from .integrity import canonical_json, content_hash
 from .options import CaptureOptions
 from .values import capture_value
 
+_CO_OPTIMIZED = inspect.CO_OPTIMIZED
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -48,6 +51,24 @@ class StackCapture:
     filename: str | None = None
     lineno: int | None = None
     innermost_digests: dict[str, str] = field(default_factory=dict)
+
+
+def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:
+    """Empty the dict that reading ``frame.f_locals`` left on a running function's frame.
+
+    On CPython up to 3.12 that dict stays on the frame and keeps every local alive after the
+    program deletes it (a weak reference would not die), until the next read. It is emptied
+    only when nobody can observe it: a function frame (never a module or class body, whose
+    ``f_locals`` is the real namespace), no Python trace or profile function active (their
+    trampoline writes the dict back into the frame), and no other reference (the program's own
+    ``locals()`` result). The next read of ``f_locals`` or ``locals()`` fills it again.
+    """
+    if (type(snapshot) is not dict or not frame.f_code.co_flags & _CO_OPTIMIZED
+            or sys.gettrace() is not None or sys.getprofile() is not None):
+        return
+    # References: the frame, the caller's variable, this parameter, getrefcount's argument.
+    if sys.getrefcount(snapshot) <= 4:
+        snapshot.clear()
 
 
 class FrameCapturer:
@@ -126,13 +147,16 @@ class FrameCapturer:
         code = frame.f_code
         local_refs = []
         digests: dict[str, str] = {}
-        module_level = frame.f_locals is frame.f_globals
-        for name, value in list(frame.f_locals.items()):
+        snapshot = frame.f_locals
+        module_level = snapshot is frame.f_globals
+        for name, value in list(snapshot.items()):
             if module_level and name.startswith("__") and name.endswith("__"):
                 continue  # module dunders (__builtins__, __loader__, …) are noise, not state
             ref = self.value_ref(value, name, out)
             local_refs.append([name, ref])
             digests[name] = ref.get("b") or ref["p"]
+        value = None
+        release_locals_snapshot(frame, snapshot)
         record = {
             "function": getattr(code, "co_qualname", code.co_name),
             "filename": code.co_filename,
@@ -155,7 +179,7 @@ class FrameCapturer:
             ref["s"] = captured.serializer
         if sealer is not None:
             ref["x"] = sealer.key_id
-        if captured.error and captured.payload is None and not captured.preview.get("redacted"):
+        if captured.error:  # no payload, placeholder parts, or not loadable: counted on the step
             out.errors.append(f"{name}: {captured.error}")
         return ref
 

@@ -5,12 +5,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 #: Default secret-name patterns (case-insensitive substrings of a variable, key or attribute name).
 DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
     "api_key", "apikey", "token", "secret", "password", "passwd", "authorization",
     "cookie", "private_key", "credentials",
 )
+
+#: Names that contain a secret pattern but are counts, not secrets (``max_tokens``,
+#: ``prompt_tokens``, ``tokenizer``): these substrings are removed before matching, so
+#: ``max_tokens`` is shown while ``access_token`` and ``api_key_tokens`` stay redacted.
+DEFAULT_SECRET_EXEMPT: tuple[str, ...] = ("tokens", "tokenizer", "token_count", "token_usage")
+
+
+@lru_cache(maxsize=8192)
+def _matches(name: str, patterns: tuple[str, ...], exempt: tuple[str, ...]) -> bool:
+    lowered = name.lower()
+    for word in exempt:
+        lowered = lowered.replace(word, "\0")
+    return any(p in lowered for p in patterns)
 
 
 #: Environment variables that change how a program runs and are safe to store.
@@ -29,7 +43,14 @@ class ValueOptions:
     - ``test_load`` / ``test_load_limit``: after serializing, load the payload back when it is at
       most ``test_load_limit`` bytes, and mark it "not loadable" if that fails (issue 3).
     - ``secret_patterns``: names whose values are redacted (case-insensitive substring match).
+    - ``secret_exempt``: substrings removed from a name before matching (see
+      ``DEFAULT_SECRET_EXEMPT``).
     - ``redact_secrets``: turn redaction off entirely (not recommended).
+    - ``slow_repr_seconds``: a user ``__repr__`` that takes longer than this is reported as
+      ``<repr failed: SlowRepr: …>`` and never called again for that type in this process
+      (see ``values/reprs.py`` for why a slow repr cannot be interrupted safely). Wall time,
+      so the default is generous: on a loaded machine an ordinary repr must never cross it,
+      or previews would differ from run to run.
     """
 
     max_depth: int = 3
@@ -40,14 +61,16 @@ class ValueOptions:
     test_load: bool = True
     test_load_limit: int = 64 * 1024
     secret_patterns: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
+    secret_exempt: tuple[str, ...] = DEFAULT_SECRET_EXEMPT
     redact_secrets: bool = True
+    slow_repr_seconds: float = 0.5
 
     def is_secret(self, name: str) -> bool:
-        """Return True when ``name`` matches one of ``secret_patterns`` (case-insensitive)."""
-        if not self.redact_secrets:
+        """Return True when ``name`` matches one of ``secret_patterns`` (case-insensitive
+        substring, after removing ``secret_exempt`` substrings). Cached per name."""
+        if not self.redact_secrets or type(name) is not str:
             return False
-        lowered = name.lower()
-        return any(p in lowered for p in self.secret_patterns)
+        return _matches(name, self.secret_patterns, self.secret_exempt)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,20 +1,38 @@
 """Payloads: the serialized form of a captured value, loadable later with trust.
 
-Order of attempts (DESIGN.md "Capture rules"): pickle protocol 5, then dill for what pickle
-refuses. Whatever neither can serialize becomes a placeholder: no payload, and the reason is
-kept in the preview. Every exception, RecursionError included, is caught here.
+Two paths (DESIGN.md "Capture rules"):
+
+1. **Fast path** — one C pickle (protocol 5) of the whole value, modules by reference
+   (``reducer_override``). Taken as is unless (a) it raised, (b) the pickler's memo holds a
+   string that is a secret name (a dict key or attribute name such as ``api_key``: its value
+   must be redacted), or (c) the test-load failed. Plain data (W1's chat messages) only ever
+   takes this path, at C speed; the memo check costs one pass over the distinct objects.
+2. **Part-by-part path** (``walk.PartWalker``) — every part that neither pickle nor dill can
+   write becomes a ``Placeholder`` at its path, secret-named parts become redacted
+   placeholders, and the rest is written with pickle, or with dill when a part needs it
+   (lambdas, local classes). Classes and functions of ``__main__`` stay by reference under dill
+   too (``rebuild.resolve_global``), so an enum of the main script keeps its identity on load.
+
+Every exception, RecursionError included, is caught here; a value nothing can write gets no
+payload and its reason goes into the preview's ``placeholder``.
 """
 
 from __future__ import annotations
 
 import io
 import pickle
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..options import ValueOptions
+from . import rebuild
+from .placeholder import Placeholder
+from .preview import secret_cache
+from .reducers import REDUCERS, importable, module_reduce
+from .walk import PROTOCOL, PartWalker, describe, needs_static_setter
 
-PROTOCOL = 5
+__all__ = ["PROTOCOL", "Serialized", "loads", "serialize"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +42,8 @@ class Serialized:
     ``data`` is the payload bytes or None; ``serializer`` is ``"pickle"``, ``"dill"`` or None;
     ``error`` says why there is no payload (or why it is not loadable); ``loadable`` is False
     when a test-load failed, None when not tested; ``placeholders`` lists the JSON form of every
-    part replaced by a placeholder.
+    part replaced by a placeholder (``Placeholder.to_json``); ``redacted`` the paths of parts
+    redacted because of their names.
     """
 
     data: bytes | None
@@ -32,53 +51,162 @@ class Serialized:
     error: str | None = None
     loadable: bool | None = None
     placeholders: tuple[dict[str, str], ...] = field(default_factory=tuple)
+    redacted: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _describe(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except BaseException:  # noqa: BLE001 - str() of a hostile exception
-        text = "?"
-    return f"{type(exc).__name__}: {text[:200]}"
+def _override(obj: Any, overrides: dict[int, tuple]) -> Any:
+    found = overrides.get(id(obj))
+    if found is not None:
+        func, args, state, items, pairs, setter = found
+        return (func, args, state, None if items is None else iter(items),
+                None if pairs is None else iter(pairs), setter)
+    cls = type(obj)
+    if cls is types.ModuleType:
+        return module_reduce(obj) or NotImplemented
+    if needs_static_setter(cls) and not isinstance(obj, type):
+        reduced = cls.__reduce_ex__(obj, PROTOCOL)
+        if isinstance(reduced, tuple) and 2 <= len(reduced) <= 5:
+            return (reduced + (None,) * 5)[:5] + (rebuild.restore_state,)
+    return NotImplemented
 
 
-def serialize(obj: Any, options: ValueOptions) -> Serialized:
-    """Serialize ``obj`` with pickle, else dill; never raises.
+class _Pickler(pickle.Pickler):
+    """The C pickler, with modules by reference and the walker's substitutes."""
 
-    Returns ``Serialized(data=None, ...)`` with the reason when neither works or the result is
-    larger than ``options.max_payload_bytes``. When ``options.test_load`` is on and the payload is
-    at most ``options.test_load_limit`` bytes, it is loaded back once to detect values that
-    serialize but cannot be loaded (reported as ``loadable=False``).
-    """
-    errors = []
-    for name, dumps in (("pickle", _pickle_dumps), ("dill", _dill_dumps)):
-        try:
-            data = dumps(obj)
-        except BaseException as exc:  # noqa: BLE001 - user objects may raise anything here
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
-            errors.append(f"{name}: {_describe(exc)}")
-            continue
-        if len(data) > options.max_payload_bytes:
-            return Serialized(None, None, f"payload too large ({len(data)} bytes)")
-        loadable, load_error = _test_load(name, data, options)
-        return Serialized(data, name, load_error, loadable)
-    return Serialized(None, None, "; ".join(errors))
+    def __init__(self, file: io.BytesIO, overrides: dict[int, tuple]) -> None:
+        super().__init__(file, protocol=PROTOCOL)
+        self._overrides = overrides
+
+    def reducer_override(self, obj: Any) -> Any:
+        return _override(obj, self._overrides)
 
 
-def _pickle_dumps(obj: Any) -> bytes:
+def _dill_pickler(file: io.BytesIO, overrides: dict[int, tuple]) -> Any:
+    import dill  # imported lazily: most values never need it
+
+    class DillPickler(dill.Pickler):
+        def reducer_override(self, obj: Any) -> Any:
+            found = _override(obj, overrides)
+            if found is not NotImplemented:
+                return found
+            reducer = REDUCERS.lookup(type(obj))
+            if reducer is not None:  # e.g. a TypeVar inside a class that dill copies by value
+                reduced = reducer(obj)
+                if isinstance(reduced, tuple):
+                    return reduced
+            if (isinstance(obj, (type, types.FunctionType))
+                    and getattr(obj, "__module__", None) == "__main__" and importable(obj)):
+                return rebuild.resolve_global, ("__main__", obj.__qualname__)
+            return NotImplemented
+
+    return DillPickler(file, protocol=PROTOCOL)
+
+
+def _dill_dumps(obj: Any, overrides: dict[int, tuple] | None = None) -> bytes:
     buffer = io.BytesIO()
-    pickle.Pickler(buffer, protocol=PROTOCOL).dump(obj)
+    _dill_pickler(buffer, overrides or {}).dump(obj)
     return buffer.getvalue()
 
 
-def _dill_dumps(obj: Any) -> bytes:
-    import dill  # imported lazily: most values never need it
+def _dill_can(obj: Any) -> bool:
+    try:
+        _dill_dumps(obj)
+    except Exception:  # noqa: BLE001 - any failure means "dill cannot write it"
+        return False
+    return True
 
-    return dill.dumps(obj, protocol=PROTOCOL, recurse=True)
+
+def serialize(obj: Any, options: ValueOptions, *, path: str = "") -> Serialized:
+    """Serialize ``obj`` (found at ``path``, e.g. its variable name); never raises.
+
+    Returns ``Serialized(data=None, ...)`` with the reason when nothing can be written or the
+    result is larger than ``options.max_payload_bytes``. When ``options.test_load`` is on and the
+    payload is at most ``options.test_load_limit`` bytes, it is loaded back once (this runs the
+    classes' own rebuilding code, as any unpickling does) to detect values that serialize but
+    cannot be loaded (``loadable=False``, error ``"not loadable: …"``).
+    """
+    try:
+        fast = _fast(obj, options)
+        if fast is not None:
+            return fast
+        return _by_parts(obj, options, path)
+    except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError, anything
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return Serialized(None, None, describe(exc))
 
 
-def _test_load(serializer: str, data: bytes, options: ValueOptions) -> tuple[bool | None, str | None]:
+def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
+    """The fast path; None when the part-by-part path must be taken (module docstring)."""
+    buffer = io.BytesIO()
+    pickler = _Pickler(buffer, {})
+    try:
+        pickler.dump(obj)
+    except Exception:  # noqa: BLE001 - any failure: the part-by-part path finds the bad part
+        return None
+    if options.redact_secrets and _memo_has_secret_name(pickler, options):
+        return None
+    data = buffer.getvalue()
+    if len(data) > options.max_payload_bytes:
+        return Serialized(None, None, f"payload too large ({len(data)} bytes)")
+    loadable, error = _test_load("pickle", data, options)
+    if loadable is False:
+        return None
+    return Serialized(data, "pickle", error, loadable)
+
+
+def _memo_has_secret_name(pickler: pickle.Pickler, options: ValueOptions) -> bool:
+    """True when a short string written by ``pickler`` (a possible key or attribute name), or
+    a field of a namedtuple class it wrote, is a secret name."""
+    is_secret = options.is_secret
+    cache = secret_cache(options)
+    for _, written in pickler.memo.copy().values():
+        cls = type(written)
+        if cls is str:
+            if len(written) <= 64:
+                found = cache.get(written)
+                if found is None:
+                    if len(cache) > 20_000:
+                        cache.clear()
+                    found = cache[written] = is_secret(written)
+                if found:
+                    return True
+        elif isinstance(written, type):
+            fields = written.__dict__.get("_fields")
+            if isinstance(fields, tuple) and any(is_secret(f) for f in fields):
+                return True
+    return False
+
+
+def _by_parts(obj: Any, options: ValueOptions, path: str) -> Serialized:
+    walker = PartWalker(options, _dill_can)
+    root = walker.visit(obj, path)
+    holders = tuple(p.to_json() for p in walker.placeholders)
+    redacted = tuple(walker.redacted)
+    if isinstance(root, Placeholder) and root is not obj:
+        return Serialized(None, None, root.reason, placeholders=holders)
+    errors = []
+    for name in (("dill",) if walker.needs_dill else ("pickle", "dill")):
+        buffer = io.BytesIO()
+        try:
+            if name == "pickle":
+                _Pickler(buffer, walker.overrides).dump(root)
+            else:
+                _dill_pickler(buffer, walker.overrides).dump(root)
+        except Exception as exc:  # noqa: BLE001 - user objects may raise anything here
+            errors.append(f"{name}: {describe(exc)}")
+            continue
+        data = buffer.getvalue()
+        if len(data) > options.max_payload_bytes:
+            return Serialized(None, None, f"payload too large ({len(data)} bytes)",
+                              placeholders=holders, redacted=redacted)
+        loadable, error = _test_load(name, data, options)
+        return Serialized(data, name, error, loadable, holders, redacted)
+    return Serialized(None, None, "; ".join(errors), placeholders=holders, redacted=redacted)
+
+
+def _test_load(serializer: str, data: bytes, options: ValueOptions
+               ) -> tuple[bool | None, str | None]:
     if not options.test_load or len(data) > options.test_load_limit:
         return None, None
     try:
@@ -86,7 +214,7 @@ def _test_load(serializer: str, data: bytes, options: ValueOptions) -> tuple[boo
     except BaseException as exc:  # noqa: BLE001 - any failure means "not loadable"
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
-        return False, f"not loadable: {_describe(exc)}"
+        return False, f"not loadable: {describe(exc)}"
     return True, None
 
 

@@ -5,17 +5,24 @@ A preview is what the inspector shows and diffs without running any code from th
 
     {"type": "module.qualname",         # the object's class, by name
      "repr": "bounded repr",            # at most ValueOptions.max_repr characters
-     "len": 200,                        # len() of sized builtins
+     "len": 200,                        # len() of sized builtins (bytes of a memoryview)
      "children": [[label, preview], …], # label is the path suffix: "[3]", "['k']", ".attr", "{0}"
      "more": 150,                       # children left out by max_items
      "truncated": true,                 # children left out by max_depth
      "redacted": true,                  # value hidden because its name matches a secret pattern
-     "placeholder": {"reason": …, "path": …}}   # set by the payload side, see payload.py
+     "shape": [3, 4], "dtype": "float64", "summary": {...}, "head": [...],  # arrays, frames
+     "exception": {...},                # exceptions: see exceptions.describe_exception
+     "placeholder": {"reason", "path", "type", "repr"},  # the whole value has no payload
+     "placeholders": [{"path", "type", "repr", "reason"}, …],  # parts replaced in the payload
+     "redacted_parts": ["cfg['api_key']", …],  # parts redacted in the payload
+     "not_loadable": "not loadable: Error: …"}  # the payload failed its test-load
 
-Building a preview never runs the object's own code except a guarded ``__repr__`` of non-builtin
-objects: attributes are read from the instance dict and slot descriptors only, containers are
-iterated through the builtin type's own methods (so overrides in subclasses are not called), and
-no property, ``__getattr__`` or ``cached_property`` is evaluated (DESIGN.md "Capture rules").
+Building a preview never runs the object's own code except a guarded, timed ``__repr__`` of
+non-builtin objects (``reprs.safe_repr``): attributes are read from the instance dict and slot
+descriptors only, containers are iterated through the builtin type's own methods (so overrides
+in subclasses are not called), and no property, ``__getattr__`` or ``cached_property`` is
+evaluated (DESIGN.md "Capture rules"). Types with their own preview (numpy, pandas, pydantic,
+exceptions, memoryview, …) are handled through ``PREVIEWS`` (see ``known_types.py``).
 """
 
 from __future__ import annotations
@@ -23,50 +30,30 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import types
-from typing import Any
+from typing import Any, Callable
 
 from ..options import ValueOptions
+from .registry import TypeRegistry, class_name
+from .reprs import clip, safe_repr, type_name
 
-_SCALARS = (int, float, complex, bool, type(None), type(Ellipsis), type(NotImplemented))
+__all__ = ["PREVIEWS", "PreviewBuilder", "REDACTED_REPR", "clip", "redacted_preview",
+           "safe_repr", "static_attributes", "type_name"]
+
+_SCALARS = frozenset({int, float, complex, bool, type(None), type(Ellipsis),
+                      type(NotImplemented)})
 _TEXT = (str, bytes, bytearray)
+_LEAF_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+               types.MethodType, types.CodeType, types.FrameType, types.TracebackType,
+               types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+_BUILTIN_NAMES = {cls: f"builtins.{cls.__qualname__}" for cls in (
+    int, float, complex, bool, type(None), str, bytes, bytearray, dict, list, tuple, set,
+    frozenset)}
 REDACTED_REPR = "<redacted>"
 
-
-def type_name(obj: Any) -> str:
-    """Return ``module.qualname`` of ``type(obj)`` (``builtins.`` kept for uniformity)."""
-    cls = type(obj)
-    module = getattr(cls, "__module__", None) or "?"
-    qualname = getattr(cls, "__qualname__", None) or cls.__name__
-    return f"{module}.{qualname}"
-
-
-def clip(text: str, limit: int) -> str:
-    """Return ``text`` cut to ``limit`` characters, ending in ``…`` when cut."""
-    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
-
-
-def safe_repr(obj: Any, limit: int) -> str:
-    """Return ``repr(obj)`` bounded to ``limit`` characters; never raises.
-
-    A raising ``__repr__`` gives ``<repr failed: ErrorType: message>``. Strings and bytes are
-    cut before ``repr`` so a 10 MB string costs no more than a short one.
-    """
-    try:
-        cls = type(obj)
-        if issubclass(cls, str) and len(obj) > limit:
-            return clip(repr(str.__getitem__(obj, slice(0, limit))), limit)
-        if issubclass(cls, (bytes, bytearray)) and len(obj) > limit:
-            return clip(repr(bytes(obj[:limit])), limit)
-        return clip(repr(obj), limit)
-    except BaseException as exc:  # noqa: BLE001 - a user's __repr__ may raise anything
-        return f"<repr failed: {type(exc).__name__}: {clip(_exc_text(exc), 100)}>"
-
-
-def _exc_text(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except BaseException:  # noqa: BLE001 - str() of a hostile exception
-        return "?"
+#: A preview handler: ``handler(builder, obj, node, depth, path_ids)`` fills and returns
+#: ``node`` (which already holds ``type``), or returns None to use the generic preview.
+PreviewHandler = Callable[["PreviewBuilder", Any, dict, int, set], "dict | None"]
+PREVIEWS: TypeRegistry[PreviewHandler] = TypeRegistry("previews")
 
 
 def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
@@ -118,61 +105,146 @@ class PreviewBuilder:
 
     ``build(obj)`` returns the preview dict. Cycles are cut (a container met again on the current
     path shows as ``<cycle>``), depth and width are bounded, and every user ``__repr__`` is guarded.
+    Handlers in ``PREVIEWS`` use ``node``, ``child`` and ``repr_of`` to build their parts.
     """
 
     def __init__(self, options: ValueOptions) -> None:
         self.options = options
+        self._slow = options.slow_repr_seconds
+        self._secrets = secret_cache(options)
+
+    def is_secret(self, name: Any) -> bool:
+        """``options.is_secret(name)`` through a per-options cache (names repeat at every step)."""
+        found = self._secrets.get(name)
+        if found is None:
+            if len(self._secrets) > 20_000:
+                self._secrets.clear()
+            found = self._secrets[name] = type(name) is str and self.options.is_secret(name)
+        return found
 
     def build(self, obj: Any, name: str | None = None) -> dict[str, Any]:
         """Return the preview of ``obj``; redacted when ``name`` matches a secret pattern."""
         if name is not None and self.options.is_secret(name):
             return redacted_preview(obj)
-        return self._node(obj, 0, set())
+        return self.node(obj, 0, set())
 
-    def _node(self, obj: Any, depth: int, path_ids: set[int]) -> dict[str, Any]:
+    def repr_of(self, obj: Any, limit: int | None = None) -> str:
+        """Guarded, timed, bounded repr of ``obj`` (``reprs.safe_repr``)."""
+        return safe_repr(obj, limit or self.options.max_repr, self._slow)
+
+    def node(self, obj: Any, depth: int, path_ids: set[int]) -> dict[str, Any]:
+        """Return the preview node of ``obj`` found ``depth`` levels below the value."""
         opts = self.options
         cls = type(obj)
-        node: dict[str, Any] = {"type": type_name(obj)}
-        if issubclass(cls, _SCALARS):
-            node["repr"] = safe_repr(obj, opts.max_repr)
-            return node
+        if cls is str:
+            limit = min(opts.max_string, opts.max_repr) if depth else opts.max_string
+            return {"type": "builtins.str", "repr": safe_repr(obj, limit), "len": len(obj)}
+        if cls in _SCALARS:
+            return {"type": _BUILTIN_NAMES[cls] if cls in _BUILTIN_NAMES else type_name(obj),
+                    "repr": safe_repr(obj, opts.max_repr)}
+        name = _BUILTIN_NAMES.get(cls) or class_name(cls)
+        node: dict[str, Any] = {"type": name}
         if issubclass(cls, _TEXT):
             node["repr"] = safe_repr(obj, min(opts.max_string, opts.max_repr)
-                                     if depth else opts.max_string)
-            node["len"] = len(obj)
+                                     if depth else opts.max_string, self._slow)
+            node["len"] = len(obj) if cls in _BUILTIN_NAMES else _builtin_len(obj)
             return node
         if id(obj) in path_ids:
             node["repr"] = "<cycle>"
             return node
+        if cls not in _BUILTIN_NAMES:
+            handler = PREVIEWS.lookup(cls)
+            if handler is not None:
+                try:
+                    done = handler(self, obj, node, depth, path_ids)
+                except Exception as exc:  # noqa: BLE001 - a library's object in a bad state
+                    node["repr"] = f"<preview failed: {type(exc).__name__}>"
+                    node["preview_error"] = clip(f"{type(exc).__name__}: {exc}", 200)
+                    return node
+                if done is not None:
+                    return done
+        if cls is dict or cls is list:
+            return self._builtin_container(obj, cls, node, depth, path_ids)
         children = self._children(obj, cls)
         if children is None:
-            node["repr"] = safe_repr(obj, opts.max_repr)
+            node["repr"] = self.repr_of(obj)
             return node
         items, total = children
         if total is not None:
             node["len"] = total
-        if depth >= opts.max_depth:
-            node["repr"] = self._container_repr(obj, cls, items, total, depth=None)
+        return self.fill_children(node, obj, items, total, depth, path_ids)
+
+    def fill_children(self, node: dict[str, Any], obj: Any, items: list[tuple[str, Any]],
+                      total: int | None, depth: int, path_ids: set[int],
+                      repr_text: str | None = None) -> dict[str, Any]:
+        """Add ``children`` (or ``truncated`` below ``max_depth``), ``more`` and ``repr``.
+
+        ``items`` are ``(label, value)`` pairs; a label's key (``.name`` / ``['name']``) that is
+        a secret name gives a redacted child. ``repr_text`` overrides the repr.
+        """
+        cls = type(obj)
+        if depth >= self.options.max_depth:
+            node["repr"] = repr_text or self._container_repr(obj, cls, items, total, None)
             if items or total:
                 node["truncated"] = True
             return node
         path_ids.add(id(obj))
         try:
-            kids = [[label, self._child(label, value, depth, path_ids)] for label, value in items]
+            kids = [[label, self.child(label, value, depth, path_ids)] for label, value in items]
         finally:
             path_ids.discard(id(obj))
         node["children"] = kids
-        shown = len(kids)
-        if total is not None and total > shown:
-            node["more"] = total - shown
-        node["repr"] = self._container_repr(obj, cls, items, total, kids)
+        if total is not None and total > len(kids):
+            node["more"] = total - len(kids)
+        node["repr"] = repr_text or self._container_repr(obj, cls, items, total, kids)
         return node
 
-    def _child(self, label: str, value: Any, depth: int, path_ids: set[int]) -> dict[str, Any]:
-        key = label.lstrip(".[{").rstrip("]}").strip("'\"")
-        if self.options.is_secret(key):
+    def child(self, label: str, value: Any, depth: int, path_ids: set[int]) -> dict[str, Any]:
+        """Preview of a child under ``label``; redacted when the label names a secret."""
+        if self.is_secret(_label_key(label)):
             return redacted_preview(value)
-        return self._node(value, depth + 1, path_ids)
+        return self.node(value, depth + 1, path_ids)
+
+    def _builtin_container(self, obj: Any, cls: type, node: dict[str, Any], depth: int,
+                           path_ids: set[int]) -> dict[str, Any]:
+        """Exact ``dict`` and ``list``: the hot path of agent states (W1), kept lean."""
+        limit = self.options.max_items
+        try:
+            total = len(obj)
+            if cls is dict:
+                items = [(_key_label(k), k if type(k) is str else None, v)
+                         for k, v in itertools.islice(obj.items(), limit)]
+            else:
+                items = [(f"[{i}]", None, v) for i, v in enumerate(itertools.islice(obj, limit))]
+        except RuntimeError:  # changed size during iteration (another thread mutating it)
+            node["repr"] = f"<{cls.__name__} changing size>"
+            return node
+        node["len"] = total
+        if depth >= self.options.max_depth:
+            node["repr"] = f"<{cls.__name__} of {total} items>"
+            if total:
+                node["truncated"] = True
+            return node
+        path_ids.add(id(obj))
+        kids = []
+        text_limit = min(self.options.max_string, self.options.max_repr)
+        try:
+            for label, key, value in items:
+                if key is not None and self.is_secret(key):
+                    kids.append([label, redacted_preview(value)])
+                elif type(value) is str:  # the commonest leaf, inlined
+                    text = repr(value if len(value) <= text_limit else value[:text_limit])
+                    kids.append([label, {"type": "builtins.str", "len": len(value),
+                                         "repr": clip(text, text_limit)}])
+                else:
+                    kids.append([label, self.node(value, depth + 1, path_ids)])
+        finally:
+            path_ids.discard(id(obj))
+        node["children"] = kids
+        if total > len(kids):
+            node["more"] = total - len(kids)
+        node["repr"] = self._container_repr(obj, cls, items, total, kids)
+        return node
 
     def _children(self, obj: Any, cls: type) -> tuple[list[tuple[str, Any]], int | None] | None:
         """Return (labelled children, total count or None) for containers; None for leaves."""
@@ -180,23 +252,24 @@ class PreviewBuilder:
         try:
             if issubclass(cls, dict):
                 pairs = itertools.islice(dict.items(obj), limit)
-                return ([(f"[{safe_repr(k, 80)}]", v) for k, v in pairs], dict.__len__(obj))
-            if issubclass(cls, (list, tuple)):
-                iterator = list.__iter__(obj) if issubclass(cls, list) else tuple.__iter__(obj)
-                size = list.__len__(obj) if issubclass(cls, list) else tuple.__len__(obj)
-                items = [(f"[{i}]", v) for i, v in enumerate(itertools.islice(iterator, limit))]
-                if issubclass(cls, tuple) and hasattr(cls, "_fields"):
-                    fields = cls.__dict__.get("_fields") or _class_lookup(cls, "_fields") or ()
+                return ([(_key_label(k), v) for k, v in pairs], dict.__len__(obj))
+            if issubclass(cls, list):
+                items = [(f"[{i}]", v)
+                         for i, v in enumerate(itertools.islice(list.__iter__(obj), limit))]
+                return items, list.__len__(obj)
+            if issubclass(cls, tuple):
+                items = [(f"[{i}]", v)
+                         for i, v in enumerate(itertools.islice(tuple.__iter__(obj), limit))]
+                fields = _class_lookup(cls, "_fields") if cls is not tuple else None
+                if isinstance(fields, tuple):
                     items = [(f".{f}", v) for f, (_, v) in zip(fields, items)] or items
-                return items, size
+                return items, tuple.__len__(obj)
             if issubclass(cls, (set, frozenset)):
-                iterator = set.__iter__(obj) if issubclass(cls, set) else frozenset.__iter__(obj)
-                size = len(obj) if cls in (set, frozenset) else (
-                    set.__len__(obj) if issubclass(cls, set) else frozenset.__len__(obj))
+                base = set if issubclass(cls, set) else frozenset
+                iterator = base.__iter__(obj)
                 return ([(f"{{{i}}}", v) for i, v in enumerate(itertools.islice(iterator, limit))],
-                        size)
-            if issubclass(cls, (types.ModuleType, type, types.FunctionType,
-                                types.BuiltinFunctionType, types.MethodType)):
+                        base.__len__(obj))
+            if issubclass(cls, _LEAF_TYPES):
                 return None
             attrs = static_attributes(obj)
             if attrs is None:
@@ -204,28 +277,29 @@ class PreviewBuilder:
             if dataclasses.is_dataclass(cls):
                 order = {f.name: i for i, f in enumerate(dataclasses.fields(cls))}
                 attrs.sort(key=lambda kv: order.get(kv[0], len(order)))
-            total = len(attrs)
-            return [(f".{k}", v) for k, v in attrs[:limit]], total
+            return [(f".{k}", v) for k, v in attrs[:limit]], len(attrs)
         except RuntimeError:
             # Changed size during iteration (another thread mutating it): show no children.
             return None
 
     def _container_repr(self, obj: Any, cls: type, items: list, total: int | None,
-                        kids: list | None = None, depth: int | None = 0) -> str:
+                        kids: list | None) -> str:
         """A repr built from previews, so huge builtin containers never run a full ``repr``."""
         limit = self.options.max_repr
-        builtin = cls in (dict, list, tuple, set, frozenset)
-        if not builtin:
-            return safe_repr(obj, limit)
+        if cls not in (dict, list, tuple, set, frozenset):
+            return self.repr_of(obj)
         if kids is None:
             return clip(f"<{cls.__name__} of {total} items>", limit)
-        parts = []
-        for (label, _), (_, child) in zip(items, kids):
-            if cls is dict:
-                parts.append(f"{label[1:-1]}: {child['repr']}")
-            else:
-                parts.append(child["repr"])
-        if total is not None and total > len(kids):
+        parts: list[str] = []
+        size = 0
+        for item, (_, child) in zip(items, kids):
+            label = item[0]
+            part = f"{label[1:-1]}: {child['repr']}" if cls is dict else child["repr"]
+            parts.append(part)
+            size += len(part) + 2
+            if size > limit:
+                break
+        if (total is not None and total > len(parts)) or len(parts) < len(kids):
             parts.append("…")
         inner = ", ".join(parts)
         if cls is dict:
@@ -237,6 +311,49 @@ class PreviewBuilder:
         else:
             text = ("{" + inner + "}") if total else f"{cls.__name__}()"
         return clip(text, limit)
+
+
+_SECRET_CACHES: dict[tuple, dict[Any, bool]] = {}
+
+
+def secret_cache(options: ValueOptions) -> dict[Any, bool]:
+    """A process-wide ``name -> is secret`` cache for ``options``' patterns (names repeat at
+    every step; the cache is cleared when it grows past 20,000 names)."""
+    key = (options.secret_patterns, options.secret_exempt, options.redact_secrets)
+    cache = _SECRET_CACHES.get(key)
+    if cache is None:
+        cache = _SECRET_CACHES[key] = {}
+    return cache
+
+
+def _builtin_len(obj: Any) -> int:
+    cls = type(obj)
+    for base in (str, bytes, bytearray):
+        if issubclass(cls, base):
+            return base.__len__(obj)
+    return 0
+
+
+_KEY_REPRS = (str, int, float, bool, type(None), bytes)
+
+
+def _key_label(key: Any) -> str:
+    """``['name']`` for a dict key; non-builtin keys get a guarded repr."""
+    cls = type(key)
+    if cls is str:
+        return f"[{key!r}]" if len(key) <= 80 else f"[{safe_repr(key, 80)}]"
+    if cls in _KEY_REPRS:
+        return f"[{safe_repr(key, 80)}]"
+    return f"[{safe_repr(key, 80, 0.05)}]"
+
+
+def _label_key(label: str) -> str:
+    """The name inside a child label: ``.api_key`` → ``api_key``, ``['token']`` → ``token``."""
+    if label.startswith("."):
+        return label[1:]
+    if label.startswith("['") or label.startswith('["'):
+        return label[2:-2]
+    return ""
 
 
 def redacted_preview(obj: Any) -> dict[str, Any]:

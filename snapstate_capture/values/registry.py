@@ -1,0 +1,81 @@
+"""Type registries: custom handling per type, in the manner of dill's ``@register(type)``.
+
+A ``TypeRegistry`` maps classes to handlers. Handlers are registered either for a class object
+(``@PREVIEWS.register(memoryview)``) or, for classes of optional libraries, by their dotted name
+(``@PREVIEWS.register("numpy.ndarray")``): a name costs no import, and it can only ever match an
+object whose class is already loaded, so registering numpy support never imports numpy.
+
+``lookup(cls)`` walks ``cls.__mro__`` and returns the first handler found (so a subclass of a
+registered class gets its handler), caching the answer per class in a weak dictionary (classes
+created inside functions are not kept alive by the cache).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Generic, TypeVar
+
+H = TypeVar("H", bound=Callable[..., Any])
+
+_MISSING = object()
+
+
+def class_name(cls: type) -> str:
+    """``module.qualname`` of a class, read from the class itself (no instance code runs)."""
+    module = cls.__dict__.get("__module__") if isinstance(cls.__dict__, dict) else None
+    if not isinstance(module, str):
+        module = getattr(cls, "__module__", None) or "?"
+    qualname = getattr(cls, "__qualname__", None) or cls.__name__
+    return f"{module}.{qualname}"
+
+
+class TypeRegistry(Generic[H]):
+    """Handlers by class, with MRO lookup and lazily-matched class names.
+
+    ``register(*keys)`` is a decorator; each key is a class or a dotted ``module.qualname``
+    string (matched against each class of an object's MRO). Registering again for the same key
+    replaces the handler. ``lookup(cls)`` returns the handler or None.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._by_type: dict[type, H] = {}
+        self._by_name: dict[str, H] = {}
+        self._cache: weakref.WeakKeyDictionary[type, H | None] = weakref.WeakKeyDictionary()
+
+    def register(self, *keys: type | str) -> Callable[[H], H]:
+        """Decorator: register the decorated handler for every class or class name in ``keys``."""
+        def decorate(handler: H) -> H:
+            for key in keys:
+                if isinstance(key, str):
+                    self._by_name[key] = handler
+                else:
+                    self._by_type[key] = handler
+            self._cache = weakref.WeakKeyDictionary()
+            return handler
+        return decorate
+
+    def lookup(self, cls: type) -> H | None:
+        """Return the handler for ``cls`` (first match along its MRO), or None."""
+        try:
+            found = self._cache.get(cls, _MISSING)
+        except TypeError:  # a class that cannot be weakly referenced
+            return self._find(cls)
+        if found is _MISSING:
+            found = self._find(cls)
+            try:
+                self._cache[cls] = found
+            except TypeError:
+                return found  # not weak-referenceable: looked up again next time, still correct
+        return found  # type: ignore[return-value]
+
+    def _find(self, cls: type) -> H | None:
+        for klass in getattr(cls, "__mro__", (cls,)):
+            handler = self._by_type.get(klass)
+            if handler is not None:
+                return handler
+            if self._by_name:
+                handler = self._by_name.get(class_name(klass))
+                if handler is not None:
+                    return handler
+        return None

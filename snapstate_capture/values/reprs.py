@@ -1,0 +1,99 @@
+"""Guarded, bounded ``repr``: a raising or slow ``__repr__`` never hurts the program.
+
+A raising ``__repr__`` gives ``<repr failed: ErrorType: message>``.
+
+A *slow* ``__repr__`` cannot be interrupted safely: signals (``SIGALRM``) work only in the main
+thread and would fire inside arbitrary user code; a helper thread cannot stop the call and would
+run user code concurrently with the program; a trace-function deadline would clobber the user's
+debugger or coverage tracer and could leave the object half-updated. So the first slow call
+costs its time once: each user ``repr`` is timed, and a class whose ``repr`` took longer than
+``ValueOptions.slow_repr_seconds`` is remembered (process-wide, weakly, by class). From then on
+its ``repr`` is never called again; the preview says ``<repr failed: SlowRepr: …>`` every time,
+including the first, so two captures of the same value give the same preview.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any
+
+from .registry import class_name
+
+#: Classes whose ``__repr__`` was slow: class -> seconds the slow call took.
+_SLOW: weakref.WeakKeyDictionary[type, float] = weakref.WeakKeyDictionary()
+
+#: Classes whose repr is C code of the interpreter, never slow and never user code.
+_TRUSTED_REPR = frozenset({int, float, complex, bool, type(None), type(Ellipsis),
+                           type(NotImplemented), range, slice})
+
+
+def clip(text: str, limit: int) -> str:
+    """Return ``text`` cut to ``limit`` characters, ending in ``…`` when cut."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def exc_text(exc: BaseException) -> str:
+    """``str(exc)``, or ``"?"`` when even that raises."""
+    try:
+        return str(exc)
+    except BaseException:  # noqa: BLE001 - str() of a hostile exception
+        return "?"
+
+
+def failed(exc: BaseException) -> str:
+    """The repr text shown for a ``__repr__`` that raised ``exc``."""
+    return f"<repr failed: {type(exc).__name__}: {clip(exc_text(exc), 100)}>"
+
+
+def slow_repr_note(cls: type) -> str | None:
+    """The repr text for a class remembered as slow, or None."""
+    try:
+        took = _SLOW.get(cls)
+    except TypeError:
+        return None
+    if took is None:
+        return None
+    return f"<repr failed: SlowRepr: took {took:.2f} s; not called again>"
+
+
+def safe_repr(obj: Any, limit: int, slow_seconds: float | None = None) -> str:
+    """Return ``repr(obj)`` bounded to ``limit`` characters; never raises.
+
+    Strings and bytes are cut before ``repr`` so a 10 MB string costs no more than a short one.
+    With ``slow_seconds``, the call is timed and a slow class is remembered (module docstring).
+    """
+    cls = type(obj)
+    try:
+        if cls in _TRUSTED_REPR:
+            return clip(repr(obj), limit)
+        if issubclass(cls, str):
+            if len(obj) > limit:
+                return clip(repr(str.__getitem__(obj, slice(0, limit))), limit)
+            return clip(str.__repr__(obj), limit) if cls is not str else clip(repr(obj), limit)
+        if issubclass(cls, (bytes, bytearray)) and len(obj) > limit:
+            return clip(repr(bytes(obj[:limit])), limit)
+        if slow_seconds is None:
+            return clip(repr(obj), limit)
+        note = slow_repr_note(cls)
+        if note is not None:
+            return note
+        start = time.perf_counter()
+        text = repr(obj)
+        took = time.perf_counter() - start
+        if took > slow_seconds:
+            try:
+                _SLOW[cls] = took
+            except TypeError:
+                return f"<repr failed: SlowRepr: took {took:.2f} s>"
+            return slow_repr_note(cls) or "<repr failed: SlowRepr>"
+        return clip(text, limit)
+    except BaseException as exc:  # noqa: BLE001 - a user's __repr__ may raise anything
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return failed(exc)
+
+
+def type_name(obj: Any) -> str:
+    """Return ``module.qualname`` of ``type(obj)`` (``builtins.`` kept for uniformity)."""
+    return class_name(type(obj))
