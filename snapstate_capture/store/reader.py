@@ -405,9 +405,10 @@ class Value:
         return "placeholder" in self.preview
 
     @property
-    def is_locked(self) -> bool:
-        """Encrypted, and the user's key cannot open it (see ``snapstate_capture.encryption``)."""
-        return "locked" in self.preview
+    def is_sealed(self) -> bool:
+        """Encrypted, and the user's key cannot open it: shown as locked
+        (see ``snapstate_capture.encryption``)."""
+        return "sealed" in self.preview
 
     @property
     def is_redacted(self) -> bool:

@@ -138,13 +138,15 @@ def value_ref(ref: dict[str, Any]) -> dict[str, Any]:
 
 
 _KNOWN = {"type", "repr", "children", "len", "more", "truncated", "redacted", "placeholder",
-          "not_loadable", "locked"}
+          "not_loadable", "sealed"}
 
 
 def preview(data: dict[str, Any]) -> dict[str, Any]:
     """Return a well-formed copy of preview ``data`` (see ``values/preview.py`` for the shape):
     ``type``/``repr`` strings, ``children`` a list of ``[label, preview]``, ``len``/``more``
-    ints, ``placeholder`` a dict of strings; unknown keys kept when shallow. Iterative."""
+    ints, ``placeholder`` a dict of strings (``reason`` and ``path`` always present); other keys
+    (``shape``, ``exception``, …: their readers check them) kept when at most
+    ``MAX_JSON_DEPTH`` deep. Iterative, so any nesting is safe."""
     root: dict[str, Any] = {}
     stack = [(data, root, 1)]
     while stack:
@@ -163,12 +165,13 @@ def preview(data: dict[str, Any]) -> dict[str, Any]:
                 out[key] = True
         holder = node.get("placeholder")
         if isinstance(holder, dict):
-            out["placeholder"] = {"reason": str(holder.get("reason", "?")),
-                                  "path": str(holder.get("path", ""))}
+            out["placeholder"] = {"reason": "?", "path": "",
+                                  **{str(k): str(v) for k, v in holder.items()
+                                     if isinstance(v, (str, int, float))}}
         if isinstance(node.get("not_loadable"), str):
             out["not_loadable"] = node["not_loadable"]
-        if isinstance(node.get("locked"), dict):
-            out["locked"] = {str(k): str(v) for k, v in node["locked"].items()}
+        if isinstance(node.get("sealed"), dict):
+            out["sealed"] = {str(k): str(v) for k, v in node["sealed"].items()}
         for key, value in node.items():
             if key not in _KNOWN and isinstance(key, str) \
                     and json_depth(value, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH:

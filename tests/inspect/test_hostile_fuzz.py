@@ -172,7 +172,7 @@ def _hostile_preview(kind: str) -> object:
         return {"type": "str", "repr": "y" * 400_000}
     if kind == "wrong-types":
         return {"type": ["not", "a", "string"], "repr": {"a": 1}, "children": "nope",
-                "placeholder": 5, "len": "many", "redacted": "yes", "locked": 1}
+                "placeholder": 5, "len": "many", "redacted": "yes", "locked": 1, "sealed": [2]}
     if kind == "not-a-dict":
         return [1, 2, 3]
     if kind == "markup":
