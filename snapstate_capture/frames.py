@@ -23,6 +23,7 @@ from typing import Any
 
 from .integrity import canonical_json, content_hash
 from .options import CaptureOptions
+from .valuecache import MAX_SLOTS, ValueCache, add_blob
 from .values import capture_value
 
 _CO_OPTIMIZED = inspect.CO_OPTIMIZED
@@ -41,11 +42,14 @@ _LIBRARY_DIRS = _library_dirs()
 
 @dataclass
 class StackCapture:
-    """What one stack walk produced: frame-record hashes (outermost first), the blobs they need,
+    """What one stack walk produced: frame-record hashes (outermost first), the blobs they need
+    (with which are manifests and which previous blob each may be stored as a delta against),
     the innermost frame's position and locals digests, and any capture errors."""
 
     frames: list[str] = field(default_factory=list)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    manifests: set[str] = field(default_factory=set)
+    bases: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     function: str | None = None
     filename: str | None = None
@@ -83,9 +87,16 @@ class FrameCapturer:
         self._file_kind: dict[str, bool] = {}
         self._sources: dict[str, tuple[str | None, bytes | None]] = {}
         self._code_hashes: dict[types.CodeType, str] = {}
+        self._values = ValueCache(options)
+        self._last_records: dict[tuple[types.CodeType, int], str] = {}
         #: ``encryption.Sealer`` when recording with ``encrypt=True``: previews and payloads
         #: are sealed and their refs carry ``"x": key_id``.
         self.sealer: Any = None
+
+    def forget(self) -> None:
+        """Forget cached captures (after a failed write: their blobs never reached the file)."""
+        self._values.clear()
+        self._last_records.clear()
 
     def is_hidden(self, filename: str) -> bool:
         """True for frames that are never shown: snapstate's own, and library code by default."""
@@ -129,11 +140,15 @@ class FrameCapturer:
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
             try:
-                record, digests = self._frame_record(frame, out)
+                record, digests = self._frame_record(frame, out, position)
             except Exception as exc:  # noqa: BLE001 - recorded as a capture error, not raised
                 out.errors.append(f"frame {frame.f_code.co_name}: {type(exc).__name__}: {exc}")
                 continue
-            key = self.add_blob(out, canonical_json(record))
+            slot = (frame.f_code, position)
+            key = add_blob(out, canonical_json(record), self._last_records.get(slot))
+            if len(self._last_records) > MAX_SLOTS:
+                self._last_records.clear()
+            self._last_records[slot] = key
             out.frames.append(key)
             if innermost:
                 out.function = record["function"]
@@ -142,7 +157,7 @@ class FrameCapturer:
                 out.innermost_digests = digests
         return out
 
-    def _frame_record(self, frame: types.FrameType, out: StackCapture
+    def _frame_record(self, frame: types.FrameType, out: StackCapture, position: int
                       ) -> tuple[dict[str, Any], dict[str, str]]:
         code = frame.f_code
         local_refs = []
@@ -152,7 +167,7 @@ class FrameCapturer:
         for name, value in list(snapshot.items()):
             if module_level and name.startswith("__") and name.endswith("__"):
                 continue  # module dunders (__builtins__, __loader__, …) are noise, not state
-            ref = self.value_ref(value, name, out)
+            ref = self._ref((code, position, name), value, name, out)
             local_refs.append([name, ref])
             digests[name] = ref.get("b") or ref["p"]
         value = None
@@ -168,17 +183,28 @@ class FrameCapturer:
         return record, digests
 
     def value_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:
-        """Capture one value and return its ref; its blobs go into ``out.blobs``."""
+        """Capture one step value (extras, return values) and return its ref; its blobs go
+        into ``out``. Captured again only when it changed since the last step value of that
+        name (``valuecache.py``)."""
+        return self._ref(("extra", 0, name), value, name, out)
+
+    def _ref(self, slot: Any, value: Any, name: str | None, out: StackCapture
+             ) -> dict[str, Any]:
+        if self.sealer is None:
+            return self._values.ref(slot, value, name, out)
+        return self._sealed_ref(value, name, out)
+
+    def _sealed_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:
+        """Capture one value into sealed (encrypted) blobs: no cache, no deltas, no chunks —
+        ciphertext neither compresses nor shares pieces."""
         captured = capture_value(value, name=name, options=self.options.values,
                                  payloads=self.options.payloads)
         sealer, preview = self.sealer, canonical_json(captured.preview)
-        ref: dict[str, Any] = {"p": self.add_blob(out, sealer.seal(preview) if sealer else preview)}
+        ref: dict[str, Any] = {"p": self.add_blob(out, sealer.seal(preview))}
         if captured.payload is not None:
-            payload = captured.payload
-            ref["b"] = self.add_blob(out, sealer.seal(payload) if sealer else payload)
+            ref["b"] = self.add_blob(out, sealer.seal(captured.payload))
             ref["s"] = captured.serializer
-        if sealer is not None:
-            ref["x"] = sealer.key_id
+        ref["x"] = sealer.key_id
         if captured.error:  # no payload, placeholder parts, or not loadable: counted on the step
             out.errors.append(f"{name}: {captured.error}")
         return ref
@@ -186,9 +212,7 @@ class FrameCapturer:
     @staticmethod
     def add_blob(out: StackCapture, data: bytes) -> str:
         """Hash ``data``, queue it in ``out.blobs`` and return its hex key."""
-        key = content_hash(data).hex()
-        out.blobs[key] = data
-        return key
+        return add_blob(out, data)
 
     def _code_hash(self, code: types.CodeType) -> str:
         key = self._code_hashes.get(code)

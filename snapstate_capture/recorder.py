@@ -189,7 +189,11 @@ class Recorder:
             return None
         if effect is not None:
             effect = self.effect_row(effect, record)
-        return writer.append_step(self.run_id, record, effect=effect)
+        try:
+            return writer.append_step(self.run_id, record, effect=effect)
+        except BaseException:
+            self._frames.forget()  # cached refs may name blobs that were rolled back
+            raise
 
     @staticmethod
     def effect_row(effect: dict[str, Any], record: StepRecord) -> dict[str, Any]:
@@ -233,7 +237,8 @@ class Recorder:
             lineno=stack.lineno, depth=len(stack.frames), frames=stack.frames,
             extra=extra_refs, errors=stack.errors, n_changed=n_changed,
             blobs={k: v for k, v in stack.blobs.items()
-                   if self._writer is None or not self._writer.has_blob(k)})
+                   if self._writer is None or not self._writer.has_blob(k)},
+            manifests=stack.manifests, bases=stack.bases)
         if stack.errors:
             self.capture_errors += len(stack.errors)
         return record

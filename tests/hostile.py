@@ -54,9 +54,14 @@ def payload_keys(path: Path) -> list[bytes]:
     """Binary keys of every payload (``"b"``) blob referenced by frame records."""
     found: list[bytes] = []
     conn = connect(path)
+
+    def fetch(key: bytes) -> tuple[int, int, bytes] | None:
+        return conn.execute("SELECT codec, size, data FROM blobs WHERE hash=?", (key,)).fetchone()
+
+    source = blobs.BlobSource(fetch)
     try:
-        for key, codec, size, data in conn.execute("SELECT hash, codec, size, data FROM blobs"):
-            plain = blobs.decode(key, codec, data, size)
+        for (key,) in conn.execute("SELECT hash FROM blobs").fetchall():
+            plain = source.inner(key)[1]
             try:
                 record = json.loads(plain)
             except (TypeError, ValueError, UnicodeDecodeError):

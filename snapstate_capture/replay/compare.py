@@ -16,6 +16,7 @@ import types
 from typing import Any
 
 from ..recorder import PreviewOnly
+from ..store import previews
 from ..store.reader import Step, Timeline, Value
 from ..store.writer import StepRecord
 from .report import diff_previews, divergence, normalize, step_facts
@@ -111,8 +112,8 @@ class StepComparer:
             if rec is not None and act is not None and self.same_value(
                     name, rec, act, live, blobs):
                 continue
-            exp_preview = self.timeline.json_blob(rec["p"]) if rec and rec.get("p") else None
-            act_preview = json.loads(blobs[act["p"]]) if act and act.get("p") in blobs else None
+            exp_preview = self.timeline.preview_blob(rec["p"]) if rec and rec.get("p") else None
+            act_preview = previews.from_blobs(blobs, act.get("p")) if act else None
             out.append({"frame": frame, "name": name,
                         "expected": exp_preview.get("repr") if exp_preview else "(absent)",
                         "actual": act_preview.get("repr") if act_preview else "(absent)",
@@ -126,8 +127,8 @@ class StepComparer:
         if not rec.get("b") or not act.get("b"):
             if rec.get("b") or act.get("b"):
                 return False
-            exp = self.timeline.json_blob(rec["p"]) if rec.get("p") else None
-            got = json.loads(blobs[act["p"]]) if act.get("p") in blobs else None
+            exp = self.timeline.preview_blob(rec["p"]) if rec.get("p") else None
+            got = previews.from_blobs(blobs, act.get("p"))
             return normalize(exp) == normalize(got)
         if live is None or name not in live or not self.timeline.trust:
             return False

@@ -9,6 +9,7 @@ console, or turns into an ordinary recorder writing a fork (``go_live``).
 
 from __future__ import annotations
 
+import os
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from ..store.reader import Step
 from ..signing import RunSigner
 from ..store.writer import TimelineWriter
 from ..values import capture_value
+from .fastpath import FastMatcher
 from .fork import start_fork
 from .report import diff_previews, divergence, step_facts
 
@@ -43,6 +45,8 @@ class ReplayRecorder(Recorder):
         self._served_exceptions: set[int] = set()
         self._chunk: list[Step] = []
         self._chunk_start = 0
+        self._fast = FastMatcher(session.timeline, options.values,
+                                 session.run.entry.get("cwd") or os.getcwd())
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
@@ -102,15 +106,17 @@ class ReplayRecorder(Recorder):
         session = self.session
         index = self.replayed
         frames = self._frames.walk(frame, self.root)
-        record = self.build_record(kind, frame, label, extra, lineno, frames=frames)
-        if index >= session.count:
-            self._past_end(index, record)
         served = (kind == "exception" and bool(extra)
                   and id((extra or {}).get("exception")) in self._served_exceptions)
-        report = session.comparer.compare(self._recorded(index), record, frames, extra,
-                                          served_exception=served)
-        if report is not None:
-            session.diverge(report)
+        if index >= session.count or served or not self._fast.matches(
+                self._recorded(index), kind, label, frames, extra, lineno):
+            record = self.build_record(kind, frame, label, extra, lineno, frames=frames)
+            if index >= session.count:
+                self._past_end(index, record)
+            report = session.comparer.compare(self._recorded(index), record, frames, extra,
+                                              served_exception=served)
+            if report is not None:
+                session.diverge(report)
         self.replayed = index + 1
         session.progress(index)
         if index == session.config.to:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from ..errors import IntegrityError, NotFoundError, TimelineError
-from . import blobs, sanitize
+from . import blobs, previews, sanitize
 from .connection import open_for_reading
 from .writer import process_start_marker
 
@@ -54,6 +54,7 @@ class Timeline:
         self._lock = threading.RLock()
         self._json_cache: OrderedDict[str, Any] = OrderedDict()
         self._runs: list[Run] | None = None
+        self._blobs = blobs.BlobSource(self._fetch_blob)
 
     def __enter__(self) -> Timeline:
         return self
@@ -120,16 +121,29 @@ class Timeline:
             raw = bytes.fromhex(key)
         except (ValueError, TypeError):
             raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        try:
+            with self._lock:
+                return self._blobs.content(raw)
+        except blobs.BlobError as exc:
+            if exc.missing:
+                raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
+            raise IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}") from None
+
+    def blob_problem(self, raw: bytes) -> str | None:
+        """None when blob ``raw`` (binary key) decodes to its hash (a delta's base included;
+        a manifest's pieces are blobs of their own), else the problem ("missing", "corrupt …")."""
+        try:
+            with self._lock:
+                self._blobs.inner(raw)
+        except blobs.BlobError as exc:
+            return "missing" if exc.missing and exc.key == raw else str(exc)
+        except (ValueError, OverflowError, MemoryError):
+            return "corrupt (cannot decode)"
+        return None
+
+    def _fetch_blob(self, raw: bytes) -> tuple[int, int, bytes] | None:
         rows = self.query("SELECT codec, size, data FROM blobs WHERE hash=?", (raw,))
-        if not rows:
-            raise NotFoundError(self.path, f"missing blob {key[:12]}")
-        codec, size, data = rows[0]
-        if not isinstance(size, int) or size < 0 or not isinstance(data, bytes):
-            raise IntegrityError(self.path, f"blob {key[:12]} is malformed")
-        decoded = blobs.decode(raw, codec, data, size)
-        if decoded is None:
-            raise IntegrityError(self.path, f"blob {key[:12]} is corrupt (hash mismatch)")
-        return decoded
+        return rows[0] if rows else None
 
     def check_size(self, key: str, limit: int) -> None:
         """Raise ``IntegrityError`` when blob ``key`` claims more than ``limit`` bytes: frame
@@ -159,6 +173,11 @@ class Timeline:
             if len(self._json_cache) > 4096:
                 self._json_cache.popitem(last=False)
         return value
+
+
+    def preview_blob(self, key: str) -> Any:
+        """Return the preview stored under ``key``, its children joined (``store/previews.py``)."""
+        return previews.join(self.json_blob(key), self.json_blob)
 
 
 def open_timeline(path: str | os.PathLike[str], *, trust: bool = False) -> Timeline:
@@ -382,7 +401,7 @@ class Value:
             from ..encryption import sealed_preview  # encrypted at rest: locked without the key
 
             return sanitize.preview(sealed_preview(self))
-        data = self.timeline.json_blob(self.preview_key)
+        data = self.timeline.preview_blob(self.preview_key)
         if not isinstance(data, dict):
             raise IntegrityError(self.timeline.path, f"preview of {self.name} is malformed")
         return sanitize.preview(data)

@@ -14,6 +14,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,11 @@ from . import blobs
 from .connection import open_for_writing
 
 
+#: Bytes of recently written blobs kept as delta bases, and the largest blob kept.
+RECENT_LIMIT = 32 * 1024 * 1024
+RECENT_MAX_BLOB = 4 * 1024 * 1024
+
+
 @dataclass
 class StepRecord:
     """One step as the recorder hands it to the writer.
@@ -31,7 +37,9 @@ class StepRecord:
     ``frames`` holds frame-record hashes (hex), outermost first; ``extra`` maps names to value
     refs (see ``frames.value_ref``); ``errors`` lists capture-error texts; ``blobs`` maps hex
     hashes to raw bytes that must be in the file before the step is (written in the same
-    transaction, skipped when already present).
+    transaction, skipped when already present). ``manifests`` names the keys in ``blobs`` that are
+    manifests (see ``blobs.py``); ``bases`` maps a key to the key of a previous version of the same
+    thing, which the writer may store it as a delta against (docs/storage.md).
     """
 
     kind: str
@@ -49,6 +57,8 @@ class StepRecord:
     errors: list[str] = field(default_factory=list)
     n_changed: int = 0
     blobs: dict[str, bytes] = field(default_factory=dict)
+    manifests: set[str] = field(default_factory=set)
+    bases: dict[str, str] = field(default_factory=dict)
 
     def chain_fields(self) -> dict[str, Any]:
         """The fields covered by the step hash chain (everything but derived columns)."""
@@ -63,6 +73,13 @@ def chain_fields(kind: str, label: str | None, wall: float, mono: float, thread:
     return {"kind": kind, "label": label, "wall": repr(wall), "mono": repr(mono),
             "thread": thread, "task": task, "frames": frames, "extra": extra or {},
             "errors": errors or []}
+
+
+def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tuple:
+    return (run_id, index, record.kind, record.label, record.wall, record.mono, record.thread,
+            record.task, record.function, record.filename, record.lineno, record.depth,
+            json.dumps(record.frames), json.dumps(record.extra) if record.extra else None,
+            json.dumps(record.errors) if record.errors else None, record.n_changed, digest)
 
 
 def process_start_marker(pid: int) -> str | None:
@@ -89,6 +106,9 @@ class TimelineWriter:
         self._conn: sqlite3.Connection = open_for_writing(self.path)
         self._lock = threading.Lock()
         self._known: set[str] = set()
+        #: Recently written inner bytes and their delta-chain depth, for deltas (bounded LRU).
+        self._recent: OrderedDict[str, tuple[bytes, int]] = OrderedDict()
+        self._recent_bytes = 0
         self._chain: dict[str, tuple[int, bytes]] = {}
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
@@ -143,19 +163,15 @@ class TimelineWriter:
             index, previous = self._chain[run_id]
             digest = chain_hash(previous, record.chain_fields())
             conn = self._conn
+            added: list[str] = []
             conn.execute("BEGIN")
             try:
-                self._insert_blobs(record.blobs)
+                added = self._insert_blobs(record.blobs, record.manifests, record.bases)
                 conn.execute(
                     "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task,"
                     " function, filename, lineno, depth, frames, extra, errors, n_changed, hash)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, index, record.kind, record.label, record.wall, record.mono,
-                     record.thread, record.task, record.function, record.filename,
-                     record.lineno, record.depth, json.dumps(record.frames),
-                     json.dumps(record.extra) if record.extra else None,
-                     json.dumps(record.errors) if record.errors else None,
-                     record.n_changed, digest))
+                    _step_row(run_id, index, record, digest))
                 signed = self._signer.step(run_id, index + 1, digest)
                 conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
                              (index + 1, digest, signed.signature, run_id))
@@ -164,36 +180,98 @@ class TimelineWriter:
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
-                self._known.difference_update(record.blobs)
+                self._known.difference_update(added)
                 raise
             signed.commit()
             self._chain[run_id] = (index + 1, digest)
             return index
 
-    def _insert_blobs(self, items: dict[str, bytes]) -> None:
+    def append_steps(self, run_id: str, records: list[StepRecord]) -> int:
+        """Write ``records`` as the run's next steps in one transaction; return the last index.
+
+        The recorder writes one step per transaction (crash safety: each completed step is
+        committed); this is for bulk imports (``export``, benchmark files). The run's chain head
+        is signed once, after the last record.
+        """
+        with self._lock:
+            index, previous = self._chain[run_id]
+            conn = self._conn
+            rows = []
+            added: list[str] = []
+            conn.execute("BEGIN")
+            try:
+                for record in records:
+                    digest = chain_hash(previous, record.chain_fields())
+                    added += self._insert_blobs(record.blobs, record.manifests, record.bases)
+                    rows.append(_step_row(run_id, index, record, digest))
+                    index, previous = index + 1, digest
+                conn.executemany(
+                    "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task,"
+                    " function, filename, lineno, depth, frames, extra, errors, n_changed, hash)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                signed = self._signer.step(run_id, index, previous)
+                conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
+                             (index, previous, signed.signature, run_id))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                self._known.difference_update(added)
+                raise
+            signed.commit()
+            self._chain[run_id] = (index, previous)
+            return index - 1
+
+    def _insert_blobs(self, items: dict[str, bytes], manifests: set[str] | frozenset = frozenset(),
+                      bases: dict[str, str] | None = None) -> list[str]:
+        """Queue the blobs not yet in the file (as deltas where a base is known); return their
+        keys (forgotten again by the caller if the transaction is rolled back)."""
         rows = []
+        added = []
         for key, data in items.items():
             if key in self._known:
                 continue
-            digest, codec, stored = blobs.encode(data)
+            base = None
+            depth = 0
+            base_key = bases.get(key) if bases else None
+            if base_key is not None:
+                known = self._recent.get(base_key)
+                if known is not None and known[1] < blobs.MAX_CHAIN:
+                    base = (bytes.fromhex(base_key), known[0])
+            digest, codec, stored = blobs.encode(data, base, manifest=key in manifests)
+            if blobs.delta_base(codec, stored) is not None:
+                depth = self._recent[base_key][1] + 1  # type: ignore[index]
             rows.append((digest, codec, len(data), stored))
             self._known.add(key)
+            added.append(key)
+            self._remember(key, data, depth)
         if rows:
             self._conn.executemany(
                 "INSERT OR IGNORE INTO blobs (hash, codec, size, data) VALUES (?,?,?,?)", rows)
+        return added
+
+    def _remember(self, key: str, data: bytes, depth: int) -> None:
+        """Keep ``data`` as a possible delta base (only blobs small enough to be worth it)."""
+        if len(data) > RECENT_MAX_BLOB:
+            return
+        self._recent[key] = (data, depth)
+        self._recent_bytes += len(data)
+        while self._recent_bytes > RECENT_LIMIT:
+            _, (old, _) = self._recent.popitem(last=False)
+            self._recent_bytes -= len(old)
 
     def add_effect(self, run_id: str, row: dict[str, Any], blob_items: dict[str, bytes]) -> None:
         """Append one entry to the run's effect journal (see schema ``effects``)."""
         with self._lock:
             conn = self._conn
+            added: list[str] = []
             conn.execute("BEGIN")
             try:
-                self._insert_blobs(blob_items)
+                added = self._insert_blobs(blob_items)
                 signed = self._insert_effect(run_id, row)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
-                self._known.difference_update(blob_items)
+                self._known.difference_update(added)
                 raise
             signed.commit()
 

@@ -91,3 +91,11 @@ def test_resume_refuses_a_finished_run(agent):
     result = run_cli("resume", str(path), "--trust")
     assert result.returncode == 2
     assert "only a crashed or interrupted run can be resumed" in result.stderr
+
+
+def test_a_run_signed_with_your_key_replays_without_trust(tmp_path):
+    assert run_cli("keygen").returncode == 0
+    path, side, _ = record_agent(tmp_path, rounds=2)
+    result = run_cli("replay", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "no divergence" in result.stdout

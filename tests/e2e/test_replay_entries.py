@@ -1,0 +1,46 @@
+"""Every kind of run entry starts again on replay: a script (the other replay tests), a module
+run with ``-m`` and its argv, and an importable workflow function with its pickled arguments."""
+
+from __future__ import annotations
+
+import snapstate_capture as snap
+from tests.conftest import ROOT, run_python
+from tests.e2e.replay_helpers import replay_json, side_lines
+
+CALL = ("from tests.programs.workflow import research; import sys; "
+        "print(research(sys.argv[1], ['soil', 'roofs'], depth=1))")
+
+
+def test_function_entry_replays_with_its_arguments(tmp_path):
+    path, side = tmp_path / "wf.snap", tmp_path / "side.txt"
+    done = run_python("-c", CALL, str(side), cwd=ROOT, env={"WORKFLOW_SNAP": str(path)})
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[-1]
+        entry = run.entry
+        assert (entry["kind"], entry["module"], entry["qualname"]) == (
+            "function", "tests.programs.workflow", "research")
+        args, kwargs = snap.Value(timeline, "arguments", entry["args"]).load(trust=True)
+        assert (args, kwargs) == ((str(side), ["soil", "roofs"]), {"depth": 1})
+        count = len(run.steps)
+    before = side_lines(side)
+    result, data = replay_json(path)
+    assert result.returncode == 0, result.stderr
+    assert data["status"] == "ok" and data["replayed"] == count
+    assert side_lines(side) == before == ["search soil", "search roofs"]
+
+
+def test_module_entry_replays_with_its_argv(tmp_path):
+    path, side = tmp_path / "mod.snap", tmp_path / "side.txt"
+    done = run_python("-m", "tests.programs.workflow", str(side), "2", cwd=ROOT,
+                      env={"WORKFLOW_SNAP": str(path)})
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        entry = timeline.runs[-1].entry
+        assert (entry["kind"], entry["module"], entry["argv"]) == (
+            "module", "tests.programs.workflow", [str(side), "2"])
+    before = side_lines(side)
+    result, data = replay_json(path, "--to", "4")
+    assert result.returncode == 0, result.stderr
+    assert data["replayed"] == 5
+    assert side_lines(side) == before
