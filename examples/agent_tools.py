@@ -2,7 +2,8 @@
 
 An effect is a call whose result must not be recomputed on replay (DESIGN.md "effect"): the model
 call, the citation API, the human's answer, the back-off sleep. Each lives in one small function
-so the recorder sees its arguments and its result (or the exception it raised) as steps.
+so the recorder journals its arguments and its result (or the exception it raised) as an
+``effect`` step, and a replay serves them from the journal instead of calling again.
 
 Everything is offline and deterministic: the "model" is ``rules_model.complete``; the citation
 service fails on a fixed schedule (every third call answers ``503``); the human's answer comes
@@ -45,19 +46,19 @@ class CitationService:
 _CITATIONS = CitationService()
 
 
-@snap.step  # an effect: becomes @snap.effect when effects land (issue 9)
+@snap.effect
 def call_model(request: dict[str, Any]) -> dict[str, Any]:
     """Send one request to the (rule-based) model and return its answer dict."""
     return rules_model.complete(request)
 
 
-@snap.step  # an effect: becomes @snap.effect when effects land (issue 9)
+@snap.effect
 def fetch_citation(doc_id: str, title: str, year: int) -> dict[str, Any]:
     """Look a document up in the citation service; raises ``ServiceUnavailable`` when busy."""
     return _CITATIONS.lookup(doc_id, title, year)
 
 
-@snap.step  # an effect: becomes @snap.effect when effects land (issue 9)
+@snap.effect
 def ask_human(question: str) -> str:
     """Ask the operator on the terminal; end of input counts as ``yes``."""
     try:
@@ -66,7 +67,7 @@ def ask_human(question: str) -> str:
         return "yes"
 
 
-@snap.step  # an effect: becomes @snap.effect when effects land (issue 9)
+@snap.effect
 def backoff(seconds: float) -> None:
     """Wait before a retry."""
     time.sleep(seconds)

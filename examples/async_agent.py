@@ -36,7 +36,7 @@ async def _network(turns: int) -> None:
         await asyncio.sleep(0)
 
 
-@snap.step  # an effect: becomes @snap.effect when effects land (issue 9)
+@snap.effect
 async def search_tool(query: str) -> list[dict[str, Any]]:
     """The search API: the best documents for ``query`` as ``[{"doc_id", "score"}]``."""
     await _network(3)
@@ -44,7 +44,7 @@ async def search_tool(query: str) -> list[dict[str, Any]]:
     return [{"doc_id": hit.doc_id, "score": hit.score} for hit in hits]
 
 
-@snap.step  # an effect: becomes @snap.effect when effects land (issue 9)
+@snap.effect
 async def fetch_document(doc_id: str) -> dict[str, Any]:
     """The document API: ``{"doc_id", "title", "text"}``; slower for longer ids."""
     await _network(1 + len(doc_id) % 4)
@@ -52,7 +52,7 @@ async def fetch_document(doc_id: str) -> dict[str, Any]:
     return {"doc_id": doc.doc_id, "title": doc.title, "text": doc.text}
 
 
-@snap.step  # an effect: becomes @snap.effect when effects land (issue 9)
+@snap.effect
 async def call_model(request: dict[str, Any]) -> dict[str, Any]:
     """The model API (rule-based, see ``rules_model``)."""
     await _network(2)

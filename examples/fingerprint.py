@@ -58,8 +58,15 @@ def _roots(run: snap.Run) -> set[str]:
     return roots
 
 
-def _preview_text(value: snap.Value, norm: _Normaliser) -> str:
-    return norm(json.dumps(value.preview, sort_keys=True, ensure_ascii=False))
+def _preview_text(value: snap.Value, norm: _Normaliser, cache: dict[str, str]) -> str:
+    """The value's preview as normalised JSON (cached by preview hash: values repeat)."""
+    key = value.preview_key or ""
+    text = cache.get(key)
+    if text is None:
+        text = norm(json.dumps(value.preview, sort_keys=True, ensure_ascii=False))
+        if key:
+            cache[key] = text
+    return text
 
 
 def fingerprint(path: str | Path, *, portable: bool = False) -> list[str]:
@@ -79,12 +86,13 @@ def fingerprint(path: str | Path, *, portable: bool = False) -> list[str]:
             lines.append(norm(f"run {run.name!r} {run.status} steps={len(run.steps)} "
                               f"parent_step={parent} error={error} entry={json.dumps(entry)}"))
             sources: dict[str, str] = {}
+            previews: dict[str, str] = {}
             for step in run.steps:
                 lines.append(norm(f"step {step.index} {step.kind} {step.function} "
                                   f"{step.label!r} {step.filename}:{step.lineno} "
                                   f"thread={step.thread} task={step.task}"))
                 for name, value in step.extra.items():
-                    shown = value.repr if portable else _preview_text(value, norm)
+                    shown = value.repr if portable else _preview_text(value, norm, previews)
                     lines.append(norm(f"  {name} = {shown}"))
                 if portable:
                     continue
@@ -92,7 +100,7 @@ def fingerprint(path: str | Path, *, portable: bool = False) -> list[str]:
                 for frame in step.frames:
                     lines.append(norm(f"  frame {frame.function} {frame.filename}:{frame.lineno}"))
                     for name, value in frame.locals.items():
-                        lines.append(f"    {name} = {_preview_text(value, norm)}")
+                        lines.append(f"    {name} = {_preview_text(value, norm, previews)}")
                     if frame.filename not in sources:
                         text = "\n".join(frame.source).encode()
                         sources[frame.filename] = hashlib.blake2b(text, digest_size=8).hexdigest()
