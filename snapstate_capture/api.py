@@ -48,16 +48,28 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     Each run stores its entry (how to start it again, ``environment.entry_facts``) and the
     ``random``/numpy generator states at its start, for ``snapstate replay``. Decorating an
     importable function stores the function and its pickled arguments as the entry.
+
+    ``trace`` (None: only explicit capture points; ``"calls"``: also a step at every call,
+    return and exception of included code; ``"lines"``: also at every executed line — see
+    ``tracer``), ``include``/``exclude`` (file globs, see ``include.IncludeRule``; default: the
+    code under the current directory). Raises ``ValueError`` for a ``trace`` other than None,
+    "calls" or "lines".
     """
 
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,
+                 trace: str | None = None, include: Any = (), exclude: Any = (),
                  options: CaptureOptions | None = None,
                  parent: tuple[str, int] | None = None,
                  entry: dict[str, Any] | None = None, encrypt: bool = False,
                  patch_nondeterminism: bool = False) -> None:
+        if trace not in (None, "calls", "lines"):
+            raise ValueError(f"trace must be None, 'calls' or 'lines', not {trace!r}")
         self.path = path
         self.encrypt = encrypt
         self.name = name
+        self.trace = trace
+        self.include = (include,) if isinstance(include, str) else tuple(include)
+        self.exclude = (exclude,) if isinstance(exclude, str) else tuple(exclude)
         self.options = options or CaptureOptions()
         self.parent = parent
         self.entry = entry
@@ -66,7 +78,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
         self._patched = False
 
     def _copy(self) -> record:
-        return record(self.path, name=self.name, options=self.options, parent=self.parent,
+        return record(self.path, name=self.name, trace=self.trace, include=self.include,
+                      exclude=self.exclude, options=self.options, parent=self.parent,
                       entry=self.entry, encrypt=self.encrypt,
                       patch_nondeterminism=self.patch_nondeterminism)
 
@@ -92,7 +105,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             recorder = Recorder(self.path, name=self.name or default_name,
                                 options=self.options, root=root, parent=self.parent,
                                 entry=entry, encrypt=self.encrypt, block=block,
-                                entry_blobs=blobs)
+                                entry_blobs=blobs, trace=self.trace, include=self.include,
+                                exclude=self.exclude)
         if recorder is not None and recorder.start():
             self.recorder = recorder
             _active.append(recorder)

@@ -28,6 +28,8 @@ from .values import capture_value
 
 _CO_OPTIMIZED = inspect.CO_OPTIMIZED
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: The inspector's package: its frames (``snapstate record`` running a program) are hidden too.
+_INSPECT_DIR = os.path.join(os.path.dirname(_PACKAGE_DIR), "snapstate_inspect")
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -103,7 +105,7 @@ class FrameCapturer:
         hidden = self._file_kind.get(filename)
         if hidden is None:
             real = os.path.realpath(filename) if not filename.startswith("<") else filename
-            if real.startswith(_PACKAGE_DIR + os.sep):
+            if real.startswith((_PACKAGE_DIR + os.sep, _INSPECT_DIR + os.sep)):
                 hidden = True
             elif filename.startswith("<frozen"):
                 hidden = not self.options.library_frames

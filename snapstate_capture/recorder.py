@@ -81,7 +81,8 @@ class Recorder:
     def __init__(self, path: str | os.PathLike[str], *, name: str, options: CaptureOptions,
                  root: types.FrameType | None, parent: tuple[str, int] | None = None,
                  entry: dict[str, Any] | None = None, encrypt: bool = False, block: int = 0,
-                 entry_blobs: dict[str, bytes] | None = None) -> None:
+                 entry_blobs: dict[str, bytes] | None = None, trace: str | None = None,
+                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> None:
         self.path = path
         self.block = block
         self.entry_blobs = entry_blobs or {}
@@ -102,6 +103,12 @@ class Recorder:
         self.effect_seq = 0
         self.effect_counts: dict[str, int] = {}
         self.effect_lock = threading.Lock()
+        self.trace = trace
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+        self._stream: Any = None
+        self._tracer: Any = None
+        self._full_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
@@ -126,13 +133,63 @@ class Recorder:
             self._warn(f"not recording: {exc}")
             self._writer = None
             return False
+        if self.trace:
+            try:
+                if self.encrypt:
+                    raise RuntimeError("encrypted runs are not traced yet (checkpoints only)")
+                self._start_tracing()
+            except Exception as exc:  # noqa: BLE001
+                self._warn(f"not tracing: {type(exc).__name__}: {exc}")
+                self._stream = self._tracer = None
         return True
+    def _start_tracing(self) -> None:
+        """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
+        from .include import IncludeRule
+        from .trace_stream import Stream
+        from .tracer import Tracer, _active as tracing
+
+        if tracing:
+            raise RuntimeError("another record block is already tracing")
+        assert self._writer is not None and self.run_id is not None
+        self._writer.close()
+        self._writer = None
+        stream = Stream(str(self.path), self.run_id)
+        stream.start()
+        self._stream = stream
+        self._writer = _StreamWriter(self)
+        tracer = Tracer(mode=self.trace or "calls", options=self.options, stream=stream,
+                        rule=IncludeRule(self.include, self.exclude))
+        self._tracer = tracer
+        self._record_other_threads()
+        tracer.start(self.root)
+        _hold_os_exit(stream)
+
+
+    def _record_other_threads(self) -> None:
+        """One step per thread already running: its stack, labelled ``not traced``."""
+        me = threading.get_ident()
+        names = {t.ident: t.name for t in threading.enumerate()}
+        for ident, frame in list(sys._current_frames().items()):
+            if ident == me or ident not in names or names[ident].startswith("snapstate-"):
+                continue
+            try:
+                record = self.build_record("checkpoint", frame,
+                                           f"thread {names[ident]}: not traced", None, None)
+                record.thread = names[ident]
+                record.task = None
+                self._writer.append_step(self.run_id, record)
+            except Exception as exc:  # noqa: BLE001
+                self._warn(f"could not record thread {names[ident]}: {exc}")
+
 
     def finish(self, exc: BaseException | None) -> None:
         """End the run: ``finished``, or ``failed`` with ``exc`` recorded; closes the file."""
         writer = self._writer
         if writer is None or self.run_id is None:
             return
+        if self._tracer is not None:
+            self._tracer.stop()
+            _release_os_exit()
         try:
             if exc is None or (isinstance(exc, SystemExit) and exc.code in (0, None)):
                 writer.end_run(self.run_id, "finished")
@@ -171,6 +228,12 @@ class Recorder:
         if self._writer is None or getattr(self._reentry, "busy", False):
             return None
         self._reentry.busy = True
+        if self._tracer is not None:
+            self._tracer.check_installed()
+        tracing = self._tracer is not None and sys.gettrace() is not None
+        saved = sys.gettrace() if tracing else None
+        if tracing:
+            sys.settrace(None)  # user code run by capture (a __reduce__) is not a step
         try:
             return self._capture(kind, frame, label, extra, lineno, effect)
         except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
@@ -178,6 +241,8 @@ class Recorder:
             self._warn(f"capture failed at a {kind} step: {type(exc).__name__}: {exc}")
             return None
         finally:
+            if tracing:
+                sys.settrace(saved)
             self._reentry.busy = False
 
     def _capture(self, kind: str, frame: types.FrameType | None, label: str | None,
@@ -281,3 +346,62 @@ class Recorder:
             sys.stderr.write(f"snapstate: {self.path}: {message}\n")
         except Exception:  # noqa: BLE001 - stderr may be closed; there is nowhere else to say it
             pass
+
+
+class _StreamWriter:
+    """Stands in for ``TimelineWriter`` while a run is traced: steps and the run's end go through
+    the trace stream, so checkpoints and traced steps share one ordered index sequence."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.stream = recorder._stream
+
+    def has_blob(self, key: str) -> bool:
+        tracer = self.recorder._tracer
+        return tracer is not None and key in tracer.encoder.sent
+
+    def append_step(self, run_id: str, record: StepRecord,
+                    effect: dict[str, Any] | None = None) -> int:
+        from dataclasses import asdict
+
+        from .trace_stream import FULL
+
+        fields = asdict(record)
+        if effect is not None:
+            fields["effect"] = effect
+        tracer = self.recorder._tracer
+        if tracer is not None:
+            tracer.encoder.sent.update(record.blobs)
+        with self.recorder._full_lock:
+            self.stream.items.append((FULL, fields))
+            index = self.stream.request_index()
+        if index is None:
+            raise OSError("trace writer is gone")
+        return index - 1
+
+    def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
+        self.stream.close(status, error)
+
+    def close(self) -> None:
+        self.stream.close("running", None) if not self.stream.broken else None
+
+
+_real_os_exit = os._exit
+
+
+def _hold_os_exit(stream: Any) -> None:
+    """While a run is traced, ``os._exit`` first hands buffered steps to the writer process
+    (which outlives us), so a program ending that way keeps every completed step."""
+    def _exit(status: int) -> None:
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - exiting matters more
+            pass
+        _real_os_exit(status)
+
+    _exit.__doc__ = _real_os_exit.__doc__
+    os._exit = _exit
+
+
+def _release_os_exit() -> None:
+    os._exit = _real_os_exit

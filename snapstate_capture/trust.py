@@ -104,6 +104,8 @@ def load_payload(value: Value, *, trust: bool) -> Any:
                 f"{value.timeline.path}: refusing to load {value.name!r}: its run {reason}; "
                 "loading a payload runs code from the file: open it with trust=True (--trust) "
                 "only if you trust the file")
+    if getattr(value, "is_inline", False):
+        return value.ref["v"]  # a scalar stored as plain data: nothing to unpickle
     if not value.payload_key or not value.serializer:
         reason = (value.preview.get("placeholder") or {}).get("reason", "no payload stored")
         raise PayloadLoadError(f"{value.timeline.path}: {value.name!r} has no payload ({reason})")

@@ -39,6 +39,9 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
                 f" PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
         else:
             _check_version(path, version)
+            if version < FORMAT_VERSION:  # additive upgrade: new tables only
+                conn.executescript(f"BEGIN IMMEDIATE; {SCHEMA}"
+                                   f" PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
         return conn
     except sqlite3.DatabaseError as exc:
         raise TimelineError(path, f"cannot write timeline ({exc})") from None

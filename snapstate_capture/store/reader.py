@@ -54,7 +54,17 @@ class Timeline:
         self._lock = threading.RLock()
         self._json_cache: OrderedDict[str, Any] = OrderedDict()
         self._runs: list[Run] | None = None
+        self._chunk_steps: Any = None
         self._blobs = blobs.BlobSource(self._fetch_blob)
+
+    @property
+    def chunk_steps(self) -> Any:
+        """Reader of the traced steps stored in chunks (``store.chunk_reader.ChunkSteps``)."""
+        if self._chunk_steps is None:
+            from .chunk_reader import ChunkSteps
+
+            self._chunk_steps = ChunkSteps(self)
+        return self._chunk_steps
 
     def __enter__(self) -> Timeline:
         return self
@@ -287,7 +297,10 @@ class Steps(Sequence["Step"]):
         rows = self.run.timeline.query(
             f"SELECT {_STEP_COLUMNS} FROM steps WHERE run_id=? AND idx=?", (self.run.id, index))
         if not rows:
-            raise IntegrityError(self.run.timeline.path, f"step {index} is missing")
+            traced = self.run.timeline.chunk_steps.step(self.run, index)
+            if traced is None:
+                raise IntegrityError(self.run.timeline.path, f"step {index} is missing")
+            return traced
         return Step(self.run, rows[0])
 
     def range(self, start: int, stop: int) -> list[Step]:
@@ -295,7 +308,11 @@ class Steps(Sequence["Step"]):
         rows = self.run.timeline.query(
             f"SELECT {_STEP_COLUMNS} FROM steps WHERE run_id=? AND idx>=? AND idx<? ORDER BY idx",
             (self.run.id, start, stop))
-        return [Step(self.run, row) for row in rows]
+        steps = [Step(self.run, row) for row in rows]
+        if len(steps) < stop - start:  # the rest are traced steps stored in chunks
+            steps.extend(self.run.timeline.chunk_steps.range(self.run, start, stop))
+            steps.sort(key=lambda s: s.index)
+        return steps
 
     def __iter__(self) -> Iterator[Step]:
         size, start = len(self), 0
@@ -318,6 +335,8 @@ class Step:
         self.frame_keys: list[str] = frames
         self._extra_refs: dict[str, Any] = extra
         self.errors: list[str] = errors
+        #: Pending asyncio tasks at this step (traced steps only; see ``async_tasks``).
+        self.tasks: list[list[Any]] | None = None
 
     def __repr__(self) -> str:
         return f"<Step {self.index} {self.kind} {self.function} {self.label!r}>"
@@ -388,6 +407,9 @@ class Value:
         self.preview_key: str | None = ref.get("p")
         self.payload_key: str | None = ref.get("b")
         self.serializer: str | None = ref.get("s")
+        #: Inline values: scalars (int, float, bool, None, short str) stored in a traced step
+        #: itself rather than as blobs (``store.chunks``); ``ref == {"v": value}``.
+        self.is_inline = "v" in ref
 
     def __repr__(self) -> str:
         return f"<Value {self.name}: {self.type_name} {self.repr[:40]!r}>"
@@ -395,6 +417,11 @@ class Value:
     @cached_property
     def preview(self) -> dict[str, Any]:
         """The preview dict (``{"type", "repr", ...}``); a minimal stand-in if it is missing."""
+        if self.is_inline:
+            from ..options import ValueOptions
+            from ..values.preview import PreviewBuilder
+
+            return PreviewBuilder(ValueOptions()).build(self.ref["v"])
         if not self.preview_key:
             return {"type": "?", "repr": "<no preview>"}
         if self.ref.get("x"):
@@ -408,7 +435,10 @@ class Value:
 
     @property
     def digest(self) -> str:
-        """Identity of the captured content: payload hash, else preview hash."""
+        """Identity of the captured content: payload hash, else preview hash (for an inline
+        value, ``"v:"`` and its canonical JSON)."""
+        if self.is_inline:
+            return "v:" + json.dumps([type(self.ref["v"]).__name__, self.ref["v"]])
         return self.payload_key or self.preview_key or ""
 
     @property
@@ -435,7 +465,7 @@ class Value:
 
     @property
     def has_payload(self) -> bool:
-        return bool(self.payload_key)
+        return bool(self.payload_key) or self.is_inline
 
     def load(self, trust: bool = False) -> Any:
         """Unpickle the payload and return the object.

@@ -133,8 +133,13 @@ def frame_record(record: dict[str, Any]) -> tuple[str, str, int, str | None, str
 
 
 def value_ref(ref: dict[str, Any]) -> dict[str, Any]:
-    """A value ref with only string fields kept (``p``, ``b``, ``s``, ``x``, …)."""
-    return {k: v for k, v in ref.items() if isinstance(k, str) and isinstance(v, str)}
+    """A value ref with only well-typed fields kept: string hashes and names (``p``, ``b``,
+    ``s``, ``x``) and an inline scalar ``v`` (traced steps; ``store.chunks``)."""
+    out = {k: v for k, v in ref.items() if isinstance(k, str) and isinstance(v, str)}
+    inline = ref.get("v", out)
+    if inline is None or isinstance(inline, (int, float, str)):  # bool is an int
+        out["v"] = inline
+    return out
 
 
 _KNOWN = {"type", "repr", "children", "len", "more", "truncated", "redacted", "placeholder",

@@ -7,11 +7,20 @@ source by hash (DESIGN.md "The timeline file").
 
 Version history:
 - 1: first format.
+- 2: ``trace_chunks`` (additive; version-1 files are read as they are, and opened for writing
+  the table is created). Steps recorded by the tracer (``record(trace=...)``,
+  ``snapstate record``) are stored in chunks of consecutive steps rather than one ``steps`` row
+  each: ``first``/``count`` give the step indices a chunk covers, ``data`` its encoding (see
+  ``store.chunks``: a header with every live frame and its locals, then compact step items;
+  scalars inline, other values as blob keys). A run may mix ``steps`` rows (checkpoints) and
+  chunks; together they number the steps 0…step_count-1 without gaps. The hash chain advances
+  once per chunk over ``{"chunk": BLAKE2b-128(data), "first", "count"}`` and once per
+  ``steps`` row as before, in index order.
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
 
 SCHEMA = """
@@ -64,6 +73,14 @@ CREATE TABLE IF NOT EXISTS blobs (
     codec INTEGER NOT NULL,            -- 0 raw, 1 zlib
     size  INTEGER NOT NULL,            -- uncompressed size in bytes
     data  BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS trace_chunks (
+    run_id  TEXT NOT NULL,
+    first   INTEGER NOT NULL,          -- index of the chunk's first step
+    count   INTEGER NOT NULL,          -- number of steps in the chunk
+    data    BLOB NOT NULL,             -- zlib(marshal((header, items))), see store/chunks.py
+    hash    BLOB NOT NULL,             -- chain hash after this chunk
+    PRIMARY KEY (run_id, first)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS effects (
     run_id     TEXT NOT NULL,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..integrity import GENESIS, chain_hash
+from ..integrity import GENESIS, chain_hash, content_hash
 from ..signing import RunSigner
 from . import blobs
 from .connection import open_for_writing
@@ -75,6 +75,9 @@ def chain_fields(kind: str, label: str | None, wall: float, mono: float, thread:
             "errors": errors or []}
 
 
+def chunk_chain_fields(data: bytes, first: int, count: int) -> dict[str, Any]:
+    """Return the dict hashed into the chain for one trace chunk (see ``append_chunk``)."""
+    return {"chunk": content_hash(data).hex(), "first": first, "count": count}
 def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tuple:
     return (run_id, index, record.kind, record.label, record.wall, record.mono, record.thread,
             record.task, record.function, record.filename, record.lineno, record.depth,
@@ -185,6 +188,48 @@ class TimelineWriter:
             signed.commit()
             self._chain[run_id] = (index + 1, digest)
             return index
+
+    def attach_run(self, run_id: str) -> None:
+        """Continue appending to an existing run (its step count and chain head are re-read);
+        used by the trace writer process. Raises ``KeyError`` when the run is not in the file."""
+        with self._lock:
+            row = self._conn.execute("SELECT step_count, chain_head FROM runs WHERE id=?",
+                                     (run_id,)).fetchone()
+            if row is None:
+                raise KeyError(run_id)
+            self._chain[run_id] = (int(row[0]), bytes(row[1]) if row[1] else GENESIS)
+
+    def next_index(self, run_id: str) -> int:
+        """The index the run's next step will get."""
+        with self._lock:
+            return self._chain[run_id][0]
+
+    def append_chunk(self, run_id: str, count: int, data: bytes,
+                     blob_items: dict[str, bytes]) -> int:
+        """Write ``count`` traced steps encoded as one chunk (``store.chunks``) and the blobs
+        they refer to, in one transaction; return the first step's index.
+
+        The chain advances once per chunk over ``{"chunk": hash(data), "first", "count"}``
+        (see ``schema`` version 2)."""
+        with self._lock:
+            first, previous = self._chain[run_id]
+            digest = chain_hash(previous, chunk_chain_fields(data, first, count))
+            conn = self._conn
+            conn.execute("BEGIN")
+            try:
+                self._insert_blobs(blob_items)
+                conn.execute(
+                    "INSERT INTO trace_chunks (run_id, first, count, data, hash)"
+                    " VALUES (?,?,?,?,?)", (run_id, first, count, data, digest))
+                conn.execute("UPDATE runs SET step_count=?, chain_head=? WHERE id=?",
+                             (first + count, digest, run_id))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                self._known.difference_update(blob_items)
+                raise
+            self._chain[run_id] = (first + count, digest)
+            return first
 
     def append_steps(self, run_id: str, records: list[StepRecord]) -> int:
         """Write ``records`` as the run's next steps in one transaction; return the last index.

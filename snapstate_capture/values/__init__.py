@@ -7,6 +7,7 @@ raises. See DESIGN.md "Vocabulary: value", ``preview.py`` (the preview format), 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ from . import known_types  # noqa: F401 - registers the previews of exceptions, 
 from .payload import Serialized, loads, serialize
 from .placeholder import Placeholder
 from .preview import PreviewBuilder, redacted_preview, safe_repr, type_name
+from .scrub import scrub, scrub_text, secret_texts
 
 __all__ = ["CapturedValue", "Placeholder", "capture_value", "loads", "safe_repr", "type_name"]
 
@@ -49,11 +51,20 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
     try:
         if name is not None and options.is_secret(name):
             return CapturedValue(redacted_preview(obj), None, None)
-        preview = PreviewBuilder(options).build(obj)
+        builder = PreviewBuilder(options)
+        preview = builder.build(obj)
         if not payloads:
-            return CapturedValue(preview, None, None)
+            texts = secret_texts(builder.secret_values)
+            return CapturedValue(scrub(preview, texts) if texts else preview, None, None)
         result: Serialized = serialize(obj, options, path=name or "")
-        return _combine(preview, result, name or "")
+        captured = _combine(preview, result, name or "")
+        texts = sorted(set(secret_texts(builder.secret_values)) | set(result.secret_texts),
+                       key=len, reverse=True)
+        if texts:
+            captured = dataclasses.replace(captured, preview=scrub(captured.preview, texts),
+                                           error=captured.error and scrub_text(captured.error,
+                                                                               texts))
+        return captured
     except BaseException as exc:  # noqa: BLE001 - capture must never raise into user code
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise

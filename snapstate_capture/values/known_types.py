@@ -73,7 +73,9 @@ def _generator(builder: PreviewBuilder, gen: Any, node: dict, depth: int,
 
 
 def _jsonable_items(values: list, kind: str, limit: int) -> list:
-    if kind in "biu":
+    if kind == "b":
+        return [bool(v) for v in values]
+    if kind in "iu":
         return [int(v) for v in values]
     if kind == "f":
         return [float(v) for v in values]
@@ -99,13 +101,13 @@ def _ndarray(builder: PreviewBuilder, arr: Any, node: dict, depth: int, path_ids
     text = np.array2string(arr, threshold=20, edgeitems=3, max_line_width=10_000,
                            separator=", ")
     node["repr"] = clip(f"array({' '.join(text.split())}, dtype={arr.dtype})", limit)
-    if kind in "biuf" and 0 < arr.size <= SUMMARY_MAX_ELEMENTS:
+    if kind == "b" and 0 < arr.size <= SUMMARY_MAX_ELEMENTS:
+        node["summary"] = {"true": int(np.count_nonzero(arr))}
+    elif kind in "iuf" and 0 < arr.size <= SUMMARY_MAX_ELEMENTS:
         with np.errstate(all="ignore"):
             node["summary"] = {"min": _jsonable_items([arr.min()], kind, 80)[0],
                                "max": _jsonable_items([arr.max()], kind, 80)[0],
                                "mean": float(arr.mean())}
-    elif kind == "b" and 0 < arr.size <= SUMMARY_MAX_ELEMENTS:
-        node["summary"] = {"true": int(np.count_nonzero(arr))}
     return node
 
 
@@ -117,7 +119,7 @@ def _frame_head(frame: Any, limit: int) -> dict:
                      for row in rows.itertuples(index=False, name=None)]}
 
 
-@PREVIEWS.register("pandas.core.frame.DataFrame")
+@PREVIEWS.register("pandas.core.frame.DataFrame", "pandas.DataFrame")  # pandas < 3, >= 3
 def _dataframe(builder: PreviewBuilder, frame: Any, node: dict, depth: int,
                path_ids: set) -> dict:
     rows, cols = (int(n) for n in frame.shape)
@@ -133,7 +135,7 @@ def _dataframe(builder: PreviewBuilder, frame: Any, node: dict, depth: int,
     return node
 
 
-@PREVIEWS.register("pandas.core.series.Series")
+@PREVIEWS.register("pandas.core.series.Series", "pandas.Series")
 def _series(builder: PreviewBuilder, series: Any, node: dict, depth: int,
             path_ids: set) -> dict:
     size = int(series.shape[0])

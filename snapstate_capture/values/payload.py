@@ -29,6 +29,7 @@ from ..options import ValueOptions
 from . import rebuild
 from .placeholder import Placeholder
 from .preview import secret_cache
+from .scrub import scrub_text, secret_texts
 from .reducers import REDUCERS, importable, module_reduce
 from .walk import PROTOCOL, PartWalker, describe, needs_static_setter
 
@@ -43,7 +44,8 @@ class Serialized:
     ``error`` says why there is no payload (or why it is not loadable); ``loadable`` is False
     when a test-load failed, None when not tested; ``placeholders`` lists the JSON form of every
     part replaced by a placeholder (``Placeholder.to_json``); ``redacted`` the paths of parts
-    redacted because of their names.
+    redacted because of their names; ``secret_texts`` the strings found under those names
+    (``scrub.py``).
     """
 
     data: bytes | None
@@ -52,6 +54,7 @@ class Serialized:
     loadable: bool | None = None
     placeholders: tuple[dict[str, str], ...] = field(default_factory=tuple)
     redacted: tuple[str, ...] = field(default_factory=tuple)
+    secret_texts: list[str] = field(default_factory=list)
 
 
 def _override(obj: Any, overrides: dict[int, tuple]) -> Any:
@@ -181,10 +184,14 @@ def _memo_has_secret_name(pickler: pickle.Pickler, options: ValueOptions) -> boo
 def _by_parts(obj: Any, options: ValueOptions, path: str) -> Serialized:
     walker = PartWalker(options, _dill_can)
     root = walker.visit(obj, path)
+    texts = secret_texts(walker.secret_values)
+    if texts:
+        for holder in walker.placeholders:  # our own objects, not yet written
+            object.__setattr__(holder, "repr", scrub_text(holder.repr, texts))
     holders = tuple(p.to_json() for p in walker.placeholders)
     redacted = tuple(walker.redacted)
     if isinstance(root, Placeholder) and root is not obj:
-        return Serialized(None, None, root.reason, placeholders=holders)
+        return Serialized(None, None, root.reason, placeholders=holders, secret_texts=texts)
     errors = []
     for name in (("dill",) if walker.needs_dill else ("pickle", "dill")):
         buffer = io.BytesIO()
@@ -199,10 +206,11 @@ def _by_parts(obj: Any, options: ValueOptions, path: str) -> Serialized:
         data = buffer.getvalue()
         if len(data) > options.max_payload_bytes:
             return Serialized(None, None, f"payload too large ({len(data)} bytes)",
-                              placeholders=holders, redacted=redacted)
+                              placeholders=holders, redacted=redacted, secret_texts=texts)
         loadable, error = _test_load(name, data, options)
-        return Serialized(data, name, error, loadable, holders, redacted)
-    return Serialized(None, None, "; ".join(errors), placeholders=holders, redacted=redacted)
+        return Serialized(data, name, error, loadable, holders, redacted, texts)
+    return Serialized(None, None, "; ".join(errors), placeholders=holders, redacted=redacted,
+                      secret_texts=texts)
 
 
 def _test_load(serializer: str, data: bytes, options: ValueOptions

@@ -112,6 +112,8 @@ class PreviewBuilder:
         self.options = options
         self._slow = options.slow_repr_seconds
         self._secrets = secret_cache(options)
+        #: Values found under secret names (``scrub.py`` scrubs their text from reprs).
+        self.secret_values: list[Any] = []
 
     def is_secret(self, name: Any) -> bool:
         """``options.is_secret(name)`` through a per-options cache (names repeat at every step)."""
@@ -202,6 +204,7 @@ class PreviewBuilder:
     def child(self, label: str, value: Any, depth: int, path_ids: set[int]) -> dict[str, Any]:
         """Preview of a child under ``label``; redacted when the label names a secret."""
         if self.is_secret(_label_key(label)):
+            self.secret_values.append(value)
             return redacted_preview(value)
         return self.node(value, depth + 1, path_ids)
 
@@ -231,6 +234,7 @@ class PreviewBuilder:
         try:
             for label, key, value in items:
                 if key is not None and self.is_secret(key):
+                    self.secret_values.append(value)
                     kids.append([label, redacted_preview(value)])
                 elif type(value) is str:  # the commonest leaf, inlined
                     text = repr(value if len(value) <= text_limit else value[:text_limit])

@@ -65,6 +65,7 @@ class PartWalker:
         self.keep: list[Any] = []
         self.placeholders: list[Placeholder] = []
         self.redacted: list[str] = []
+        self.secret_values: list[Any] = []
         self.needs_dill = False
 
     # -- entry -----------------------------------------------------------------------------
@@ -112,6 +113,7 @@ class PartWalker:
 
     def _redact(self, obj: Any, path: str) -> Placeholder:
         self.redacted.append(path)
+        self.secret_values.append(obj)
         return Placeholder(type_name(obj), "<redacted>", REDACTED_REASON, path)
 
     def _by_dill(self, obj: Any, path: str, reason: str) -> Any:
@@ -201,9 +203,7 @@ class PartWalker:
         self.memo[id(obj)] = obj
         changed = forced
         new_func = self.visit(func, path, depth + 1)
-        fields = getattr(type(obj), "_fields", None) if func is type(obj) else None
-        labels = ([f"{path}.{f}" for f in fields] if isinstance(fields, tuple)
-                  and len(fields) == len(args or ()) else [path] * len(args or ()))
+        labels = _arg_labels(type(obj), func, args or (), path)
         new_args = tuple(self._attr_or_visit(label, a, depth)
                          for label, a in zip(labels, args or ()))
         changed = changed or new_func is not func or any(
@@ -255,6 +255,17 @@ class PartWalker:
             return None, False
         new = self.visit(state, path, depth + 1)
         return new, new is not state
+
+
+def _arg_labels(cls: type, func: Any, args: tuple, path: str) -> list[str]:
+    """Paths of reduce arguments: namedtuple fields by name (``creds.password``), else the
+    object's own path."""
+    offset = 0 if func is cls else 1 if (func is copyreg.__newobj__ and args
+                                         and args[0] is cls) else None
+    fields = cls.__dict__.get("_fields") if offset is not None else None
+    if isinstance(fields, tuple) and len(fields) == len(args) - offset:
+        return [path] * offset + [f"{path}.{f}" for f in fields]
+    return [path] * len(args)
 
 
 _SETTER_CACHE: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()

@@ -54,8 +54,22 @@ def value_text(value: Value) -> Text:
     holder = preview.get("placeholder")
     if isinstance(holder, dict):
         line.append_text(plain(f"  [placeholder: {holder.get('reason', '?')}]", "yellow"))
+    parts = preview.get("placeholders")
+    if isinstance(parts, list):
+        for part in parts[:5]:
+            if isinstance(part, dict):
+                line.append_text(plain(f"  [placeholder at {part.get('path', '?')}: "
+                                       f"{part.get('reason', '?')}]", "yellow"))
+        if len(parts) > 5:
+            line.append_text(plain(f"  [… {len(parts) - 5} more placeholders]", "yellow"))
+    redacted = preview.get("redacted_parts")
+    if isinstance(redacted, list) and redacted:
+        shown = ", ".join(str(p) for p in redacted[:5]) + (" …" if len(redacted) > 5 else "")
+        line.append_text(plain(f"  [redacted: {shown}]", "magenta"))
     if preview.get("not_loadable"):
         line.append_text(plain(f"  [{preview['not_loadable']}]", "yellow"))
+    if value.serializer == "dill":
+        line.append("  (dill)", style="dim")
     return line
 
 

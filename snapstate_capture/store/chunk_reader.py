@@ -1,0 +1,203 @@
+"""Reading traced steps out of ``trace_chunks`` as ordinary ``Step``/``Frame``/``Value`` objects.
+
+``reader.Steps`` asks ``ChunkSteps`` for any index that has no ``steps`` row. A chunk is decoded
+once (LRU of a few chunks per timeline); one pass over it gives every step's summary (kind,
+function, line, thread, task, time), and the locals of a step are rebuilt by replaying the chunk
+from the nearest saved state (kept every ``STATE_EVERY`` steps). A caller frame shows its locals
+as of its own last step. Line steps carry the time of the latest timed item before them (a call,
+return, exception or the writer's flush mark, at most ``trace_stream.FLUSH_SECONDS`` apart).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from ..errors import IntegrityError
+from ..integrity import canonical_json, content_hash
+from . import chunks
+from .reader import Frame, Step, Value
+
+if TYPE_CHECKING:
+    from .reader import Run, Timeline
+
+STATE_EVERY = 128
+_CACHE_CHUNKS = 8
+
+
+def value_ref(value: Any) -> dict[str, Any]:
+    """The reader's value ref (``{"p","b","s"}`` or ``{"v"}`` for an inline scalar)."""
+    if type(value) is tuple and len(value) == 3:
+        preview, payload, serializer = value
+        ref: dict[str, Any] = {"p": preview}
+        if payload:
+            ref["b"] = payload
+            ref["s"] = serializer
+        return ref
+    return {"v": value}
+
+
+class DecodedChunk:
+    """One chunk: its items, where each step is, summaries, and saved replay states."""
+
+    def __init__(self, first: int, count: int, data: bytes, path: Any) -> None:
+        self.first = first
+        self.count = count
+        try:
+            self.header, self.items = chunks.decode(data)
+        except ValueError as exc:
+            raise IntegrityError(path, f"trace chunk at step {first}: {exc}") from None
+        self.positions: list[int] = []
+        self.summaries: list[tuple] = []
+        self.states: dict[int, tuple[dict[int, chunks.LiveFrame], Any, float, float]] = {}
+        state = chunks.ChunkState(self.header)
+        for position, item in enumerate(self.items):
+            step_number = len(self.positions)
+            if step_number % STATE_EVERY == 0 and step_number not in self.states:
+                self.states[step_number] = _save(state)
+            summary = state.step(item)
+            if summary is None:
+                continue
+            kind, fid, lineno, label, changed, extra = summary
+            frame = state.frames.get(fid) or state.closed
+            if frame is not None and frame.fid != fid:
+                frame = None
+            depth = len(state.stack(fid)) if frame is not None else 0
+            self.positions.append(position)
+            self.summaries.append((
+                kind, label, state.wall, state.mono,
+                frame.thread if frame else (extra or {}).get("thread", "?"),
+                frame.task if frame else None, frame.function if frame else None,
+                frame.filename if frame else None, lineno, depth, changed, extra, state.tasks))
+        if len(self.positions) != count:
+            raise IntegrityError(path, f"trace chunk at step {first} holds "
+                                       f"{len(self.positions)} steps, not {count}")
+
+    def replay_to(self, number: int) -> chunks.ChunkState:
+        """The chunk state right after its step ``number`` (0-based within the chunk)."""
+        base = number - number % STATE_EVERY
+        frames, tasks, wall, mono = self.states[base]
+        state = chunks.ChunkState()
+        state.frames = {fid: f.copy() for fid, f in frames.items()}
+        state.tasks, state.wall, state.mono = tasks, wall, mono
+        start = self.positions[base - 1] + 1 if base else 0
+        for item in self.items[start:self.positions[number] + 1]:
+            state.step(item)
+        return state
+
+
+def _save(state: chunks.ChunkState) -> tuple:
+    frames = {fid: f.copy() for fid, f in state.frames.items()
+              if state.closed is None or fid != state.closed.fid}
+    return frames, state.tasks, state.wall, state.mono
+
+
+class ChunkSteps:
+    """Access to one timeline's chunked steps, with a small cache of decoded chunks."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+        self._cache: OrderedDict[tuple[str, int], DecodedChunk] = OrderedDict()
+        self._available: bool | None = None
+
+    @property
+    def available(self) -> bool:
+        if self._available is None:
+            rows = self.timeline.query(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='trace_chunks'")
+            self._available = bool(rows)
+        return self._available
+
+    def _chunk(self, run_id: str, first: int, count: int, data: bytes | None) -> DecodedChunk:
+        key = (run_id, first)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        if data is None:
+            rows = self.timeline.query(
+                "SELECT data FROM trace_chunks WHERE run_id=? AND first=?", (run_id, first))
+            data = rows[0][0]
+        decoded = DecodedChunk(first, count, data, self.timeline.path)
+        self._cache[key] = decoded
+        if len(self._cache) > _CACHE_CHUNKS:
+            self._cache.popitem(last=False)
+        return decoded
+
+    def step(self, run: Run, index: int) -> TracedStep | None:
+        """The traced step ``index`` of ``run``, or None when no chunk holds it."""
+        if not self.available:
+            return None
+        rows = self.timeline.query(
+            "SELECT first, count FROM trace_chunks WHERE run_id=? AND first<=?"
+            " ORDER BY first DESC LIMIT 1", (run.id, index))
+        if not rows or index >= rows[0][0] + rows[0][1]:
+            return None
+        first, count = rows[0]
+        return TracedStep(run, self._chunk(run.id, first, count, None), index - first)
+
+    def range(self, run: Run, start: int, stop: int) -> list[TracedStep]:
+        """Traced steps with ``start <= index < stop``, in order."""
+        if not self.available:
+            return []
+        rows = self.timeline.query(
+            "SELECT first, count FROM trace_chunks WHERE run_id=? AND first<? AND first+count>?"
+            " ORDER BY first", (run.id, stop, start))
+        out: list[TracedStep] = []
+        for first, count in rows:
+            chunk = self._chunk(run.id, first, count, None)
+            for number in range(max(start - first, 0), min(stop - first, count)):
+                out.append(TracedStep(run, chunk, number))
+        return out
+
+
+class TracedStep(Step):
+    """A step stored in a trace chunk; the same attributes as ``Step``, plus ``tasks`` (the
+    pending asyncio tasks then, see ``async_tasks``, or None)."""
+
+    def __init__(self, run: Run, chunk: DecodedChunk, number: int) -> None:
+        (kind, label, wall, mono, thread, task, function, filename, lineno, depth, changed,
+         extra, tasks) = chunk.summaries[number]
+        row = (chunk.first + number, kind, label, wall, mono, thread, task, function,
+               filename, lineno, depth, None, None, None, changed, None)
+        super().__init__(run, row)
+        self._chunk = chunk
+        self._number = number
+        self._extra_values = extra or {}
+        self.tasks = tasks
+
+    @cached_property
+    def frames(self) -> tuple[Frame, ...]:
+        """The saved stack, outermost first: this step's frame and its callers'."""
+        if self.kind == "gap":
+            return ()
+        state = self._chunk.replay_to(self._number)
+        item = self._chunk.items[self._chunk.positions[self._number]]
+        out = []
+        for live in state.stack(_fid_of(item)):
+            record = {"function": live.function, "filename": live.filename,
+                      "lineno": live.lineno, "code": live.code_hash,
+                      "source": live.source_hash,
+                      "locals": [[name, value_ref(value)]
+                                 for name, value in live.locals.items()]}
+            key = content_hash(canonical_json(record)).hex()
+            out.append(Frame(self.run.timeline, key, record))
+        return tuple(out)
+
+    @cached_property
+    def extra(self) -> dict[str, Value]:
+        """``return`` (return steps), ``exception`` (exception steps); empty otherwise."""
+        if self.kind == "gap":
+            return {}
+        return {name: Value(self.run.timeline, name, value_ref(value))
+                for name, value in self._extra_values.items()}
+
+
+def _fid_of(item: Any) -> int:
+    if type(item) is int:
+        return item >> chunks.LINE_BITS
+    code = item[0]
+    if code >= 0:
+        return code >> chunks.LINE_BITS
+    return item[1] if code in (chunks.OPEN, chunks.RETURN, chunks.EXCEPTION) else 0

@@ -1,0 +1,201 @@
+"""Traced steps stored in chunks: the ``trace_chunks`` table's encoding, written and read here.
+
+A chunk holds ``count`` consecutive steps of a run from index ``first`` on, as
+``zlib(marshal((header, items)))``:
+
+- ``header`` = ``{"frames": [live frame, ...], "tasks": pending tasks | None,
+  "time": (wall, mono)}`` — every frame alive when the chunk starts, with its locals then, so
+  a chunk is read without its predecessors (a keyframe, as in video);
+- a live frame = ``(fid, parent_fid, thread, task, function, filename, code_hash, source_hash,
+  lineno, [name, value, name, value, ...])``;
+- ``items`` = the stream items of ``snapstate_capture.trace_stream`` (blobs and checkpoint
+  steps removed: those live in ``blobs`` and ``steps``).
+
+A value is a scalar (int, float, bool, None, str) kept inline, or ``[preview, payload,
+serializer]`` hex blob keys. The frames of a step are its own frame and its callers'
+(``parent_fid`` chain): a caller frame appears with its locals as of its own last step — it is
+referenced, not re-captured (issue 6 point 2).
+"""
+
+from __future__ import annotations
+
+import marshal
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..trace_stream import (ADOPT, EXCEPTION, GAP, LINE_BITS, LINE_MASK, OPEN, RETURN, TASKS,
+                            TIME)
+
+#: Steps per chunk before the writer starts a new one.
+CHUNK_STEPS = 4096
+
+
+def encode(header: dict[str, Any], items: list[Any]) -> bytes:
+    """Return the stored bytes of one chunk."""
+    return zlib.compress(marshal.dumps((header, items)), 1)
+
+
+def decode(data: bytes) -> tuple[dict[str, Any], list[Any]]:
+    """Return ``(header, items)`` of stored chunk bytes; raises ``ValueError`` when malformed."""
+    try:
+        header, items = marshal.loads(zlib.decompress(data))
+    except (zlib.error, EOFError, TypeError, ValueError) as exc:
+        raise ValueError(f"malformed trace chunk ({exc})") from None
+    if not isinstance(header, dict) or not isinstance(items, list):
+        raise ValueError("malformed trace chunk")
+    return header, items
+
+
+def is_step(item: Any) -> bool:
+    """True when a stream item is a step (and so takes the next step index)."""
+    if type(item) is int:
+        return True
+    code = item[0]
+    return code >= 0 or code in (OPEN, RETURN, EXCEPTION, GAP)
+
+
+@dataclass
+class LiveFrame:
+    """A frame as known at some point of a chunk: identity, position and current locals."""
+
+    fid: int
+    parent: int
+    thread: str
+    task: str | None
+    function: str
+    filename: str
+    code_hash: str | None
+    source_hash: str | None
+    lineno: int
+    locals: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_tuple(cls, entry: Any) -> LiveFrame:
+        (fid, parent, thread, task, function, filename, code_hash, source_hash, lineno,
+         flat) = entry
+        return cls(fid, parent, thread, task, function, filename, code_hash, source_hash,
+                   lineno, dict(zip(flat[::2], flat[1::2])))
+
+    def to_tuple(self) -> tuple:
+        flat: list[Any] = []
+        for name, value in self.locals.items():
+            flat.append(name)
+            flat.append(value)
+        return (self.fid, self.parent, self.thread, self.task, self.function, self.filename,
+                self.code_hash, self.source_hash, self.lineno, flat)
+
+    def copy(self) -> LiveFrame:
+        return LiveFrame(self.fid, self.parent, self.thread, self.task, self.function,
+                         self.filename, self.code_hash, self.source_hash, self.lineno,
+                         dict(self.locals))
+
+
+def apply_pairs(target: dict[str, Any], item: Any, start: int) -> int:
+    """Apply ``name, value`` pairs of ``item`` from ``start`` to ``target``; return the count."""
+    count = 0
+    for position in range(start, len(item) - 1, 2):
+        name, value = item[position], item[position + 1]
+        if type(value) is tuple and not value:
+            target.pop(name, None)
+        else:
+            target[name] = value
+        count += 1
+    return count
+
+
+class ChunkState:
+    """Replays a chunk's items over its header: live frames, pending tasks and the clock.
+
+    ``step(item)`` applies one item and, for a step item, returns its summary
+    ``(kind, fid, lineno, label, n_changed, extra)`` (else None). Used by the writer to keep the
+    next chunk's header and by the reader to rebuild any step of a chunk.
+    """
+
+    def __init__(self, header: dict[str, Any] | None = None) -> None:
+        header = header or {}
+        self.frames: dict[int, LiveFrame] = {
+            entry[0]: LiveFrame.from_tuple(entry) for entry in header.get("frames") or ()}
+        self.tasks: Any = header.get("tasks")
+        wall, mono = header.get("time") or (0.0, 0.0)
+        self.wall, self.mono = wall, mono
+        self.closed: LiveFrame | None = None
+
+    def header(self) -> dict[str, Any]:
+        return {"frames": [f.to_tuple() for f in self.frames.values()], "tasks": self.tasks,
+                "time": (self.wall, self.mono)}
+
+    def step(self, item: Any) -> tuple | None:
+        if self.closed is not None:
+            self.frames.pop(self.closed.fid, None)
+            self.closed = None
+        if type(item) is int:
+            fid, lineno = item >> LINE_BITS, item & LINE_MASK
+            frame = self.frames.get(fid)
+            if frame is not None:
+                frame.lineno = lineno
+            return ("line", fid, lineno, None, 0, None)
+        code = item[0]
+        if code >= 0:
+            fid, lineno = code >> LINE_BITS, code & LINE_MASK
+            frame = self.frames.get(fid)
+            changed = 0
+            if frame is not None:
+                frame.lineno = lineno
+                changed = apply_pairs(frame.locals, item, 1)
+            return ("line", fid, lineno, None, changed, None)
+        if code in (OPEN, ADOPT):
+            (_, fid, parent, thread, task, function, filename, code_hash, source_hash, lineno,
+             wall, mono) = item[:12]
+            frame = LiveFrame(fid, parent, thread, task, function, filename, code_hash,
+                              source_hash, lineno)
+            changed = apply_pairs(frame.locals, item, 12)
+            self.frames[fid] = frame
+            self.wall, self.mono = wall, mono
+            if code == ADOPT:
+                return None
+            return ("call", fid, lineno, None, changed, None)
+        if code == RETURN:
+            _, fid, lineno, wall, mono, label, value = item[:7]
+            self.wall, self.mono = wall, mono
+            frame = self.frames.get(fid)
+            changed = 0
+            if frame is not None:
+                frame.lineno = lineno
+                changed = apply_pairs(frame.locals, item, 7)
+                if label != "yield":
+                    self.closed = frame
+            return ("return", fid, lineno, label, changed, {"return": value})
+        if code == EXCEPTION:
+            _, fid, lineno, wall, mono, label, value = item[:7]
+            self.wall, self.mono = wall, mono
+            frame = self.frames.get(fid)
+            changed = 0
+            if frame is not None:
+                frame.lineno = lineno
+                changed = apply_pairs(frame.locals, item, 7)
+            return ("exception", fid, lineno, label, changed, {"exception": value})
+        if code == GAP:
+            _, thread, wall, mono, label = item
+            self.wall, self.mono = wall, mono
+            return ("gap", 0, None, label, 0, {"thread": thread})
+        if code == TASKS:
+            self.tasks = item[1]
+            return None
+        if code == TIME:
+            self.wall, self.mono = item[1], item[2]
+            return None
+        return None
+
+    def stack(self, fid: int) -> list[LiveFrame]:
+        """The frames of a step in frame ``fid``, outermost first (copies, safe to keep)."""
+        chain: list[LiveFrame] = []
+        seen = set()
+        current = self.frames.get(fid) or (self.closed if self.closed and self.closed.fid == fid
+                                           else None)
+        while current is not None and current.fid not in seen:
+            seen.add(current.fid)
+            chain.append(current.copy())
+            current = self.frames.get(current.parent)
+        chain.reverse()
+        return chain

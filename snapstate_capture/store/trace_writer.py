@@ -1,0 +1,173 @@
+"""The trace writer process: reads the traced-step stream on stdin and stores it.
+
+Started by ``trace_stream.Stream`` as ``python -m snapstate_capture.store.trace_writer FILE
+RUN_ID``. Input: messages ``uint32 length`` + ``marshal`` data, each either a list of stream
+items, the string ``"index?"`` (answered on stdout with the next step index, for
+``checkpoint()``'s return value) or ``("end", status, error_json)``. Steps are stored in chunks
+(``store.chunks``) of up to ``CHUNK_STEPS`` steps, or sooner when ``CHUNK_SECONDS`` passed, so a
+recording can be watched from another terminal (``snapstate ls`` shows the count growing).
+
+On end of input without an ``end`` message (the recorder was killed) everything received is
+stored and the run is left ``running``, which readers report as ``crashed``.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import struct
+import sys
+import time
+from typing import Any
+
+from ..trace_stream import BLOB, FULL, LINE_BITS, LINE_MASK
+from . import chunks
+from .writer import StepRecord, TimelineWriter
+
+CHUNK_SECONDS = 0.25
+_HEADER = struct.Struct("<I")
+
+
+class ChunkBuilder:
+    """Accumulates stream items into chunks and writes them through a ``TimelineWriter``."""
+
+    def __init__(self, writer: TimelineWriter, run_id: str) -> None:
+        self.writer = writer
+        self.run_id = run_id
+        self.state = chunks.ChunkState()
+        self.header = self.state.header()
+        self.items: list[Any] = []
+        self.count = 0
+        self.blobs: dict[str, bytes] = {}
+        self.opened = time.monotonic()
+
+    def feed(self, batch: list[Any]) -> None:
+        """Take one batch of stream items (line steps on a fast path: the writer must keep up
+        with the program)."""
+        state = self.state
+        frames = state.frames
+        items = self.items
+        count = self.count
+        limit = chunks.CHUNK_STEPS
+        for item in batch:
+            if type(item) is int:
+                frame = frames.get(item >> LINE_BITS)
+                if frame is not None:
+                    frame.lineno = item & LINE_MASK
+                if state.closed is not None:
+                    state.step(item)
+                count += 1
+                items.append(item)
+            else:
+                code = item[0]
+                if code >= 0 and state.closed is None:
+                    frame = frames.get(code >> LINE_BITS)
+                    if frame is not None:
+                        frame.lineno = code & LINE_MASK
+                        chunks.apply_pairs(frame.locals, item, 1)
+                    count += 1
+                    items.append(item)
+                elif code == BLOB:
+                    self.blobs[item[1]] = item[2]
+                    continue
+                elif code == FULL:
+                    self.count = count
+                    self.write_chunk()
+                    items, count = self.items, 0
+                    self._write_full(item[1])
+                    continue
+                else:
+                    if state.step(item) is not None:
+                        count += 1
+                    items.append(item)
+            if count >= limit:
+                self.count = count
+                self.write_chunk()
+                items, count = self.items, 0
+        self.count = count
+        if count and time.monotonic() - self.opened > CHUNK_SECONDS:
+            self.write_chunk()
+
+    def write_chunk(self) -> None:
+        if not self.count:
+            if self.blobs or self.items:
+                # Items that are not steps (task lists, time marks) wait for the next chunk.
+                pass
+            return
+        data = chunks.encode(self.header, self.items)
+        self.writer.append_chunk(self.run_id, self.count, data, self.blobs)
+        if self.state.closed is not None:
+            self.state.frames.pop(self.state.closed.fid, None)
+            self.state.closed = None
+        self.header = self.state.header()
+        self.items, self.count, self.blobs = [], 0, {}
+        self.opened = time.monotonic()
+
+    def _write_full(self, fields: dict[str, Any]) -> None:
+        blobs = dict(fields.pop("blobs", {}) or {})
+        effect = fields.pop("effect", None)
+        blobs.update(self.blobs)
+        self.blobs = {}
+        record = StepRecord(**fields, blobs=blobs)
+        self.writer.append_step(self.run_id, record, effect=effect)
+
+
+def _read_exact(stream: Any, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = stream.read(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _signer() -> Any:
+    """The user's run signer (runs are signed whenever a user key exists), else unsigned."""
+    from ..keys import find_key
+    from ..signing import RunSigner
+
+    try:
+        return RunSigner(find_key())
+    except Exception:  # noqa: BLE001 - an unusable key: the recorder already warned
+        return RunSigner(None)
+
+
+def main(argv: list[str]) -> int:
+    """Serve one run: ``argv`` = ``[FILE, RUN_ID]``. Returns the exit code."""
+    path, run_id = argv
+    writer = TimelineWriter(path, signer=_signer())
+    writer.attach_run(run_id)
+    builder = ChunkBuilder(writer, run_id)
+    source = sys.stdin.buffer
+    ended = False
+    try:
+        while True:
+            head = _read_exact(source, _HEADER.size)
+            if head is None:
+                break
+            body = _read_exact(source, _HEADER.unpack(head)[0])
+            if body is None:
+                break
+            message = marshal.loads(body)
+            if isinstance(message, list):
+                builder.feed(message)
+            elif message == "index?":
+                builder.write_chunk()
+                sys.stdout.write(f"{writer.next_index(run_id)}\n")
+                sys.stdout.flush()
+            elif isinstance(message, tuple) and message and message[0] == "end":
+                builder.write_chunk()
+                _, status, error = message
+                writer.end_run(run_id, status, json.loads(error) if error else None)
+                ended = True
+    finally:
+        builder.write_chunk()
+        writer.close()
+    return 0 if ended else 3
+
+
+if __name__ == "__main__":
+    os.environ["SNAPSTATE_DISABLE"] = "1"
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,233 @@
+"""The traced-step stream: compact step items buffered in memory, handed to a writer process.
+
+Per-line steps must cost well under a microsecond (issue 6 point 7), so the tracer does not write
+SQL, JSON or hashes on its hot path. It appends small items to one list (``Stream.items``,
+shared by every thread: ``list.append`` is atomic, so the order of the list is the order of the
+steps). A flusher thread hands the list over every ``FLUSH_SECONDS`` as one ``marshal`` message
+to a writer process (``store.trace_writer``), which stores steps in chunks (``store.chunks``).
+
+Item forms (all ``marshal``-able; see ``store.chunks`` for the stored form):
+
+- ``int k`` — a ``line`` step of frame ``k >> LINE_BITS`` at line ``k & LINE_MASK``, no change;
+- ``(k, name, value, ...)`` — a ``line`` step that rebinds or changed those locals;
+- ``(CODE, ...)`` tuples with a negative first element — call, return, exception, gap steps and
+  the records that are not steps (blobs, frame openings, pending-task lists, time marks).
+
+A value in a step is a *scalar* kept as itself (int, float, bool, None, a short str) or a
+reference tuple ``(preview_hash, payload_hash | None, serializer | None)`` to blobs sent in
+``BLOB`` items first; ``()`` marks a deleted name.
+
+Crash safety (DESIGN.md "The timeline file", documented choice): data already handed to the
+writer process survives a SIGKILL of the recorder — the writer drains the pipe and stores it.
+Traced steps still in the recorder's list are lost then: at most the last ``FLUSH_SECONDS``
+(20 ms) of ``call``/``line``/``return`` steps — the price of not making a system call per line.
+``os._exit`` is wrapped while tracing so it hands the list over first: nothing is lost there. Explicit ``checkpoint`` steps
+are handed over at once, so for them "only the step in flight is lost" holds as before. Ordinary
+ends (return, ``sys.exit``, exceptions, SIGINT, SIGTERM via ``snapstate record``) flush everything.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import struct
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+from .integrity import canonical_json, content_hash
+from .options import CaptureOptions
+from .values import capture_value
+
+LINE_BITS = 22
+LINE_MASK = (1 << LINE_BITS) - 1
+
+# Item codes (first element of a control tuple).
+OPEN, RETURN, EXCEPTION, BLOB, FULL, GAP, TASKS, TIME, ADOPT = -1, -2, -3, -4, -5, -6, -7, -8, -9
+DELETED = ()
+
+#: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
+FLUSH_SECONDS = 0.02
+#: Strings up to this length travel inline as scalars; longer ones become blobs.
+INLINE_STR = 200
+SCALAR_TYPES = frozenset({int, float, bool, type(None)})
+_HEADER = struct.Struct("<I")
+
+
+class ValueEncoder:
+    """Turns non-scalar values into reference tuples, sending each new blob once.
+
+    ``encode(value, name)`` returns a scalar unchanged, else ``(preview, payload, serializer)``
+    hex keys after queueing ``BLOB`` items for keys not sent before. Never raises.
+    """
+
+    def __init__(self, options: CaptureOptions, emit: Any) -> None:
+        self.options = options
+        self.emit = emit
+        self.sent: set[str] = set()
+        self._redacted: dict[str, tuple] = {}
+
+    def encode(self, value: Any, name: str | None) -> Any:
+        cls = type(value)
+        if cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR):
+            return value
+        return self.capture(value, name)
+
+    def redacted(self, value: Any) -> tuple:
+        """The reference of a redacted preview (type only), shared by all values of a type."""
+        from .values.preview import redacted_preview
+
+        preview = redacted_preview(value)
+        ref = self._redacted.get(preview["type"])
+        if ref is None:
+            ref = (self._blob(canonical_json(preview)), None, None)
+            self._redacted[preview["type"]] = ref
+        return ref
+
+    def capture(self, value: Any, name: str | None) -> tuple:
+        """Full capture (preview + payload) of one value; returns its reference tuple."""
+        captured = capture_value(value, name=name, options=self.options.values,
+                                 payloads=self.options.payloads)
+        preview_key = self._blob(canonical_json(captured.preview))
+        payload_key = self._blob(captured.payload) if captured.payload is not None else None
+        return (preview_key, payload_key, captured.serializer)
+
+    def _blob(self, data: bytes) -> str:
+        key = content_hash(data).hex()
+        if key not in self.sent:
+            self.sent.add(key)
+            self.emit((BLOB, key, data))
+        return key
+
+
+class Stream:
+    """The buffer of traced items of one run and the writer process that stores them.
+
+    ``start()`` spawns ``python -m snapstate_capture.store.trace_writer FILE RUN_ID`` (its own
+    session, so a Ctrl-C meant for the program does not kill it before it drained). ``items`` is
+    the shared list the tracer appends to; ``flush()`` hands it over; ``close(status, error)``
+    flushes, asks the writer to end the run and waits for it. Raises ``OSError`` from ``start``
+    when the writer cannot be started; never afterwards (a dead writer only stops recording).
+    """
+
+    def __init__(self, path: str, run_id: str) -> None:
+        self.path = path
+        self.run_id = run_id
+        self.items: list[Any] = []
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._fd: int | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.broken = False
+
+    def start(self) -> None:
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = {**os.environ, "SNAPSTATE_DISABLE": "1"}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH"))
+                                            if p)
+        debug = os.environ.get("SNAPSTATE_DEBUG") == "1"
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "snapstate_capture.store.trace_writer", str(self.path),
+             self.run_id],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=None if debug else subprocess.DEVNULL, env=env, start_new_session=True,
+            close_fds=True)
+        assert self._proc.stdin is not None
+        self._fd = self._proc.stdin.fileno()
+        self._thread = threading.Thread(target=self._run, name="snapstate-flusher", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        sys.settrace(None)
+        while not self._stop.wait(FLUSH_SECONDS):
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand every buffered item to the writer process (thread-safe; never raises)."""
+        with self._lock:
+            items = self.items
+            count = len(items)
+            if not count or self._fd is None:
+                return
+            batch = items[:count]
+            del items[:count]
+            batch.append((TIME, time.time(), time.monotonic()))
+            try:
+                data = marshal.dumps(batch)
+            except ValueError:
+                data = marshal.dumps([_marshal_safe(i) for i in batch])
+            self._send(data)
+
+    def _send(self, data: bytes) -> None:
+        if self._fd is None:
+            return
+        try:
+            os.write(self._fd, _HEADER.pack(len(data)))
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError:
+            self.broken = True
+            self._fd = None
+
+    def request_index(self) -> int | None:
+        """Flush, then ask the writer for the index the next step will get (None if unknown)."""
+        with self._lock:
+            if self._fd is None or self._proc is None or self._proc.stdout is None:
+                return None
+        self.flush()
+        with self._lock:
+            self._send(marshal.dumps("index?"))
+            try:
+                line = self._proc.stdout.readline()
+                return int(line)
+            except (OSError, ValueError):
+                return None
+
+    def close(self, status: str, error: dict[str, Any] | None, timeout: float = 60.0) -> None:
+        """Flush, end the run with ``status``/``error`` and wait for the writer to finish."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self.flush()
+        with self._lock:
+            if self._fd is not None:
+                self._send(marshal.dumps(("end", status, canonical_json(error).decode()
+                                          if error else None)))
+            fd, self._fd = self._fd, None
+        if self._proc is not None:
+            try:
+                if fd is not None and self._proc.stdin is not None:
+                    self._proc.stdin.close()
+                self._proc.wait(timeout=timeout)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+
+    def abandon(self) -> None:
+        """In a forked child: drop the buffer and the pipe without touching the writer."""
+        self._stop.set()
+        self.items = []
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+        self._fd = None
+        self._proc = None
+
+
+def _marshal_safe(item: Any) -> Any:
+    """``item`` with anything marshal refuses (a str subclass, …) replaced by its repr."""
+    try:
+        marshal.dumps(item)
+        return item
+    except ValueError:
+        if isinstance(item, tuple):
+            return tuple(_marshal_safe(x) for x in item)
+        return f"<unmarshallable {type(item).__name__}>"

@@ -1,0 +1,200 @@
+"""``snapstate record [-o FILE] [--name NAME] [--trace calls|lines] [--include GLOB]...
+[--exclude GLOB]... script.py [args...] | -m module [args...]``: run a program unmodified,
+recording it.
+
+The program runs as ``python script.py args`` would (``runpy``, as ``python -m`` does): same
+``sys.argv``, a ``__main__`` module, ``sys.path[0]``, stdin/stdout/stderr and exit code —
+``sys.exit(n)`` exits ``n``, an uncaught exception prints its traceback and exits 1, Ctrl-C and
+SIGTERM end the process by that signal. The run ends ``finished`` or ``failed`` (with an
+``exception`` step at the raise point) and everything is on disk before the process ends. The
+file (default: ``.snapstate/NAME-YYYYmmdd-HHMMSS.snap`` in the current directory) and the
+command that opens it are printed on stderr at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import runpy
+import signal
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any
+
+from snapstate_capture import record as record_block
+from snapstate_capture.errors import SnapStateError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "record", help="run a Python program, recording every step",
+        description="Run script.py (or -m module) exactly as python would, recording every "
+                    "call (--trace calls) or every line (--trace lines, the default) of your "
+                    "own code into a timeline file.")
+    parser.add_argument("-o", "--output", metavar="FILE", default=None,
+                        help="timeline file (default: .snapstate/NAME-TIME.snap)")
+    parser.add_argument("--name", default=None, help="run name (default: the script name)")
+    parser.add_argument("--trace", choices=("calls", "lines"), default="lines",
+                        help="granularity of automatic steps (default: lines)")
+    parser.add_argument("--include", metavar="GLOB", action="append", default=[],
+                        help="trace only files matching GLOB (repeatable; default: files "
+                             "under the current directory outside stdlib/site-packages)")
+    parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
+                        help="never trace files matching GLOB (repeatable)")
+    parser.add_argument("-m", dest="module", metavar="MODULE", default=None,
+                        nargs=argparse.REMAINDER,
+                        help="run library module as a script (like python -m); the rest of "
+                             "the command line is its arguments")
+    parser.add_argument("program", nargs=argparse.REMAINDER, metavar="script.py [args]",
+                        help="the script and its arguments")
+    parser.set_defaults(handler=run)
+
+
+class _Terminated(BaseException):
+    """Raised in the main thread by the SIGTERM handler: ends the run, then the process."""
+
+
+def run(args: argparse.Namespace) -> int:
+    program = list(args.program)
+    if program and program[0] == "--":
+        program = program[1:]
+    if args.module is not None:
+        if not args.module:
+            raise SnapStateError("record: -m needs a module name")
+        args.module, program = args.module[0], args.module[1:]
+    if args.module is None and not program:
+        raise SnapStateError("record: give a script or -m module")
+    if args.module is not None:
+        target, argv = args.module, program
+        label = args.module.rsplit(".", 1)[-1]
+    else:
+        target, argv = program[0], program[1:]
+        if not os.path.isfile(target):
+            raise SnapStateError(f"{target}: no such file")
+        label = Path(target).stem
+    output = Path(args.output) if args.output else _default_output(label)
+    block = record_block(output, name=args.name or label, trace=args.trace,
+                         include=args.include, exclude=args.exclude,
+                         entry=_entry(args.module, target, argv))
+    previous_term = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    outcome: BaseException | None = None
+    try:
+        outcome = _run_program(block, args.module, target, argv)
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous_term)
+        _report(block, output)
+    return _exit(outcome)
+
+
+def _run_program(block: record_block, module: str | None, target: str,
+                 argv: list[str]) -> BaseException | None:
+    """Run the program inside the record block; return how it ended (None: normally)."""
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    if module is None:
+        sys.argv = [target, *argv]
+        sys.path[0] = os.path.dirname(os.path.abspath(target))
+    else:
+        sys.argv = [module, *argv]  # runpy puts the module's file name in argv[0]
+        sys.path[0] = os.getcwd()
+    try:
+        with block:
+            try:
+                if module is None:
+                    runpy.run_path(target, run_name="__main__")
+                else:
+                    runpy.run_module(module, run_name="__main__", alter_sys=True)
+            finally:
+                _join_threads()
+    except BaseException as exc:  # noqa: BLE001 - every end of the program is reported as is
+        return exc
+    finally:
+        sys.argv = saved_argv
+        if saved_path0 is not None:
+            sys.path[0] = saved_path0
+    return None
+
+
+def _join_threads() -> None:
+    """Wait for non-daemon threads, as the interpreter does at exit, so they are recorded."""
+    for thread in threading.enumerate():
+        if thread is threading.current_thread() or thread.daemon:
+            continue
+        thread.join()
+
+
+def _exit(outcome: BaseException | None) -> int:
+    if outcome is None:
+        return 0
+    if isinstance(outcome, SystemExit):
+        raise SystemExit(outcome.code)
+    if isinstance(outcome, _Terminated):
+        _die_by(signal.SIGTERM)
+    if isinstance(outcome, KeyboardInterrupt):
+        _print_traceback(outcome)
+        _die_by(signal.SIGINT)
+    _print_traceback(outcome)
+    return 1
+
+
+def _die_by(signum: int) -> None:
+    """End the process by ``signum``'s default action, as an unrecorded program would."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    raise SystemExit(128 + signum)  # not reached where the signal kills
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def _print_traceback(exc: BaseException) -> None:
+    """Print the traceback as python would: without runpy's and snapstate's frames."""
+    tb = exc.__traceback__
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    while tb is not None and (tb.tb_frame.f_code.co_filename.startswith(here)
+                              or tb.tb_frame.f_code.co_filename == runpy.__file__
+                              or "snapstate_capture" in tb.tb_frame.f_code.co_filename
+                              or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")):
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+
+
+def _default_output(label: str) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path(".snapstate") / f"{label}-{stamp}"
+    path, n = base.with_suffix(".snap"), 1
+    while path.exists():
+        n += 1
+        path = Path(f"{base}-{n}.snap")
+    return path
+
+
+def _entry(module: str | None, target: str, argv: list[str]) -> dict[str, Any]:
+    if module is not None:
+        return {"kind": "module", "module": module, "argv": argv, "cwd": os.getcwd()}
+    return {"kind": "script", "path": os.path.abspath(target), "argv": argv, "cwd": os.getcwd()}
+
+
+def _report(block: record_block, output: Path) -> None:
+    try:
+        from snapstate_capture import open_timeline
+
+        with open_timeline(output) as timeline:
+            run = timeline.run(block.run_id) if block.run_id else timeline.runs[-1]
+            summary = f"{len(run.steps)} steps, {run.status}"
+    except Exception:  # noqa: BLE001 - the report line is best effort
+        summary = "recording"
+    try:
+        sys.stderr.write(f"snapstate: {summary} -> {output}\n"
+                         f"snapstate: open it with: snapstate inspect {output}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,127 @@
+"""`snapstate record` on real programs: standard-library command-line modules with `-m`, a
+multi-threaded program and an asyncio program — same output and exit code as plain python, and
+the recorded steps show the program's own work."""
+
+from __future__ import annotations
+
+import json
+
+import snapstate_capture as snap
+from tests.conftest import PROGRAMS, run_cli, run_python
+
+
+def _record(tmp_path, *args, input=None):
+    out = tmp_path / "rec.snap"
+    proc = run_python("-m", "snapstate_inspect", "record", "-o", str(out), *args,
+                      cwd=tmp_path, input=input)
+    return proc, out
+
+
+def _steps(path):
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[-1]
+        return run.status, run.entry, [(s.kind, s.function, s.thread, s.task) for s in run.steps]
+
+
+def test_json_tool_module_with_include(tmp_path):
+    doc = json.dumps({"b": [1, 2, {"c": None}], "a": "x"})
+    plain = run_python("-m", "json.tool", "--sort-keys", input=doc, cwd=tmp_path)
+    proc, out = _record(tmp_path, "--trace", "calls", "--include", "*/json/*",
+                        "-m", "json.tool", "--sort-keys", input=doc)
+    assert proc.returncode == plain.returncode == 0
+    assert proc.stdout == plain.stdout
+    status, entry, steps = _steps(out)
+    assert status == "finished"
+    assert {k: entry[k] for k in ("kind", "module", "argv", "cwd")} == {
+        "kind": "module", "module": "json.tool", "argv": ["--sort-keys"], "cwd": str(tmp_path)}
+    functions = {f for _, f, _, _ in steps}
+    assert "main" in functions and "JSONDecoder.decode" in functions
+
+
+def test_calendar_module_lines(tmp_path):
+    plain = run_python("-m", "calendar", "2024", "2", cwd=tmp_path)
+    proc, out = _record(tmp_path, "--include", "*/calendar.py", "-m", "calendar", "2024", "2")
+    assert proc.returncode == plain.returncode == 0
+    assert proc.stdout == plain.stdout
+    status, _, steps = _steps(out)
+    assert status == "finished"
+    assert sum(1 for kind, *_ in steps if kind == "line") > 100
+    assert any(f == "TextCalendar.formatmonth" for _, f, _, _ in steps)
+
+
+def test_base64_module_bad_usage_exit_code(tmp_path):
+    plain = run_python("-m", "base64", "-z", cwd=tmp_path)
+    proc, out = _record(tmp_path, "--include", "*/base64.py", "-m", "base64", "-z")
+    assert proc.returncode == plain.returncode == 2
+    assert proc.stdout == plain.stdout
+    status, _, steps = _steps(out)
+    assert status == "failed"
+    assert any(f == "main" for _, f, _, _ in steps)
+
+
+def test_threads_are_traced_with_their_names(tmp_path):
+    script = str(PROGRAMS / "trace_threads.py")
+    proc, out = _record(tmp_path, "--include", "*/trace_threads.py", script)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[(0, 0), (1, 10), (2, 20)]"
+    _, _, steps = _steps(out)
+    workers = {thread for kind, f, thread, _ in steps if f == "worker"}
+    assert workers == {"worker-0", "worker-1", "worker-2"}
+    assert {("return", "worker", f"worker-{k}") for k in range(3)} <= {
+        (kind, f, thread) for kind, f, thread, _ in steps}
+
+
+def test_asyncio_tasks_recorded(tmp_path):
+    script = str(PROGRAMS / "trace_async.py")
+    proc, out = _record(tmp_path, "--include", "*/trace_async.py", script)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "results [20, 30, 10]"
+    with snap.open_timeline(out) as timeline:
+        steps = list(timeline.runs[-1].steps)
+        fetch_tasks = {s.task for s in steps if s.function == "fetch"}
+        assert fetch_tasks == {"fetch-ab", "fetch-cde", "fetch-f"}
+        suspends = [s for s in steps if s.function == "fetch" and s.kind == "return"
+                    and s.label == "yield"]
+        assert suspends  # each await that suspends is a step
+        pending = [s.tasks for s in steps if s.tasks]
+        assert pending
+        names = {t[0] for tasks in pending for t in tasks}
+        assert {"fetch-ab", "fetch-cde", "fetch-f"} <= names
+        coros = {t[1] for tasks in pending for t in tasks}
+        assert "fetch" in coros
+        where = [t[3] for tasks in pending for t in tasks if t[0] == "fetch-ab" and t[3]]
+        assert any(w.endswith(".py:" + w.rsplit(":", 1)[1]) for w in where)
+        values = [s.frames[-1].locals["value"].repr for s in steps
+                  if s.function == "fetch" and s.frames and "value" in s.frames[-1].locals]
+        assert {"20", "30", "10"} <= set(values)
+
+
+def test_ls_shows_a_live_recording_growing(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    script = tmp_path / "slow.py"
+    script.write_text("import time\nfor i in range(400):\n    x = i * 2\n    time.sleep(0.005)\n")
+    out = tmp_path / "live.snap"
+    child = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", "record", "-o",
+                              str(out), str(script)], cwd=tmp_path,
+                             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        counts = []
+        deadline = time.monotonic() + 20
+        while child.poll() is None and time.monotonic() < deadline:
+            if out.exists():
+                listing = run_cli("ls", str(out), "--json")
+                if listing.returncode == 0:
+                    runs = json.loads(listing.stdout)["runs"]
+                    if runs:
+                        counts.append(runs[-1]["steps"])
+            time.sleep(0.3)
+    finally:
+        child.wait(timeout=30)
+    growing = [c for c in counts if c]
+    assert len(set(growing)) >= 2 and growing == sorted(growing)
