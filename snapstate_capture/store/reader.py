@@ -31,7 +31,7 @@ from typing import Any, overload
 
 from ..errors import IntegrityError, NotFoundError, TimelineError
 from . import blobs, previews, sanitize
-from .connection import open_for_reading
+from .connection import DB_ERRORS, db_error_text, open_for_reading
 from .writer import process_start_marker
 
 _STEP_COLUMNS = ("idx, kind, label, wall, mono, thread, task, function, filename, lineno, depth,"
@@ -86,8 +86,9 @@ class Timeline:
                 raise TimelineError(self.path, "timeline is closed")
             try:
                 return self._conn.execute(sql, params).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise TimelineError(self.path, f"damaged timeline ({exc})") from None
+            except DB_ERRORS as exc:
+                raise TimelineError(self.path, f"damaged timeline ({db_error_text(exc)})") \
+                    from None
 
     @property
     def runs(self) -> list[Run]:

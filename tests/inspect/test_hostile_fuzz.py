@@ -261,3 +261,16 @@ def test_huge_step_count_claim_is_bounded(valid_file, tmp_path):
     conn.close()
     open_every_way(path)
     walk_reader(path)
+
+
+def test_corrupt_schema_text_with_invalid_utf8(valid_file, tmp_path):
+    """SQLite's error message then quotes bytes that are not UTF-8 (Python's sqlite3 raises
+    UnicodeDecodeError building it): still one clean line."""
+    base = valid_file.read_bytes()
+    start = base.find(b"CREATE TABLE")
+    for number, offset in enumerate((7, 21, 40)):
+        path = tmp_path / f"schema{number}.snap"
+        data = bytearray(base)
+        data[start + offset:start + offset + 2] = b"\xff\xfe"
+        path.write_bytes(bytes(data))
+        open_every_way(path)
