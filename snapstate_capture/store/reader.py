@@ -286,15 +286,21 @@ class Steps(Sequence["Step"]):
 
     def __len__(self) -> int:
         # Never more than the rows present: a crafted step count cannot promise 2**62 steps.
-        rows = self.run.timeline.query(
-            "SELECT step_count, (SELECT max(idx) FROM steps WHERE run_id=?) FROM runs WHERE id=?",
-            (self.run.id, self.run.id))
+        timeline = self.run.timeline
+        rows = timeline.query(
+            "SELECT step_count, (SELECT max(idx) + 1 FROM steps WHERE run_id=?) FROM runs"
+            " WHERE id=?", (self.run.id, self.run.id))
         if not rows:
             return 0
-        count, last = rows[0]
-        if not isinstance(count, int) or not isinstance(last, int):
+        count, present = rows[0]
+        if timeline.chunk_steps.available:
+            chunked = timeline.query("SELECT max(first + count) FROM trace_chunks"
+                                     " WHERE run_id=?", (self.run.id,))[0][0]
+            if isinstance(chunked, int) and (not isinstance(present, int) or chunked > present):
+                present = chunked
+        if not isinstance(count, int) or not isinstance(present, int):
             return 0
-        return max(0, min(count, last + 1))
+        return max(0, min(count, present))
 
     @overload
     def __getitem__(self, index: int) -> Step: ...

@@ -104,10 +104,12 @@ def step_row(path: Path, row: tuple) -> tuple:
               isinstance(mono, (int, float)) and math.isfinite(mono), isinstance(thread, str),
               _opt(task, str), _opt(function, str), _opt(filename, str),
               lineno is None or _int(lineno), _int(depth), _int(n_changed),
-              isinstance(digest, bytes))
+              _opt(digest, bytes))
     if not all(checks):
         raise _bad(path, f"step {idx if _int(idx) else '?'}")
-    frame_keys = loads_bounded(frames, None, kind=list)
+    # A traced step (``chunk_reader.TracedStep``) has no stack list and no hash of its own.
+    frame_keys = [] if frames is None and digest is None else loads_bounded(frames, None,
+                                                                            kind=list)
     if frame_keys is None or not all(isinstance(k, str) and len(k) <= 64 for k in frame_keys):
         raise _bad(path, f"step {idx}'s stack")
     refs = loads_bounded(extra, {}, kind=dict)
