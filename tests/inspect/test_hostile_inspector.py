@@ -22,12 +22,23 @@ WALK = ["n", "n", "j", "enter", "down", "enter", "v", "x", "greater_than_sign",
         "question_mark", "escape"]
 
 
+class Markers:
+    """The marker files of both hostile files (their payloads differ, so a full diff would
+    have to load them); ``exists()`` when either was created."""
+
+    def __init__(self, *paths):
+        self.paths = paths
+
+    def exists(self):
+        return any(p.exists() for p in self.paths)
+
+
 @pytest.fixture
 def hostile_pair(tmp_path):
-    marker = tmp_path / "pwned"
-    a = marker_file(tmp_path / "a.snap", marker, steps=3)
-    b = marker_file(tmp_path / "b.snap", marker, steps=4)
-    return a, b, marker
+    markers = Markers(tmp_path / "pwned-a", tmp_path / "pwned-b")
+    a = marker_file(tmp_path / "a.snap", markers.paths[0], steps=3)
+    b = marker_file(tmp_path / "b.snap", markers.paths[1], steps=4)
+    return a, b, markers
 
 
 async def _browse(path, keys_to_press, *, other=None):
