@@ -95,17 +95,20 @@ def test_corrupted_page(valid_file, page, fill, seed):
     with tempfile.TemporaryDirectory() as directory:
         path = _copy(valid_file, directory)
         data = bytearray(path.read_bytes())
-        count = len(data) // PAGE
-        start = (page % count) * PAGE
+        size = int.from_bytes(data[16:18], "big") or 65536  # the page size, from the header
+        size = size if size >= 512 else PAGE
+        count = max(len(data) // size, 1)
+        start = (page % count) * size
+        chunk_size = size
         if fill == "zeros":
-            chunk = bytes(PAGE)
+            chunk = bytes(chunk_size)
         elif fill == "ones":
-            chunk = b"\xff" * PAGE
+            chunk = b"\xff" * chunk_size
         elif fill == "random":
-            chunk = (seed * (PAGE // 8 + 1))[:PAGE]
+            chunk = (seed * (chunk_size // 8 + 1))[:chunk_size]
         else:  # the page's own bytes shifted by one: plausible-looking garbage
-            chunk = bytes(data[start + 1:start + PAGE]) + b"\x00"
-        data[start:start + PAGE] = chunk
+            chunk = bytes(data[start + 1:start + chunk_size]) + b"\x00"
+        data[start:start + chunk_size] = chunk[:len(data) - start]
         path.write_bytes(bytes(data))
         _check(path)
 
