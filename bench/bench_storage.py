@@ -108,9 +108,9 @@ def agent(messages: list, plan: list, scratchpad: dict, corpus: list | None, ste
     import snapstate_capture as snap
 
     counter = 0
-    for i in range(steps):
+    while counter < steps:
         _STAMPS.append(time.perf_counter())
-        apply(_PENDING[i], messages, plan, scratchpad)
+        apply(_PENDING[counter], messages, plan, scratchpad)
         counter += 1
         snap.checkpoint()
     _STAMPS.append(time.perf_counter())

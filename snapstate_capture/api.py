@@ -97,7 +97,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
         session = replay_session()
         if session is not None:  # a replay child: the session decides what this block does
             recorder: Recorder | None = session.recorder_for(
-                block, root=root, name=self.name or default_name, options=self.options)
+                block, root=root, name=self.name or default_name, options=self.options,
+                trace=self.trace, include=self.include, exclude=self.exclude)
         else:
             entry, blobs = self.entry, None
             if entry is None and call is not None:

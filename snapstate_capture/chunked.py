@@ -26,7 +26,7 @@ from typing import Any
 PROTOCOL = 5
 #: Chunk sizes in elements: small for containers of containers (each element is big and may be
 #: mutated in place), large for containers of scalars and strings.
-CONTAINER_CHUNK = 32
+CONTAINER_CHUNK = 16
 SCALAR_CHUNK = 256
 SCALAR_TYPES = frozenset({int, float, bool, type(None), str, bytes, complex})
 

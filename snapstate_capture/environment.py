@@ -23,7 +23,9 @@ def entry_facts(options: CaptureOptions | None = None) -> dict[str, Any]:
     (arguments after the program name), ``cwd`` and ``env`` (the variables named in
     ``options.entry_env`` that are set, secret names left out). The recorder adds ``block``
     (which ``record`` block of the process this run is) and ``rng`` (saved generator states);
-    ``function_entry`` describes an importable workflow function instead.
+    ``function_entry`` describes an importable workflow function instead. A wrapper that runs
+    the program inside its own ``record`` block (``snapstate record``) adds ``record``: that
+    block's keyword arguments, so replay wraps the program the same way.
     """
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)

@@ -21,6 +21,7 @@ pickle may leave out state that their preview shows.
 from __future__ import annotations
 
 import pickle
+import sys
 import types
 from array import array
 from itertools import chain
@@ -89,8 +90,48 @@ class _Entry:
     obj: Any = None                  # modules and functions: the object itself
 
 
-def _identity(values: Any) -> bytes:
+def _identity(values: list[Any]) -> bytes:
+    """The ids of the elements of ``values`` as bytes (8 per element).
+
+    ``values`` must be a list private to the caller (a fresh copy): on CPython its item array is
+    read directly (``_pointer_reader``), ~50x faster than mapping ``id``, and race-free because
+    no other thread can resize a list it cannot see.
+    """
+    reader = _pointer_reader()
+    if reader is not None:
+        return reader(values)
     return array("Q", map(id, values)).tobytes()
+
+
+_READER: list[Any] = []
+
+
+def _pointer_reader() -> Any:
+    """A function reading a list's item pointers on CPython (checked once against ``id``), or
+    None where the layout is not the expected one (other interpreters, debug builds)."""
+    if _READER:
+        return _READER[0]
+    reader = None
+    if sys.implementation.name == "cpython" and not hasattr(sys, "gettotalrefcount"):
+        import ctypes
+
+        offset = ctypes.sizeof(ctypes.c_ssize_t) * 3  # PyVarObject header: refcnt, type, size
+
+        def read(items: list[Any]) -> bytes:
+            if not items:
+                return b""
+            address = ctypes.c_void_p.from_address(id(items) + offset).value
+            return ctypes.string_at(address, len(items) * 8)
+
+        probe = [object(), "x", 3.5, None, [1]]
+        try:
+            if ctypes.sizeof(ctypes.c_void_p) == 8 and \
+                    read(probe) == array("Q", map(id, probe)).tobytes():
+                reader = read
+        except Exception:  # noqa: BLE001 - any surprise: use the portable way
+            reader = None
+    _READER.append(reader)
+    return reader
 
 
 def _plain_pickling(cls: type) -> bool:
@@ -154,7 +195,8 @@ class ValueCache:
         captured = capture_value(value, name=name, options=self.options.values,
                                  payloads=self.options.payloads)
         previous = self._slots.get(slot)
-        top_key, kids_key, kids_data = self._store_preview(captured.preview, previous, out)
+        top_key, kids_key, kids_data = self._store_preview(captured.preview, previous, out,
+                                                           split=False)
         ref: dict[str, Any] = {"p": top_key}
         if captured.payload is not None:
             base = previous.ref.get("b") if previous is not None else None
@@ -165,12 +207,14 @@ class ValueCache:
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data)
         return ref
 
-    def _store_preview(self, preview: dict[str, Any], previous: _Entry | None, out: Any
-                       ) -> tuple[str, str | None, bytes | None]:
-        """Store ``preview`` (children by reference when large); return (top key, kids key)."""
+    def _store_preview(self, preview: dict[str, Any], previous: _Entry | None, out: Any, *,
+                       split: bool = True) -> tuple[str, str | None, bytes | None]:
+        """Store ``preview``; with ``split``, large children go into their own blob (chunked
+        containers, whose preview is often reused with a new length). Returns (top key, kids
+        key, kids bytes)."""
         top_base = previous.top_key if previous is not None else None
         children = preview.get("children")
-        if children:
+        if children and split:
             kids = canonical_json(children)
             if len(kids) >= KIDS_MIN:
                 kids_base = previous.kids_key if previous is not None else None
@@ -188,10 +232,11 @@ class ValueCache:
         if entry is not None and (entry.kind is not cls or entry.size != per_chunk):
             entry = None
         if cls is list:
-            items, ids, width = value, _identity(value), per_chunk * 8
+            items = value[:]  # a private copy: identities read race-free, elements kept alive
+            ids, width = _identity(items), per_chunk * 8
         else:
             items = list(dict.items(value))
-            ids, width = _identity(chain.from_iterable(items)), per_chunk * 16
+            ids, width = _identity(list(chain.from_iterable(items))), per_chunk * 16
         length = len(items)
         if (entry is not None and entry.length == length and entry.ids == ids
                 and all(c.scalars for c in entry.chunks)):

@@ -66,7 +66,28 @@ def main(argv: list[str]) -> int:
 
 
 def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
-    """Run the program the way ``entry`` says it was started."""
+    """Run the program the way ``entry`` says it was started.
+
+    An entry with ``"record": {keyword arguments}`` was recorded by a wrapper around the
+    program (``snapstate record``): the program runs inside ``record(FILE, **those)`` again,
+    block 0 of this process (the wrappers' own frames are snapstate's, hidden on both sides).
+    """
+    wrapper = entry.get("record")
+    if not isinstance(wrapper, dict):
+        _start(entry, session)
+        return
+    from ..api import record
+
+    try:
+        block = record(session.config.file, **wrapper)
+    except (TypeError, ValueError) as exc:
+        session.fail(f"the run was recorded with options this snapstate does not know: {exc}")
+        return
+    with block:
+        _start(entry, session)
+
+
+def _start(entry: dict[str, Any], session: ReplaySession) -> None:
     kind = entry.get("kind")
     argv = [str(a) for a in entry.get("argv") or []]
     if kind == "script":

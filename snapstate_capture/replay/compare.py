@@ -150,3 +150,69 @@ def _refs(items: Any) -> dict[str, Any]:
 def _chain(frames: list[dict[str, Any]]) -> str:
     names = [str(f.get("function", "?")) for f in frames]
     return " > ".join(names[-4:]) if names else "empty"
+
+
+def compare_steps(expected: Step, actual: Step, cwd: str) -> dict[str, Any] | None:
+    """Compare two stored steps (a recorded run's and its replay's, for traced runs that are
+    replayed into a scratch timeline); a divergence report or None. Values match by digest,
+    else — with trust — by ``==`` of the loaded objects."""
+    index = expected.index
+    exp = step_facts(expected.kind, expected.label, expected.function, expected.filename,
+                     expected.lineno)
+    act = step_facts(actual.kind, actual.label, actual.function, actual.filename,
+                     actual.lineno)
+    if expected.kind != actual.kind or expected.label != actual.label:
+        what = "kind" if expected.kind != actual.kind else "label"
+        return divergence(index, what, f"expected a {expected.kind} step "
+                          f"{expected.label or ''}, the program reached a {actual.kind} step "
+                          f"{actual.label or ''}".replace("  ", " "), expected=exp, actual=act)
+    rec_frames, act_frames = expected.frames, actual.frames
+    if len(rec_frames) != len(act_frames):
+        return divergence(index, "stack", f"expected {len(rec_frames)} frames on the stack, "
+                          f"the program has {len(act_frames)}", expected=exp, actual=act)
+    variables: list[dict[str, Any]] = []
+    for position, (rec, got) in enumerate(zip(rec_frames, act_frames)):
+        rec_file = os.path.normpath(os.path.join(cwd, rec.filename))
+        if rec.function != got.function or rec_file != os.path.abspath(got.filename):
+            return divergence(index, "stack", f"frame #{position}: expected {rec.function}, "
+                              f"the program is in {got.function}", expected=exp, actual=act)
+        innermost = position == len(rec_frames) - 1
+        rec_line = expected.lineno if innermost else rec.lineno
+        got_line = actual.lineno if innermost else got.lineno
+        if rec_line != got_line:
+            return divergence(index, "line", f"{got.function}: expected line {rec_line}, the "
+                              f"program is at line {got_line}", expected=exp, actual=act)
+        _stored_values(got.function, rec.locals, got.locals, variables)
+    _stored_values("(step values)", expected.extra, actual.extra, variables)
+    if variables:
+        names = ", ".join(v["name"] for v in variables[:5])
+        return divergence(index, "value", f"{len(variables)} value(s) differ: {names}",
+                          expected=exp, actual=act, variables=variables)
+    return None
+
+
+def _stored_values(frame: str, expected: dict[str, Value], actual: dict[str, Value],
+                   out: list[dict[str, Any]]) -> None:
+    for name in list(expected) + [n for n in actual if n not in expected]:
+        if len(out) >= MAX_VARIABLES:
+            return
+        exp, got = expected.get(name), actual.get(name)
+        if exp is not None and got is not None and _same_stored(exp, got):
+            continue
+        exp_preview = exp.preview if exp is not None else None
+        got_preview = got.preview if got is not None else None
+        out.append({"frame": frame, "name": name,
+                    "expected": exp.repr if exp is not None else "(absent)",
+                    "actual": got.repr if got is not None else "(absent)",
+                    "diff": diff_previews(exp_preview, got_preview)})
+
+
+def _same_stored(expected: Value, actual: Value) -> bool:
+    if expected.digest == actual.digest:
+        return True
+    if expected.has_payload and actual.has_payload and expected.timeline.trust:
+        try:
+            return bool(expected.load(trust=True) == actual.load(trust=True))
+        except Exception:  # noqa: BLE001 - an incomparable value is reported, not raised
+            return False
+    return normalize(expected.preview) == normalize(actual.preview)

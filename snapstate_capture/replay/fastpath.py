@@ -6,8 +6,9 @@ trees, guarded reprs), and is only needed to *report* a difference. So each live
 pickled (no test-load, no preview) and hashed: when every frame's function, file, line, local
 names and payload hashes (and the step's extra values) equal the recording, the step matches.
 Anything else — a different hash, a value recorded without payload (placeholder, redacted),
-an encrypted run — answers "not sure", and the full comparison (``compare.py``), which is
-authoritative and builds the report, runs instead.
+a big list or dict stored as chunks, an encrypted run — answers "not sure", and the full
+comparison (``compare.py``), which is authoritative and builds the report, runs instead (it
+captures through the recorder's value cache, so unchanged values cost a pickle).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import types
 from typing import Any
 
+from .. import chunked
 from ..integrity import content_hash
 from ..options import ValueOptions
 from ..recorder import PreviewOnly
@@ -80,6 +82,11 @@ class FastMatcher:
         payload = ref.get("b")
         if not payload or ref.get("x") or self.options.is_secret(name):
             return False
+        cls = type(value)
+        if (cls is list or cls is dict) and value:
+            first = value[0] if cls is list else next(iter(dict.values(value)))
+            if len(value) > chunked.chunk_size(first):
+                return False  # stored as chunks (``valuecache.py``): its key is a manifest's
         data = serialize(value, self.options).data
         return data is not None and content_hash(data).hex() == payload
 

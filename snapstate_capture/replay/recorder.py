@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .session import ReplaySession
 
 _CHUNK = 256
+#: Steps the fast path is skipped for after it failed on a step.
+FAST_RETRY = 64
 
 
 class ReplayRecorder(Recorder):
@@ -45,18 +47,19 @@ class ReplayRecorder(Recorder):
         self._served_exceptions: set[int] = set()
         self._chunk: list[Step] = []
         self._chunk_start = 0
+        self._fast_skip = 0
         self._fast = FastMatcher(session.timeline, options.values,
                                  session.run.entry.get("cwd") or os.getcwd())
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
-        """Restore the recorded generator states; go live at once for a fork at step -1."""
-        try:
-            keys = self.session.run.entry.get("rng") or {}
-            restore_states({name: self.session.timeline.blob(key) for name, key in keys.items()})
-        except (SnapStateError, ValueError, KeyError, TypeError) as exc:
-            self.session.fail(f"cannot restore the recorded random state: {exc}")
+        """Restore the recorded generator states."""
+        restore_recorded_rng(self.session)
         return True
+
+    def effect_step(self, entry: Any) -> int:
+        """The step an effect divergence is reported at: the next step to compare."""
+        return self.replayed
 
     def finish(self, exc: BaseException | None) -> None:
         """Live: end the fork run. Replaying: check the run ended where and how it did."""
@@ -108,7 +111,7 @@ class ReplayRecorder(Recorder):
         frames = self._frames.walk(frame, self.root)
         served = (kind == "exception" and bool(extra)
                   and id((extra or {}).get("exception")) in self._served_exceptions)
-        if index >= session.count or served or not self._fast.matches(
+        if index >= session.count or served or not self._fast_match(
                 self._recorded(index), kind, label, frames, extra, lineno):
             record = self.build_record(kind, frame, label, extra, lineno, frames=frames)
             if index >= session.count:
@@ -122,6 +125,20 @@ class ReplayRecorder(Recorder):
         if index == session.config.to:
             self._stop_at(index, frames[-1] if frames else frame)
         return index
+
+    def _fast_match(self, recorded: Step, kind: str, label: str | None,
+                    frames: list[types.FrameType], extra: dict[str, Any] | None,
+                    lineno: int | None) -> bool:
+        """The fast path (``fastpath.py``), skipped after it failed on a matching step (a
+        program whose big containers are stored as chunks) and retried every
+        ``FAST_RETRY`` steps."""
+        if self._fast_skip > 0:
+            self._fast_skip -= 1
+            return False
+        if self._fast.matches(recorded, kind, label, frames, extra, lineno):
+            return True
+        self._fast_skip = FAST_RETRY
+        return False
 
     def _recorded(self, index: int) -> Step:
         offset = index - self._chunk_start
@@ -179,12 +196,13 @@ class ReplayRecorder(Recorder):
                 session.succeed(f"replayed {self.replayed} steps, no divergence; the recording "
                                 f"ends here (run {session.run.status})")
             session.diverge(divergence(
-                self.replayed, "effect-missing", f"the program called effect {call.name} at "
-                f"{_short(call.site)}; the recording has no further effect in {call.task}",
+                self.effect_step(None), "effect-missing",
+                f"the program called effect {call.name} at {_short(call.site)}; the recording "
+                f"has no further effect in {call.task}",
                 effect=actual))
         if entry.name != call.name or entry.site != call.site:
             session.diverge(divergence(
-                self.replayed, "effect-order", f"expected effect {entry.name} at "
+                self.effect_step(entry), "effect-order", f"expected effect {entry.name} at "
                 f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",
                 effect={**actual, "expected_name": entry.name, "expected_site": entry.site}))
         if entry.args_hash != call.args_digest:
@@ -193,8 +211,9 @@ class ReplayRecorder(Recorder):
             got = capture_value(call.args, options=self.options.values, payloads=False).preview
             diff = diff_previews(expected, got)
             session.diverge(divergence(
-                self.replayed, "effect-args", f"effect {call.name} at {_short(call.site)} was "
-                f"called with different arguments ({len(diff)} difference(s))",
+                self.effect_step(entry), "effect-args",
+                f"effect {call.name} at {_short(call.site)} was called with different arguments "
+                f"({len(diff)} difference(s))",
                 effect={**actual, "expected_name": entry.name, "expected_site": entry.site,
                         "arguments": diff}))
         if call.name in session.live_effects:
@@ -202,9 +221,10 @@ class ReplayRecorder(Recorder):
         try:
             value = session.journal.value(entry).load(trust=session.config.trust)
         except PayloadLoadError as exc:
-            session.diverge(divergence(self.replayed, "not-replayable",
-                                       f"effect {call.name}: the recorded result cannot be "
-                                       f"served ({exc})", effect=actual))
+            session.diverge(divergence(
+                self.effect_step(entry), "not-replayable",
+                f"effect {call.name}: the recorded result cannot be served ({exc})",
+                effect=actual))
             return
         except SnapStateError as exc:
             session.fail(str(exc))
@@ -221,6 +241,15 @@ class ReplayRecorder(Recorder):
         call.served, call.outcome, call.value = True, entry.outcome, value
         if entry.outcome == "raise":
             self._served_exceptions.add(id(value))
+
+
+def restore_recorded_rng(session: ReplaySession) -> None:
+    """Put the random generators where they were when the recorded run started."""
+    try:
+        keys = session.run.entry.get("rng") or {}
+        restore_states({name: session.timeline.blob(key) for name, key in keys.items()})
+    except (SnapStateError, ValueError, KeyError, TypeError) as exc:
+        session.fail(f"cannot restore the recorded random state: {exc}")
 
 
 def _short(site: str) -> str:

@@ -60,26 +60,43 @@ class ReplaySession:
         self.journal = Journal(self.run)
         self.comparer = StepComparer(self.timeline, self.run.entry.get("cwd") or os.getcwd())
         self.live_effects = set(config.live_effects)
-        self.recorder: ReplayRecorder | None = None
+        self.recorder: Any = None
         self.fork: dict[str, Any] | None = None
         self._started = time.perf_counter()
         self._last_progress = self._started
+        self._progress_open = False
 
     @property
     def recording_complete(self) -> bool:
         """True when the recorded run ended cleanly (its last step is the run's last)."""
         return self.run.status in ("finished", "failed")
 
-    def recorder_for(self, block: int, *, root: Any, name: str, options: CaptureOptions
-                     ) -> ReplayRecorder | None:
+    def recorder_for(self, block: int, *, root: Any, name: str, options: CaptureOptions,
+                     trace: str | None = None, include: Any = (), exclude: Any = ()
+                     ) -> Any:
         """The replay recorder for ``record`` block number ``block``; None for other blocks
-        (they run unrecorded)."""
+        (they run unrecorded). A traced block gets a ``TracedReplayRecorder``."""
         if block != self.block or self.recorder is not None:
             return None
+        if trace:
+            from .traced import TracedReplayRecorder
+
+            if self.config.mode != "check":
+                self.fail(f"--{self.config.mode} at a step of a traced run is not supported "
+                          "yet; replay it without a stop point, or with --to N to check the "
+                          "first steps")
+            self.recorder = TracedReplayRecorder(self, root=root, name=name, options=options,
+                                                 trace=trace, include=include, exclude=exclude)
+            return self.recorder
         from .recorder import ReplayRecorder
 
         self.recorder = ReplayRecorder(self, root=root, name=name, options=options)
         return self.recorder
+
+    @property
+    def scratch(self) -> str:
+        """A scratch timeline beside the result file (traced runs are replayed into it)."""
+        return os.path.join(os.path.dirname(self.config.result), "replay.snap")
 
     # -- progress and results ----------------------------------------------------------------
     def progress(self, index: int) -> None:
@@ -90,7 +107,12 @@ class ReplaySession:
         if now - self._last_progress < 1.0:
             return
         self._last_progress = now
-        sys.stderr.write(f"snapstate: replaying step {index} of {self.count}\n")
+        line = f"snapstate: replaying step {index} of {self.count}"
+        if sys.stderr.isatty():  # one line, rewritten in place
+            sys.stderr.write(f"\r{line}")
+            self._progress_open = True
+        else:
+            sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
     def finish(self, status: str, message: str, code: int, **fields: Any) -> None:
@@ -99,6 +121,8 @@ class ReplaySession:
         result = {"status": status, "message": message, "replayed": replayed,
                   "total": self.count, "run": self.run.id, "fork": self.fork,
                   "seconds": round(time.perf_counter() - self._started, 3), **fields}
+        if self._progress_open:
+            sys.stderr.write("\n")
         try:
             with open(self.config.result, "w", encoding="utf-8") as handle:
                 json.dump(result, handle)

@@ -63,8 +63,17 @@ ZDELTA_MAX = 64 * 1024
 #: Deltas are tried only when the blob and its base are at least this big (below, the ~20 µs a
 #: delta costs buys a few bytes).
 DELTA_MIN = 192
-#: Longest chain of deltas before a blob is stored whole again (bounds read cost).
+#: Longest chain of deltas before a blob is stored whole again (bounds read cost): short for
+#: small blobs (frame records, previews: read at every step shown), longer for big ones, whose
+#: whole copies ("keyframes") would otherwise dominate the file (measured on W1).
 MAX_CHAIN = 16
+MAX_CHAIN_BIG = 40
+BIG_BLOB = 2048
+
+
+def max_chain(size: int) -> int:
+    """Longest delta chain allowed for a blob of ``size`` inner bytes."""
+    return MAX_CHAIN_BIG if size >= BIG_BLOB else MAX_CHAIN
 #: Guard against hostile files: no legitimate blob nests deeper than this.
 MAX_NESTING = 64
 

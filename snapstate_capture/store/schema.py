@@ -16,11 +16,15 @@ Version history:
   chunks; together they number the steps 0…step_count-1 without gaps. The hash chain advances
   once per chunk over ``{"chunk": BLAKE2b-128(data), "first", "count"}`` and once per
   ``steps`` row as before, in index order.
+- 3: blob codecs beyond raw/zlib (zstandard, deltas against a previous version, manifests whose
+  content is the concatenation of other blobs), chunked list/dict payloads and preview children
+  stored by reference (``"kids"``); see ``store/blobs.py``, ``chunked.py``, ``store/previews.py``
+  and docs/storage.md. No table changes: older files are read as they are.
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
 
 SCHEMA = """
@@ -70,7 +74,7 @@ CREATE TABLE IF NOT EXISTS steps (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS blobs (
     hash  BLOB PRIMARY KEY,            -- BLAKE2b-128 of the uncompressed bytes
-    codec INTEGER NOT NULL,            -- 0 raw, 1 zlib
+    codec INTEGER NOT NULL,            -- 0 raw, 1 zlib, 2 zstd, 3/4 delta, +16 manifest
     size  INTEGER NOT NULL,            -- uncompressed size in bytes
     data  BLOB NOT NULL
 ) WITHOUT ROWID;

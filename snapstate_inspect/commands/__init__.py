@@ -3,7 +3,7 @@
 A module's ``register`` adds its parser and sets ``handler`` (``func(args) -> int`` exit code).
 """
 
-from . import keygen, ls, record, replay, resume, show, verify
+from . import diff, export, gc, keygen, ls, record, replay, resume, show, verify
 
 #: Every subcommand module, in the order ``snapstate --help`` lists them.
-MODULES = (record, ls, show, replay, resume, verify, keygen)
+MODULES = (record, ls, show, diff, replay, resume, verify, keygen, export, gc)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from snapstate_capture import record as record_block
+from snapstate_capture.environment import entry_facts
 from snapstate_capture.errors import SnapStateError
 
 
@@ -78,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else _default_output(label)
     block = record_block(output, name=args.name or label, trace=args.trace,
                          include=args.include, exclude=args.exclude,
-                         entry=_entry(args.module, target, argv))
+                         entry=_entry(args.module, target, argv,
+                                      {"name": args.name or label, "trace": args.trace,
+                                       "include": args.include, "exclude": args.exclude}))
     previous_term = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
@@ -177,10 +180,16 @@ def _default_output(label: str) -> Path:
     return path
 
 
-def _entry(module: str | None, target: str, argv: list[str]) -> dict[str, Any]:
+def _entry(module: str | None, target: str, argv: list[str], wrapper: dict[str, Any]
+           ) -> dict[str, Any]:
+    """How to start the program again; ``record`` holds this block's options, so replay runs
+    the program inside the same kind of block (``environment.entry_facts``)."""
+    facts = entry_facts()
     if module is not None:
-        return {"kind": "module", "module": module, "argv": argv, "cwd": os.getcwd()}
-    return {"kind": "script", "path": os.path.abspath(target), "argv": argv, "cwd": os.getcwd()}
+        return {"kind": "module", "module": module, "argv": argv, "cwd": os.getcwd(),
+                "env": facts.get("env", {}), "record": wrapper}
+    return {"kind": "script", "path": os.path.abspath(target), "argv": argv, "cwd": os.getcwd(),
+            "env": facts.get("env", {}), "record": wrapper}
 
 
 def _report(block: record_block, output: Path) -> None:

@@ -146,3 +146,28 @@ def test_helpers_record_clock_randomness_uuid_and_input(snap_path, monkeypatch):
     assert [r["name"] for r in rows] == ["time.time", "random.randint", "uuid.uuid4", "input"]
     results = [steps[r["step"]].extra["result"].load(trust=True) for r in rows]
     assert results == [now, draw, ident, answer] and answer == "typed"
+
+
+def test_effects_in_threads_are_keyed_by_thread(snap_path):
+    import threading
+
+    @snap.effect(name="fetch")
+    def fetch(n):
+        return n * n
+
+    def worker():
+        for n in range(3):
+            fetch(n)
+
+    with snap.record(snap_path):
+        threads = [threading.Thread(target=worker, name=f"w{k}") for k in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    rows, _ = journal(snap_path)
+    by_task = {}
+    for row in rows:
+        by_task.setdefault(row["task"], []).append(row["ordinal"])
+    assert by_task == {"w0": [0, 1, 2], "w1": [0, 1, 2]}
+    assert sorted(r["seq"] for r in rows) == list(range(6))

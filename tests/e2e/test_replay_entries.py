@@ -44,3 +44,14 @@ def test_module_entry_replays_with_its_argv(tmp_path):
     assert result.returncode == 0, result.stderr
     assert data["replayed"] == 5
     assert side_lines(side) == before
+
+
+def test_a_run_without_a_replayable_entry_is_refused(tmp_path):
+    path = tmp_path / "c.snap"
+    done = run_python("-c", "import sys, snapstate_capture as snap\n"
+                            "with snap.record(sys.argv[1]):\n"
+                            "    snap.checkpoint('x')\n", str(path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result, data = replay_json(path)
+    assert result.returncode == 2
+    assert "no replayable entry" in result.stderr

@@ -1,0 +1,342 @@
+"""Housekeeping of timeline files: garbage collection (``snapstate gc``) and one-step export
+(``snapstate export``). The only code besides the writer that changes a timeline file.
+
+Which blobs are alive is decided by *marking* from the rows that stay: every 32-hex-digit string
+in a kept step (frame list, step values), effect-journal entry or run (entry, environment) is a
+candidate key; every live blob that is JSON (frame records, previews, children lists) is scanned
+the same way, a delta keeps its base alive and a manifest its pieces (``blobs.references``).
+Marking by "anything that looks like a key" is conservative on purpose: a newer kind of reference
+inside JSON is kept without this module knowing about it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import NotFoundError, TimelineError
+from ..integrity import canonical_json, content_hash
+from . import blobs, chunks
+from .connection import open_for_writing
+from .reader import Run, Timeline, open_timeline
+from .writer import StepRecord, TimelineWriter
+
+_HEX_KEY = re.compile(r"[0-9a-f]{32}")
+#: JSON blobs larger than this are not scanned for keys (no frame record or preview is).
+_SCAN_LIMIT = 16 * 1024 * 1024
+
+
+def _keys_in(value: Any, out: list[bytes]) -> None:
+    """Append every 32-hex-digit string found anywhere in JSON ``value`` to ``out`` (as bytes)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) == 32 and _HEX_KEY.fullmatch(item):
+                out.append(bytes.fromhex(item))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+def _json_keys(texts: Iterable[str | None]) -> list[bytes]:
+    out: list[bytes] = []
+    for text in texts:
+        if not text:
+            continue
+        try:
+            _keys_in(json.loads(text), out)
+        except (ValueError, RecursionError):
+            continue
+    return out
+
+
+Fetch = Callable[[bytes], "tuple[int, int, bytes] | None"]
+
+
+def _fetcher(conn: sqlite3.Connection) -> Fetch:
+    def fetch(key: bytes) -> tuple[int, int, bytes] | None:
+        return conn.execute("SELECT codec, size, data FROM blobs WHERE hash=?", (key,)).fetchone()
+    return fetch
+
+
+class _Marker:
+    """Marks the blobs reachable from root keys; ``fetch(key)`` returns a stored row or None."""
+
+    def __init__(self, fetch: Fetch) -> None:
+        self._fetch = fetch
+        self.live: set[bytes] = set()
+        self.live_bytes = 0
+        self._source = blobs.BlobSource(fetch, cache_bytes=16 * 1024 * 1024)
+
+    def mark(self, roots: Iterable[bytes]) -> set[bytes]:
+        """Mark everything reachable from ``roots``; return the keys newly marked."""
+        new: set[bytes] = set()
+        stack = list(roots)
+        while stack:
+            key = stack.pop()
+            if key in self.live:
+                continue
+            row = self._fetch(key)
+            if row is None:
+                continue  # not a blob (a run id, a digest) or already missing
+            codec, size, data = row
+            self.live.add(key)
+            new.add(key)
+            self.live_bytes += len(data)
+
+            def inner(key: bytes = key) -> bytes:
+                return self._source.inner(key)[1]
+
+            try:
+                stack.extend(blobs.references(codec, data, inner))
+                if not codec & blobs.MANIFEST and size <= _SCAN_LIMIT:
+                    text = inner()
+                    if text[:1] in (b"{", b"["):
+                        _keys_in(json.loads(text), found := [])
+                        stack.extend(found)
+            except (blobs.BlobError, ValueError, RecursionError):
+                continue  # undecodable: kept, but nothing it might refer to is known
+        return new
+
+
+def run_roots(conn: sqlite3.Connection, run_id: str) -> list[bytes]:
+    """Candidate blob keys named by one run's row, steps and effect journal."""
+    texts: list[str | None] = []
+    texts.extend(conn.execute("SELECT entry FROM runs WHERE id=?", (run_id,)).fetchone() or ())
+    texts.extend(conn.execute("SELECT env FROM runs WHERE id=?", (run_id,)).fetchone() or ())
+    for frames, extra in conn.execute("SELECT frames, extra FROM steps WHERE run_id=?",
+                                      (run_id,)):
+        texts.append(frames)
+        texts.append(extra)
+    for (value,) in conn.execute("SELECT value FROM effects WHERE run_id=?", (run_id,)):
+        texts.append(value)
+    keys = _json_keys(texts)
+    for (data,) in conn.execute("SELECT data FROM trace_chunks WHERE run_id=?", (run_id,)):
+        try:
+            _keys_in(chunks.decode(data), keys)  # traced steps: hex keys inside the chunk
+        except ValueError:
+            continue
+    return keys
+
+
+# -- gc ----------------------------------------------------------------------------------------
+@dataclass
+class GcReport:
+    """What ``collect_garbage`` did (or would do with ``dry_run``).
+
+    ``removed_runs``: ``[(run id, name, steps)]``; ``removed_blobs`` / ``freed_blob_bytes``:
+    unreferenced blobs deleted and their stored size; ``size_before`` / ``size_after``: file
+    bytes (``size_after`` is None for a dry run).
+    """
+
+    removed_runs: list[tuple[str, str, int]] = field(default_factory=list)
+    removed_blobs: int = 0
+    freed_blob_bytes: int = 0
+    size_before: int = 0
+    size_after: int | None = None
+    dry_run: bool = False
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``"90s"``, ``"15m"``, ``"12h"``, ``"7d"`` or ``"2w"``; raises ``ValueError``."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text or "")
+    if not match:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 30m, 12h, 7d, 2w)")
+    unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[match.group(2)]
+    return float(match.group(1)) * unit
+
+
+def parse_size(text: str) -> int:
+    """Bytes in ``"500MB"``, ``"2GB"``, ``"800k"``, ``"1048576"``; raises ``ValueError``."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*", (text or "").lower())
+    if not match:
+        raise ValueError(f"not a size: {text!r} (use e.g. 500MB, 2GB)")
+    unit = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}[match.group(2)]
+    if match.group(3) == "ib":
+        unit = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[match.group(2)]
+    return int(float(match.group(1)) * unit)
+
+
+def _file_size(path: Path) -> int:
+    return sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if os.path.exists(p))
+
+
+def choose_runs(runs: list[Run], *, keep_runs: int | None, older_than: float | None,
+                now: float) -> set[str]:
+    """Ids of the runs ``--keep-runs`` and ``--older-than`` select for removal (runs still
+    being recorded never are)."""
+    chosen: set[str] = set()
+    ordered = sorted(runs, key=lambda r: r.seq)
+    if keep_runs is not None:
+        chosen.update(r.id for r in ordered[:max(len(ordered) - keep_runs, 0)])
+    if older_than is not None:
+        chosen.update(r.id for r in ordered if (r.ended or r.started or now) < now - older_than)
+    return {r.id for r in ordered if r.id in chosen and r.status != "running"}
+
+
+def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = None,
+                    older_than: float | None = None, max_size: int | None = None,
+                    dry_run: bool = False) -> GcReport:
+    """Remove whole runs chosen by the criteria, then every unreferenced blob, then compact.
+
+    ``keep_runs``: keep the N newest runs; ``older_than``: remove runs that ended (or started)
+    more than this many seconds ago; ``max_size``: also remove the oldest runs until the live
+    blobs fit in this many bytes. A fork copies its parent's steps, so removing a parent never
+    takes what a kept fork needs: the blobs it names stay alive. Runs still being recorded are
+    never removed, and a file with one is refused (a live recorder assumes its blobs stay).
+    Raises ``TimelineError`` (bad file, live recording) — nothing is changed then.
+    """
+    path = Path(path)
+    report = GcReport(dry_run=dry_run, size_before=_file_size(path))
+    with open_timeline(path) as timeline:
+        runs = list(timeline.runs)
+        live = [r for r in runs if r.status == "running"]
+    if live:
+        raise TimelineError(path, f"run {live[0].id[:8]} is still being recorded; gc refused")
+    doomed = choose_runs(runs, keep_runs=keep_runs, older_than=older_than, now=time.time())
+    conn = open_for_writing(path)
+    try:
+        marker = _Marker(_fetcher(conn))
+        newest_first = sorted((r for r in runs if r.id not in doomed), key=lambda r: -r.seq)
+        for run in newest_first:
+            marker.mark(run_roots(conn, run.id))
+            if max_size is not None and marker.live_bytes > max_size and run is not newest_first[0]:
+                doomed.update(r.id for r in newest_first if r.seq <= run.seq)
+                marker = _Marker(_fetcher(conn))
+                for kept in newest_first:
+                    if kept.id not in doomed:
+                        marker.mark(run_roots(conn, kept.id))
+                break
+        report.removed_runs = [(r.id, r.name, r.step_count) for r in runs if r.id in doomed]
+        dead = list(_unmarked(conn, marker.live))
+        report.removed_blobs = len(dead)
+        report.freed_blob_bytes = sum(size for _, size in dead)
+        if dry_run:
+            return report
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for run_id in doomed:
+                for table, column in (("steps", "run_id"), ("trace_chunks", "run_id"),
+                                      ("effects", "run_id"), ("runs", "id")):
+                    conn.execute(f"DELETE FROM {table} WHERE {column}=?", (run_id,))
+            for start in range(0, len(dead), 500):
+                conn.executemany("DELETE FROM blobs WHERE hash=?",
+                                 [(key,) for key, _ in dead[start:start + 500]])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.DatabaseError as exc:
+        raise TimelineError(path, f"gc failed ({exc}); the file is unchanged") from None
+    finally:
+        conn.close()
+    report.size_after = _file_size(path)
+    return report
+
+
+def _unmarked(conn: sqlite3.Connection, live: set[bytes]) -> Iterator[tuple[bytes, int]]:
+    for key, size in conn.execute("SELECT hash, length(data) FROM blobs").fetchall():
+        if key not in live:
+            yield key, size
+
+
+# -- export ------------------------------------------------------------------------------------
+@dataclass
+class ExportReport:
+    """What ``export_step`` wrote: the new file, its run id, and how many blobs and bytes."""
+
+    path: str
+    run_id: str
+    blobs: int
+    blob_bytes: int
+
+
+def export_step(path: str | os.PathLike[str], out: str | os.PathLike[str], *,
+                run_id: str | None, step: int) -> ExportReport:
+    """Write step ``step`` of run ``run_id`` (prefix; None: the last run) of ``path`` as a new,
+    standalone timeline ``out`` holding one run of one step: the same stack, sources and values
+    (previews and payloads, copied byte for byte with everything they need).
+
+    The new run keeps the original's entry and environment, adds ``env["exported_from"]``
+    (``{"file", "run", "step"}``) and ends ``finished``. Raises ``TimelineError`` when ``out``
+    exists, ``NotFoundError`` for an unknown run or step.
+    """
+    out = Path(out)
+    if out.exists():
+        raise TimelineError(out, "already exists; choose another output file")
+    with open_timeline(path) as timeline:
+        run = timeline.run(run_id)
+        count = len(run.steps)
+        index = step + count if step < 0 else step
+        if not 0 <= index < count:
+            raise NotFoundError(timeline.path, f"step {step} out of range "
+                                f"(run {run.id[:8]} has steps 0-{count - 1})")
+        chosen = run.steps[index]
+        frame_keys, extra, new_blobs = _step_refs(chosen)
+        rows, total = _closure(timeline, run, frame_keys, extra, new_blobs)
+        record = StepRecord(
+            kind=chosen.kind, label=chosen.label, wall=chosen.wall_time, mono=chosen.mono_time,
+            thread=chosen.thread, task=chosen.task, function=chosen.function,
+            filename=chosen.filename, lineno=chosen.lineno, depth=chosen.depth,
+            frames=frame_keys, extra=extra, errors=list(chosen.errors),
+            n_changed=chosen.n_changed, blobs=new_blobs)
+        env = dict(run.env, exported_from={"file": str(timeline.path), "run": run.id,
+                                           "step": index})
+        entry, name = run.entry, f"{run.name} step {index}"
+    writer = TimelineWriter(out)
+    try:
+        writer.add_stored_blobs(rows)
+        new_id = writer.begin_run(name=name, entry=entry, env=env)
+        writer.append_step(new_id, record)
+        writer.end_run(new_id, "finished")
+    finally:
+        writer.close()
+    return ExportReport(str(out), new_id, len(rows), total)
+
+
+def _step_refs(step: Any) -> tuple[list[str], dict[str, Any], dict[str, bytes]]:
+    """Frame-record keys and step-value refs of ``step``, plus blobs to write that the source
+    file does not hold: a traced step (stored in a trace chunk) gets frame records built from
+    its frames, as a recorded step has them."""
+    if step.frame_keys or not step.frames:
+        return list(step.frame_keys), dict(step._extra_refs), {}
+    keys, new = [], {}
+    for frame in step.frames:
+        data = canonical_json({"function": frame.function, "filename": frame.filename,
+                               "lineno": frame.lineno, "code": frame.code_hash,
+                               "source": frame.source_hash, "locals": frame._local_refs})
+        key = content_hash(data).hex()
+        new[key] = data
+        keys.append(key)
+    return keys, {name: value.ref for name, value in step.extra.items()}, new
+
+
+def _closure(timeline: Timeline, run: Run, frame_keys: list[str], extra: dict[str, Any],
+             new_blobs: dict[str, bytes]) -> tuple[list[tuple], int]:
+    """Stored rows of every blob a step (and its run's entry) needs, as stored."""
+    roots = _json_keys([json.dumps(frame_keys), json.dumps(extra), json.dumps(run.entry),
+                        *(data.decode("utf-8") for data in new_blobs.values())])
+    stored: dict[bytes, tuple[int, int, bytes] | None] = {}
+
+    def fetch(key: bytes) -> tuple[int, int, bytes] | None:
+        if key not in stored:
+            found = timeline.query("SELECT codec, size, data FROM blobs WHERE hash=?", (key,))
+            stored[key] = found[0] if found else None
+        return stored[key]
+
+    marker = _Marker(fetch)
+    marker.mark(roots)
+    rows = [(key, *stored[key]) for key in marker.live]  # type: ignore[misc]
+    return rows, sum(len(row[3]) for row in rows)

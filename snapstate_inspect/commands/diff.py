@@ -1,0 +1,428 @@
+"""``snapstate diff A B``: what changed between two steps, or where two runs diverge.
+
+Sides (each a FILE followed by its own options)::
+
+    snapstate diff A.snap B.snap                       # last run of each: run diff
+    snapstate diff A.snap --run 1f3c B.snap --run 9a   # chosen runs (may be one file twice)
+    snapstate diff A.snap --step 3 B.snap --step 5     # two steps: step diff
+    snapstate diff A.snap --steps 3 4                  # two steps of one run
+
+Exit code 0 when identical, 1 when different, 2 on error (like ``diff``). Previews are compared
+(safe for any file); ``--full --trust`` diffs loaded payloads instead (DESIGN.md "Trust").
+
+``--json`` prints one object (keys are only ever added, never renamed)::
+
+    {"kind": "steps" | "runs", "identical": bool, "mode": "preview" | "full",
+     "partial": bool, "notes": [str],
+     "a": {"file", "run", "run_name", "steps", "step"}, "b": {...},     # step: int or null
+     "first_divergence": null | {"a_step", "b_step", "reason": "state" | "sequence",
+                                 "message", "variables": [{"frame", "name", "status"}]},
+     # kind "steps":
+     "diff": STEPDIFF,
+     # kind "runs":
+     "counts": {"matched", "inserted", "deleted"}, "approximate": bool,
+     "inputs": null | [{"frame", **VARIABLE}],   # differences both runs start with (set aside
+                                                 # unless --strict; see model/alignment.py)
+     "blocks": [{"tag": "equal"|"insert"|"delete"|"replace", "a_start", "a_end",
+                 "b_start", "b_end"}],
+     "regions": [{"kind": "state"|"inserted"|"deleted"|"replaced", "a_start", "a_end",
+                  "b_start", "b_end", "diff": STEPDIFF | null}], "more_regions": int}
+
+    STEPDIFF = {"a_step", "b_step", "identical", "mode", "partial", "notes",
+                "frames": [{"function", "status": "same"|"changed"|"added"|"removed",
+                            "a_index", "b_index", "a_lineno", "b_lineno",
+                            "variables": [VARIABLE]}],
+                "extra": [VARIABLE]}                       # the step's own values
+    VARIABLE = {"name", "status": "added"|"removed"|"changed", "old": {"type", "repr"} | null,
+                "new": {...} | null, "partial", "notes",
+                "changes": [{"path", "kind": "changed"|"added"|"removed"|"type"|"len"|"hidden",
+                             "old", "new", ("old_type", "new_type")}]}
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+
+from snapstate_capture import Run, SnapStateError, Step, Timeline
+
+from ..model.alignment import RunDiff, diff_runs
+from ..model.diff import StepDiff, StepDiffer, VariableDiff
+from ..model.value_diff import Change, DiffOptions
+from ..safe_text import plain
+from .common import console, open_file, pick_step, print_json
+
+EXIT_SAME, EXIT_DIFFERENT = 0, 1
+MAX_CHANGES_SHOWN = 12
+
+
+class DiffUsageError(SnapStateError):
+    """Bad ``snapstate diff`` arguments (exit code 2)."""
+
+
+@dataclass
+class SideSpec:
+    """One side as given on the command line: a file, maybe a run id, maybe a step index."""
+
+    file: str
+    run: str | None = None
+    step: int | None = None
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "diff", allow_abbrev=False, help="diff two steps, or align two runs and find where they diverge",
+        usage="snapstate diff A [--run ID] [--step N] B [--run ID] [--step N] [options]\n"
+              "       snapstate diff FILE [--run ID] --steps N M [options]",
+        description="Compare two steps (variables added, removed and changed, with paths "
+                    "into values) or two runs (aligned step by step; the first divergence "
+                    "and each divergent region). Each side is a FILE (its last run), "
+                    "FILE --run ID, or FILE --step N. Exit 0 identical, 1 different, 2 error.")
+    parser.add_argument("operands", nargs=argparse.REMAINDER, metavar="A [--run ID] [--step N] B",
+                        help="the two sides, each FILE followed by its own --run / --step")
+    add_global_options(parser)
+    # --run/--step before any FILE: caught here so the error can say where they belong.
+    parser.add_argument("--run", dest="early_run", help=argparse.SUPPRESS)
+    parser.add_argument("--step", dest="early_step", help=argparse.SUPPRESS)
+    parser.set_defaults(handler=run)
+
+
+def add_global_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--steps", nargs=2, type=int, metavar=("N", "M"), default=None,
+                        help="diff steps N and M of one file's run")
+    parser.add_argument("--json", action="store_true", help="print JSON (stable form)")
+    parser.add_argument("--full", action="store_true",
+                        help="diff whole loaded values instead of previews (needs --trust)")
+    parser.add_argument("--trust", action="store_true",
+                        help="allow loading payloads (runs code from the files)")
+    parser.add_argument("--time-limit", type=float, default=5.0, metavar="S",
+                        help="seconds per step diff before it stops as partial (default 5)")
+    parser.add_argument("--max-regions", type=int, default=20, metavar="N",
+                        help="divergent regions shown with their diff (default 20)")
+    parser.add_argument("--strict", action="store_true",
+                        help="run diff: count the differences both runs start with (inputs "
+                             "such as arguments or paths) as the first divergence")
+
+
+_FLAGS = {"--json": 0, "--full": 0, "--trust": 0, "--strict": 0, "--time-limit": 1,
+          "--max-regions": 1, "--steps": 2}
+
+
+def parse_operands(args: argparse.Namespace) -> list[SideSpec]:
+    """Split ``args.operands`` into sides; global flags found among them are set on ``args``.
+
+    Raises ``DiffUsageError`` for a misplaced or malformed option.
+    """
+    for option, value in (("--run", args.early_run), ("--step", args.early_step)):
+        if value is not None:
+            raise DiffUsageError(f"{option} must follow the FILE it applies to")
+    sides: list[SideSpec] = []
+    tokens = list(args.operands)
+    while tokens:
+        token = tokens.pop(0)
+        if token in ("--run", "--step"):
+            if not sides:
+                raise DiffUsageError(f"{token} must follow the FILE it applies to")
+            if not tokens:
+                raise DiffUsageError(f"{token} needs a value")
+            value = tokens.pop(0)
+            if token == "--run":
+                sides[-1].run = value
+            else:
+                sides[-1].step = _int(value, token)
+        elif token.split("=", 1)[0] in _FLAGS:
+            name, _, inline = token.partition("=")
+            count = _FLAGS[name]
+            values = ([inline] if inline else []) + [tokens.pop(0) for _ in
+                                                       range(min(count - bool(inline),
+                                                                 len(tokens)))]
+            if len(values) != count:
+                raise DiffUsageError(f"{name} needs {count} value(s)")
+            _set_flag(args, name, values)
+        elif token.startswith("-") and token != "-":
+            raise DiffUsageError(f"unknown option {token}")
+        else:
+            sides.append(SideSpec(token))
+    if args.steps is not None:
+        if len(sides) != 1 or sides[0].step is not None:
+            raise DiffUsageError("--steps N M takes exactly one FILE (without --step)")
+        first = sides[0]
+        return [SideSpec(first.file, first.run, args.steps[0]),
+                SideSpec(first.file, first.run, args.steps[1])]
+    if len(sides) != 2:
+        raise DiffUsageError(f"expected two sides (A and B), got {len(sides)}")
+    if (sides[0].step is None) != (sides[1].step is None):
+        raise DiffUsageError("give --step on both sides (a step diff) or on neither (a run diff)")
+    return sides
+
+
+def _int(text: str, option: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise DiffUsageError(f"{option} needs an integer, got {text!r}") from None
+
+
+def _set_flag(args: argparse.Namespace, name: str, values: list[str]) -> None:
+    if name == "--steps":
+        args.steps = [_int(v, name) for v in values]
+    elif name == "--time-limit":
+        try:
+            args.time_limit = float(values[0])
+        except ValueError:
+            raise DiffUsageError(f"--time-limit needs a number, got {values[0]!r}") from None
+    elif name == "--max-regions":
+        args.max_regions = _int(values[0], name)
+    else:
+        setattr(args, name[2:], True)
+
+
+def run(args: argparse.Namespace) -> int:
+    sides = parse_operands(args)
+    if args.full and not args.trust:
+        raise DiffUsageError("--full loads payloads, which runs code from the files: "
+                             "add --trust if you trust them")
+    if args.time_limit <= 0:
+        raise DiffUsageError("--time-limit must be positive")
+    options = DiffOptions(time_limit=args.time_limit, full_values=args.full, trust=args.trust)
+    timelines: dict[str, Timeline] = {}
+    try:
+        opened = []
+        for side in sides:
+            if side.file not in timelines:
+                timelines[side.file] = open_file(side.file, trust=args.trust)
+            timeline = timelines[side.file]
+            opened.append((timeline, timeline.run(side.run)))
+        (ta, ra), (tb, rb) = opened
+        if sides[0].step is not None:
+            step_a = pick_step(ta, ra, sides[0].step)
+            step_b = pick_step(tb, rb, sides[1].step)
+            result = StepDiffer(options).diff(step_a, step_b)
+            if args.json:
+                print_json(step_report_json(result, ta, ra, tb, rb))
+            else:
+                console().print(render_step_report(result, ta, ra, tb, rb))
+            return EXIT_SAME if result.identical else EXIT_DIFFERENT
+        run_diff = diff_runs(ra, rb, options=options, max_regions=max(args.max_regions, 0),
+                             strict=args.strict)
+        if args.json:
+            print_json(run_report_json(run_diff, ta, tb))
+        else:
+            console().print(render_run_report(run_diff, ta, tb))
+        return EXIT_SAME if run_diff.identical else EXIT_DIFFERENT
+    finally:
+        for timeline in timelines.values():
+            timeline.close()
+
+
+# --- JSON -------------------------------------------------------------------------------------
+
+def side_json(timeline: Timeline, run_: Run, step: Step | None) -> dict[str, Any]:
+    return {"file": str(timeline.path), "run": run_.id, "run_name": run_.name,
+            "steps": run_.step_count, "step": step.index if step is not None else None}
+
+
+def step_report_json(result: StepDiff, ta: Timeline, ra: Run, tb: Timeline, rb: Run
+                     ) -> dict[str, Any]:
+    first = None
+    if not result.identical:
+        first = {"a_step": result.a.index, "b_step": result.b.index, "reason": "state",
+                 "message": f"step {result.a.index} of A and step {result.b.index} of B differ",
+                 "variables": [{"frame": frame, "name": var.name, "status": var.status}
+                               for frame, var in result.variables()]}
+    return {"kind": "steps", "identical": result.identical, "mode": result.mode,
+            "partial": result.partial, "notes": list(result.notes),
+            "a": side_json(ta, ra, result.a), "b": side_json(tb, rb, result.b),
+            "first_divergence": first, "diff": result.to_json()}
+
+
+def run_report_json(result: RunDiff, ta: Timeline, tb: Timeline) -> dict[str, Any]:
+    body = result.to_json()
+    return {"kind": "runs", "identical": body.pop("identical"),
+            "mode": "full" if any(r.diff and r.diff.mode == "full" for r in result.regions)
+            else "preview",
+            "partial": body.pop("partial"), "notes": body.pop("notes"),
+            "a": side_json(ta, result.a, None), "b": side_json(tb, result.b, None), **body}
+
+
+# --- the readable report ----------------------------------------------------------------------
+
+def step_title(step: Step) -> Text:
+    """``step 3  checkpoint 'observe'  run_agent:40`` as plain text."""
+    text = Text(f"step {step.index}", style="bold")
+    text.append(f"  {step.kind}", style="blue")
+    if step.label:
+        text.append_text(plain(f" {step.label!r}"))
+    text.append_text(plain(f"  {step.function}:{step.lineno}", "dim"))
+    return text
+
+
+def render_step_report(result: StepDiff, ta: Timeline, ra: Run, tb: Timeline, rb: Run) -> Group:
+    parts: list[Any] = [_side_line("A", ta, ra, result.a), _side_line("B", tb, rb, result.b)]
+    parts.extend(render_step_diff(result))
+    parts.append(_verdict(result.identical, result.partial))
+    return Group(*parts)
+
+
+def render_step_diff(result: StepDiff, indent: str = "") -> list[Text]:
+    """The body of a step diff: each frame that differs, with its variables."""
+    lines: list[Text] = []
+    for frame in result.frames:
+        if frame.status == "same":
+            continue
+        head = Text(indent)
+        marker = {"added": ("+ frame ", "green"), "removed": ("- frame ", "red")}.get(
+            frame.status, ("", "bold"))
+        head.append(marker[0], style=marker[1])
+        head.append_text(plain(frame.function, "bold green"))
+        head.append(f"  line {frame.a_lineno if frame.a_lineno is not None else '-'} → "
+                    f"{frame.b_lineno if frame.b_lineno is not None else '-'}", style="dim")
+        lines.append(head)
+        for var in frame.variables:
+            lines.extend(render_variable(var, indent + "  "))
+    if result.extra:
+        lines.append(Text(indent + "step values", style="bold"))
+        for var in result.extra:
+            lines.extend(render_variable(var, indent + "  "))
+    for note in result.notes:
+        lines.append(plain(indent + note, "yellow"))
+    return lines
+
+
+def render_variable(var: VariableDiff, indent: str) -> list[Text]:
+    """One differing variable: a header line, then one line per structural change."""
+    line = Text(indent)
+    if var.status in ("added", "removed"):
+        sign, style = ("+ ", "green") if var.status == "added" else ("- ", "red")
+        type_name, text = var.new if var.status == "added" else var.old  # type: ignore[misc]
+        line.append(sign, style=style)
+        line.append_text(plain(var.name, "bold"))
+        line.append_text(plain(f": {type_name.removeprefix('builtins.')} ", "cyan"))
+        line.append_text(plain(text, style))
+        return [line]
+    changes = var.changes
+    line.append("~ ", style="yellow")
+    line.append_text(plain(var.name, "bold"))
+    if len(changes) == 1 and changes[0].path == "":
+        line.append(": ")
+        line.append_text(change_text(changes[0]))
+        out = [line]
+    else:
+        out = [line]
+        for change in changes[:MAX_CHANGES_SHOWN]:
+            row = Text(indent + "    ")
+            row.append_text(plain(var.name + change.path, "bold" if change.path else ""))
+            row.append(": ")
+            row.append_text(change_text(change))
+            out.append(row)
+        if len(changes) > MAX_CHANGES_SHOWN:
+            out.append(Text(f"{indent}    … {len(changes) - MAX_CHANGES_SHOWN} more changes "
+                            "(--json lists them all)", style="dim"))
+    out.extend(plain(f"{indent}    note: {note}", "yellow") for note in var.diff.notes)
+    return out
+
+
+def change_text(change: Change) -> Text:
+    """``'todo' → 'done'``, ``+ 5``, ``- 'x'``, ``type int → str (1 → '1')``, ``len 3 → 4``."""
+    text = Text()
+    if change.kind == "added":
+        text.append("added ", style="green")
+        text.append_text(plain(change.new, "green"))
+    elif change.kind == "removed":
+        text.append("removed ", style="red")
+        text.append_text(plain(change.old, "red"))
+    elif change.kind == "type":
+        text.append_text(plain(f"type {_short(change.old_type)} → {_short(change.new_type)} ",
+                               "magenta"))
+        text.append_text(plain(change.old, "red"))
+        text.append(" → ")
+        text.append_text(plain(change.new, "green"))
+    elif change.kind == "len":
+        text.append_text(plain(f"length {change.old} → {change.new}", "magenta"))
+    elif change.kind == "hidden":
+        text.append("differs beyond the preview", style="magenta")
+    else:
+        text.append_text(plain(change.old, "red"))
+        text.append(" → ")
+        text.append_text(plain(change.new, "green"))
+    return text
+
+
+def _short(type_name: str | None) -> str:
+    return (type_name or "?").removeprefix("builtins.")
+
+
+def _side_line(name: str, timeline: Timeline, run_: Run, step: Step | None) -> Text:
+    text = Text(f"{name}: ", style="bold")
+    text.append_text(plain(f"{timeline.path}  run {run_.id[:8]} ({run_.name}, "
+                           f"{run_.step_count} steps)"))
+    if step is not None:
+        text.append("  ")
+        text.append_text(step_title(step))
+    return text
+
+
+def _verdict(identical: bool, partial: bool) -> Text:
+    if identical:
+        return Text("identical" + (" (partial diff)" if partial else ""), style="bold green")
+    return Text("different" + (" (partial diff)" if partial else ""), style="bold red")
+
+
+def render_run_report(result: RunDiff, ta: Timeline, tb: Timeline) -> Group:
+    counts = result.counts()
+    parts: list[Any] = [_side_line("A", ta, result.a, None), _side_line("B", tb, result.b, None),
+                        Text(f"aligned: {counts['matched']} steps matched, {counts['inserted']} "
+                             f"only in B, {counts['deleted']} only in A", style="dim")]
+    if result.inputs is not None:
+        parts.append(Text("inputs: the runs start with these differences (set aside below; "
+                          "--strict counts them)", style="bold"))
+        parts.extend(render_step_diff(result.inputs, indent="  "))
+    first = result.first_divergence
+    if first is None and result.inputs is not None:
+        parts.append(Text("no divergence beyond the inputs", style="bold"))
+    if first is not None:
+        head = Text("first divergence: ", style="bold red")
+        head.append_text(plain(first.message, "bold"))
+        parts.append(head)
+        for label, steps, index in (("A", result.a_steps, first.a_step),
+                                    ("B", result.b_steps, first.b_step)):
+            if index is not None:
+                row = Text(f"  {label} ")
+                row.append_text(step_title(steps[index]))
+                parts.append(row)
+        if first.diff is not None:
+            parts.extend(render_step_diff(first.diff, indent="  "))
+    for number, region in enumerate(result.regions):
+        if number == 0 and first is not None and first.diff is region.diff:
+            continue
+        parts.append(_region_title(region, result))
+        if region.diff is not None:
+            parts.extend(render_step_diff(region.diff, indent="    "))
+    if result.more_regions:
+        parts.append(Text(f"… {result.more_regions} more divergent regions (--max-regions)",
+                          style="dim"))
+    parts.extend(plain(note, "yellow") for note in result.notes)
+    parts.append(_verdict(result.identical, result.partial))
+    return Group(*parts)
+
+
+def _region_title(region: Any, result: RunDiff) -> Text:
+    def span(start: int, end: int) -> str:
+        return f"{start}" if end - start == 1 else f"{start}-{end - 1}"
+    text = Text("region ", style="bold")
+    text.append(f"{region.kind:<9}", style={"state": "yellow", "inserted": "green",
+                                            "deleted": "red"}.get(region.kind, "magenta"))
+    if region.a_end > region.a_start:
+        text.append(f" A {span(region.a_start, region.a_end)}")
+    if region.b_end > region.b_start:
+        text.append(f" B {span(region.b_start, region.b_end)}")
+    if region.kind in ("inserted", "deleted", "replaced"):
+        steps = (result.b_steps[region.b_start:region.b_end] if region.kind == "inserted"
+                 else result.a_steps[region.a_start:region.a_end])
+        labels = ", ".join(f"{s.kind} {s.label or s.function}" for s in steps[:4])
+        text.append_text(plain(f"  ({labels}{', …' if len(steps) > 4 else ''})", "dim"))
+    return text

@@ -1,0 +1,310 @@
+"""Run diff: align two runs step by step and find where they diverge (issue 8, point 2).
+
+Each step has a **signature** ``(kind, function, line, label)``. The two signature sequences are
+aligned by a longest-common-subsequence (insert/delete) alignment, so steps inserted in or
+removed from one run do not shift everything after them: common prefix and suffix are trimmed,
+then RapidFuzz's C++ ``Indel.opcodes`` aligns the middle (bit-parallel LCS; two 10,000-step runs
+with nothing in common take about 10 ms here). Middles too large for its bit matrix
+(``MAX_CELLS``) are aligned in windows and the result says so.
+
+``diff_runs(run_a, run_b)`` → ``RunDiff``: the aligned blocks; the **first divergence** — the
+first aligned pair whose state differs (``reason="state"``) or the first place where the
+sequences part (``reason="sequence"``), whichever comes first in run order; and each divergent
+**region** (a stretch of aligned steps with differing state, or of steps present on one side
+only), with the variable diff at its start (for one-sided stretches: the state after the
+stretch against the other run at the same point).
+
+**Inputs.** Two runs of one program with different inputs usually differ from their very first
+step in the inputs themselves (arguments, an output path, a seed), and in exactly the same way
+at every later step. Those differences — found at the first aligned pair when both runs start
+with the same step — are reported once as ``inputs`` and set aside: a later step counts as
+divergent when its state differs in some *other* way (a new difference, or an input that
+changed). ``strict=True`` counts them too (the first divergence is then that first step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz.distance import Indel
+
+from snapstate_capture import Run, Step
+
+from .diff import StepDiff, StepDiffer, change_keys, without
+from .value_diff import Budget, DiffOptions
+
+Signature = tuple[str, "str | None", "int | None", "str | None"]
+
+#: Largest middle (steps of A × steps of B) aligned in one piece (~50 MB of LCS bit matrix).
+MAX_CELLS = 400_000_000
+
+
+def signature(step: Step) -> Signature:
+    """The alignment key of a step: ``(kind, function, lineno, label)``."""
+    return (step.kind, step.function, step.lineno, step.label)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One stretch of the alignment: ``tag`` ``equal`` (same signatures pairwise), ``insert``
+    (steps only in B), ``delete`` (only in A) or ``replace`` (different steps on both sides);
+    half-open step ranges ``[a_start, a_end)`` and ``[b_start, b_end)``."""
+
+    tag: str
+    a_start: int
+    a_end: int
+    b_start: int
+    b_end: int
+
+
+def align(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[Block], bool]:
+    """Align two sequences of hashable signatures; return ``(blocks, approximate)``.
+
+    Blocks cover both sequences in order; an adjacent delete + insert is merged into
+    ``replace``. ``approximate`` is True when a middle larger than ``MAX_CELLS`` had to be
+    aligned window by window (still a valid alignment, maybe not the longest).
+    """
+    n, m = len(a), len(b)
+    prefix = 0
+    while prefix < n and prefix < m and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < n - prefix and suffix < m - prefix and a[n - 1 - suffix] == b[m - 1 - suffix]:
+        suffix += 1
+    raw: list[tuple[str, int, int, int, int]] = []
+    if prefix:
+        raw.append(("equal", 0, prefix, 0, prefix))
+    approximate = _align_middle(a, b, prefix, n - suffix, prefix, m - suffix, raw)
+    if suffix:
+        raw.append(("equal", n - suffix, n, m - suffix, m))
+    return _merge(raw), approximate
+
+
+def _align_middle(a: Sequence[Any], b: Sequence[Any], i1: int, i2: int, j1: int, j2: int,
+                  out: list[tuple[str, int, int, int, int]]) -> bool:
+    if i1 == i2 and j1 == j2:
+        return False
+    if i1 == i2 or j1 == j2:
+        out.append(("delete" if j1 == j2 else "insert", i1, i2, j1, j2))
+        return False
+    if (i2 - i1) * (j2 - j1) <= MAX_CELLS:
+        for op in Indel.opcodes(list(a[i1:i2]), list(b[j1:j2])):
+            out.append((op.tag, i1 + op.src_start, i1 + op.src_end,
+                        j1 + op.dest_start, j1 + op.dest_end))
+        return False
+    # Too big for one bit matrix: align proportional windows one after the other.
+    window = max(MAX_CELLS // max(j2 - j1, 1), 1)
+    windows = max((i2 - i1) // window, 1)
+    step_a, step_b = (i2 - i1) / windows, (j2 - j1) / windows
+    for w in range(windows):
+        _align_middle(a, b, i1 + int(w * step_a), i1 + int((w + 1) * step_a) if w < windows - 1
+                      else i2, j1 + int(w * step_b), j1 + int((w + 1) * step_b)
+                      if w < windows - 1 else j2, out)
+    return True
+
+
+def _merge(raw: list[tuple[str, int, int, int, int]]) -> list[Block]:
+    """Join neighbouring blocks of the same tag and turn delete+insert pairs into replace."""
+    blocks: list[Block] = []
+    for tag, i1, i2, j1, j2 in raw:
+        if i1 == i2 and j1 == j2:
+            continue
+        if blocks:
+            last = blocks[-1]
+            if last.tag == tag or (last.tag != "equal" and tag != "equal"):
+                merged = tag if last.tag == tag else "replace"
+                blocks[-1] = Block(merged, last.a_start, i2, last.b_start, j2)
+                continue
+        blocks.append(Block(tag, i1, i2, j1, j2))
+    return blocks
+
+
+@dataclass
+class Divergence:
+    """Where two runs first differ: step indices on each side (None where that side has no
+    step there), ``reason`` (``state`` or ``sequence``), a human ``message`` and the step diff
+    at that point (when both sides have a step)."""
+
+    a_step: int | None
+    b_step: int | None
+    reason: str
+    message: str
+    diff: StepDiff | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        variables = []
+        if self.diff is not None:
+            variables = [{"frame": frame, "name": var.name, "status": var.status}
+                         for frame, var in self.diff.variables()]
+        return {"a_step": self.a_step, "b_step": self.b_step, "reason": self.reason,
+                "message": self.message, "variables": variables}
+
+
+@dataclass
+class Region:
+    """A divergent stretch: ``kind`` ``state`` (aligned steps whose state differs),
+    ``inserted`` (steps only in B), ``deleted`` (only in A) or ``replaced``; half-open ranges;
+    ``diff`` is the variable diff at its start (see the module docstring)."""
+
+    kind: str
+    a_start: int
+    a_end: int
+    b_start: int
+    b_end: int
+    diff: StepDiff | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "a_start": self.a_start, "a_end": self.a_end,
+                "b_start": self.b_start, "b_end": self.b_end,
+                "diff": self.diff.to_json() if self.diff is not None else None}
+
+
+@dataclass
+class RunDiff:
+    """Two runs compared. ``pairs`` maps aligned step pairs (``a_index → b_index``) of equal
+    blocks; ``identical`` when the sequences match and every aligned state is the same."""
+
+    a: Run
+    b: Run
+    blocks: list[Block]
+    first_divergence: Divergence | None
+    regions: list[Region]
+    more_regions: int = 0
+    approximate: bool = False
+    partial: bool = False
+    notes: list[str] = field(default_factory=list)
+    a_steps: list[Step] = field(default_factory=list, repr=False)
+    b_steps: list[Step] = field(default_factory=list, repr=False)
+    inputs: StepDiff | None = None
+
+    @property
+    def identical(self) -> bool:
+        return self.first_divergence is None and self.inputs is None and not self.partial
+
+    def counts(self) -> dict[str, int]:
+        """Steps matched, only in A (``deleted``) and only in B (``inserted``)."""
+        matched = sum(b.a_end - b.a_start for b in self.blocks if b.tag == "equal")
+        return {"matched": matched, "deleted": len(self.a_steps) - matched,
+                "inserted": len(self.b_steps) - matched}
+
+    def partner(self, side: str, index: int) -> int | None:
+        """The aligned step on the other side of step ``index`` of ``side`` (``"a"``/``"b"``),
+        or None when it has none (one-sided stretch)."""
+        for block in self.blocks:
+            start, end = (block.a_start, block.a_end) if side == "a" else (block.b_start,
+                                                                           block.b_end)
+            if start <= index < end:
+                if block.tag != "equal":
+                    return None
+                offset = index - start
+                return (block.b_start if side == "a" else block.a_start) + offset
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        inputs = None
+        if self.inputs is not None:
+            inputs = [{"frame": frame, **var.to_json()} for frame, var in self.inputs.variables()]
+        return {"identical": self.identical, "counts": self.counts(), "inputs": inputs,
+                "approximate": self.approximate, "partial": self.partial,
+                "notes": list(self.notes),
+                "first_divergence": (self.first_divergence.to_json()
+                                     if self.first_divergence else None),
+                "blocks": [{"tag": b.tag, "a_start": b.a_start, "a_end": b.a_end,
+                            "b_start": b.b_start, "b_end": b.b_end} for b in self.blocks],
+                "regions": [r.to_json() for r in self.regions],
+                "more_regions": self.more_regions}
+
+
+def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions: int = 20,
+              time_limit: float = 60.0, strict: bool = False) -> RunDiff:
+    """Align runs ``a`` and ``b`` and report their first divergence and divergent regions.
+
+    ``max_regions`` bounds the regions given a step diff (the rest are counted in
+    ``more_regions``); ``time_limit`` (seconds) bounds the state comparison of aligned steps —
+    past it the result is ``partial`` and says from which step on it was not examined;
+    ``strict`` counts input differences as divergence (see the module docstring).
+    """
+    differ = StepDiffer(options)
+    steps_a, steps_b = list(a.steps), list(b.steps)
+    blocks, approximate = align([signature(s) for s in steps_a], [signature(s) for s in steps_b])
+    result = RunDiff(a, b, blocks, None, [], approximate=approximate, a_steps=steps_a,
+                     b_steps=steps_b)
+    if approximate:
+        result.notes.append("runs too long to align in one piece: aligned in windows")
+    known: set[tuple] = set()
+    if not strict and blocks and blocks[0].tag == "equal" and blocks[0].a_start == 0:
+        start = differ.diff(steps_a[0], steps_b[0])
+        if not start.identical:
+            result.inputs = start
+            for frame, var in start.variables():
+                known |= change_keys(frame, var)
+    budget = Budget(time_limit)
+    raw_regions: list[Region] = []
+    for block in blocks:
+        if block.tag != "equal":
+            raw_regions.append(Region({"insert": "inserted", "delete": "deleted"}.get(
+                block.tag, "replaced"), block.a_start, block.a_end, block.b_start, block.b_end))
+            continue
+        current: Region | None = None
+        for offset in range(block.a_end - block.a_start):
+            if budget.expired():
+                result.partial = True
+                result.notes.append(f"partial: states from step {block.a_start + offset} of A "
+                                    f"on were not compared (time limit {time_limit:g} s)")
+                break
+            i, j = block.a_start + offset, block.b_start + offset
+            if differ.same_state(steps_a[i], steps_b[j], known):
+                current = None
+            elif current is None:
+                current = Region("state", i, i + 1, j, j + 1)
+                raw_regions.append(current)
+            else:
+                current.a_end, current.b_end = i + 1, j + 1
+        if result.partial:
+            break
+    for region in raw_regions[:max_regions]:
+        found = _region_diff(differ, region, steps_a, steps_b)
+        region.diff = without(found, known) if found is not None else None
+    result.regions = raw_regions[:max_regions]
+    result.more_regions = max(len(raw_regions) - max_regions, 0)
+    if raw_regions:
+        result.first_divergence = _first(raw_regions[0], steps_a, steps_b)
+    return result
+
+
+def _region_diff(differ: StepDiffer, region: Region, steps_a: list[Step], steps_b: list[Step]
+                 ) -> StepDiff | None:
+    """The diff shown for a region: its first pair; for a one-sided stretch, the state after
+    the stretch against the other run at the same point."""
+    if not steps_a or not steps_b:
+        return None
+    if region.kind in ("state", "replaced"):
+        i, j = region.a_start, region.b_start
+    elif region.kind == "inserted":
+        i, j = max(region.a_start - 1, 0), region.b_end - 1
+    else:
+        i, j = region.a_end - 1, max(region.b_start - 1, 0)
+    return differ.diff(steps_a[min(i, len(steps_a) - 1)], steps_b[min(j, len(steps_b) - 1)])
+
+
+def _first(region: Region, steps_a: list[Step], steps_b: list[Step]) -> Divergence:
+    a_step = region.a_start if region.a_start < len(steps_a) else None
+    b_step = region.b_start if region.b_start < len(steps_b) else None
+    if region.kind == "state":
+        names = ", ".join(var.name for _, var in region.diff.variables()) if region.diff else ""
+        message = f"step {a_step} of A and step {b_step} of B differ in state" + (
+            f": {names}" if names else "")
+        return Divergence(a_step, b_step, "state", message, region.diff)
+    if region.kind == "inserted":
+        message = (f"B has {region.b_end - region.b_start} step(s) not in A from step {b_step}"
+                   + ("" if a_step is not None else " (A ended)"))
+    elif region.kind == "deleted":
+        message = (f"A has {region.a_end - region.a_start} step(s) not in B from step {a_step}"
+                   + ("" if b_step is not None else " (B ended)"))
+    else:
+        message = (f"the runs take different steps: A {region.a_start}-{region.a_end - 1}, "
+                   f"B {region.b_start}-{region.b_end - 1}")
+    return Divergence(a_step, b_step, "sequence", message,
+                      region.diff if region.kind == "replaced" else None)
