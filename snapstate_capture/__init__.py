@@ -21,14 +21,14 @@ from .effects import effect
 from .errors import (IntegrityError, NotFoundError, PayloadLoadError, SnapStateError,
                      TimelineError, UntrustedPayloadError)
 from .options import CaptureOptions, ValueOptions
-from .store.reader import Frame, Run, Step, Timeline, Value, open_timeline
+from .store.reader import Frame, Run, Step, StepSummary, Timeline, Value, open_timeline
 from .values.placeholder import Placeholder
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CaptureOptions", "Frame", "IntegrityError", "NotFoundError", "PayloadLoadError",
-    "Placeholder", "Run", "SnapStateError", "Step", "Timeline", "TimelineError",
+    "Placeholder", "Run", "SnapStateError", "Step", "StepSummary", "Timeline", "TimelineError",
     "UntrustedPayloadError", "Value", "ValueOptions", "checkpoint", "effect", "effects",
     "open_timeline", "record", "step",
 ]

@@ -36,6 +36,7 @@ from .writer import process_start_marker
 
 _STEP_COLUMNS = ("idx, kind, label, wall, mono, thread, task, function, filename, lineno, depth,"
                  " frames, extra, errors, n_changed, hash")
+_SUMMARY_COLUMNS = "idx, kind, label, wall, function, filename, lineno, depth, n_changed, thread, task"
 
 
 class Timeline:
@@ -154,6 +155,21 @@ class Timeline:
     def _fetch_blob(self, raw: bytes) -> tuple[int, int, bytes] | None:
         rows = self.query("SELECT codec, size, data FROM blobs WHERE hash=?", (raw,))
         return rows[0] if rows else None
+
+    def blob_sizes(self, keys: Sequence[str]) -> dict[str, int]:
+        """Uncompressed sizes in bytes of the blobs ``keys`` (hex) that exist, in one query
+        (lets a reader decide how to load a value before reading it)."""
+        raws = []
+        for key in keys:
+            try:
+                raws.append(bytes.fromhex(key))
+            except (ValueError, TypeError):
+                continue
+        if not raws:
+            return {}
+        marks = ",".join("?" * len(raws))
+        rows = self.query(f"SELECT hash, size FROM blobs WHERE hash IN ({marks})", raws)
+        return {bytes(h).hex(): int(size) for h, size in rows}
 
     def json_blob(self, key: str) -> Any:
         """Return blob ``key`` decoded as JSON, through a small LRU cache."""
@@ -298,6 +314,57 @@ class Steps(Sequence["Step"]):
             steps.sort(key=lambda s: s.index)
         return steps
 
+    # -- light reads for long lists (the inspector's timeline, navigation and search) ---------
+    def summaries(self, start: int, stop: int) -> list[StepSummary]:
+        """Light rows for steps ``start`` … ``stop - 1`` in one query (no frames, no JSON)."""
+        rows = self.run.timeline.query(
+            f"SELECT {_SUMMARY_COLUMNS} FROM steps WHERE run_id=? AND idx>=? AND idx<?"
+            " ORDER BY idx", (self.run.id, start, stop))
+        return [StepSummary(*row) for row in rows]
+
+    def find(self, after: int, *, backward: bool = False, **where: Any) -> int | None:
+        """Index of the first step after ``after`` (before it when ``backward``) matching
+        ``where``, or None. Conditions (all optional, combined with AND): ``kind``,
+        ``function``, ``label``, ``thread`` (equal), ``max_depth`` (depth <= it), ``text``
+        (case-insensitive substring of function, filename or label), ``new_stretch`` (True: the
+        previous step ran a different function or depth — a new call of it). One SQL query.
+        """
+        sql, params = _step_filter(where)
+        op, order = ("<", "DESC") if backward else (">", "ASC")
+        rows = self.run.timeline.query(
+            f"SELECT s.idx FROM steps s{sql[0]} WHERE s.run_id=? AND s.idx{op}?{sql[1]}"
+            f" ORDER BY s.idx {order} LIMIT 1", (self.run.id, after, *params))
+        return int(rows[0][0]) if rows else None
+
+    def matching(self, start: int, stop: int, **where: Any) -> list[int]:
+        """Indexes of steps ``start`` … ``stop - 1`` matching ``where`` (see ``find``)."""
+        sql, params = _step_filter(where)
+        rows = self.run.timeline.query(
+            f"SELECT s.idx FROM steps s{sql[0]} WHERE s.run_id=? AND s.idx>=? AND s.idx<?{sql[1]}"
+            " ORDER BY s.idx", (self.run.id, start, stop, *params))
+        return [int(row[0]) for row in rows]
+
+    def frame_keys(self, start: int, stop: int) -> list[tuple[int, list[str]]]:
+        """``(index, frame-record hashes outermost first)`` for steps ``start`` … ``stop - 1``."""
+        rows = self.run.timeline.query(
+            "SELECT idx, frames FROM steps WHERE run_id=? AND idx>=? AND idx<? ORDER BY idx",
+            (self.run.id, start, stop))
+        return [(int(idx), _loads(frames, [])) for idx, frames in rows]
+
+    def changed_totals(self, start: int, stop: int, buckets: int) -> list[int]:
+        """Sum of ``n_changed`` per bucket: steps ``start`` … ``stop - 1`` cut into ``buckets``
+        equal ranges (for a plot over the run). One grouped query."""
+        span = max(stop - start, 1)
+        rows = self.run.timeline.query(
+            "SELECT ((idx - ?) * ?) / ?, sum(n_changed) FROM steps"
+            " WHERE run_id=? AND idx>=? AND idx<? GROUP BY 1",
+            (start, buckets, span, self.run.id, start, stop))
+        totals = [0] * buckets
+        for bucket, total in rows:
+            if 0 <= bucket < buckets:
+                totals[bucket] = int(total or 0)
+        return totals
+
     def __iter__(self) -> Iterator[Step]:
         size, start = len(self), 0
         while start < size:
@@ -306,6 +373,53 @@ class Steps(Sequence["Step"]):
                 return
             yield from chunk
             start += len(chunk)
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    """A step's list columns only (see ``Steps.summaries``): cheap to read by the thousand."""
+
+    index: int
+    kind: str
+    label: str | None
+    wall_time: float
+    function: str | None
+    filename: str | None
+    lineno: int | None
+    depth: int
+    n_changed: int
+    thread: str
+    task: str | None
+
+
+_EQUAL_FILTERS = {"kind": "s.kind", "function": "s.function", "label": "s.label",
+                  "thread": "s.thread"}
+
+
+def _step_filter(where: dict[str, Any]) -> tuple[tuple[str, str], list[Any]]:
+    """Build (join, conditions) SQL and parameters for ``Steps.find``/``matching``."""
+    join, conds, params = "", [], []
+    for name, value in where.items():
+        if value is None:
+            continue
+        if name in _EQUAL_FILTERS:
+            conds.append(f"{_EQUAL_FILTERS[name]}=?")
+            params.append(value)
+        elif name == "max_depth":
+            conds.append("s.depth<=?")
+            params.append(int(value))
+        elif name == "text":
+            conds.append("instr(lower(coalesce(s.function,'') || ' ' || coalesce(s.filename,'')"
+                         " || ' ' || coalesce(s.label,'')), ?) > 0")
+            params.append(str(value).lower())
+        elif name == "new_stretch":
+            if value:
+                join = " LEFT JOIN steps p ON p.run_id=s.run_id AND p.idx=s.idx-1"
+                conds.append("(p.idx IS NULL OR p.function IS NOT s.function"
+                             " OR p.depth!=s.depth)")
+        else:
+            raise TypeError(f"unknown step condition {name!r}")
+    return (join, "".join(f" AND {c}" for c in conds)), params
 
 
 class Step:

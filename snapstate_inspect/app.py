@@ -1,0 +1,269 @@
+"""``SnapStateApp``: the inspector. It is given an open timeline reader and never opens files.
+
+State the screens share lives here as reactive attributes: ``selection`` (run, step, frame) and
+``variable`` (the selected ``VariableKey``), plus ``follow``. Screens and widgets watch them.
+Navigation goes through ``go``; jumps (anything but next/previous) are recorded for back/forward.
+
+Extending (issues 8 and 9): add a screen class to ``screens.SCREENS`` and/or register a
+``keymap.Command`` with ``run=handler``; the handler gets this app and can read ``app.reader``,
+``app.other`` (the second file given on the command line), ``app.current_run``,
+``app.current_step()``,
+``app.selection`` and ``app.variable``, and move with ``app.go``. Every registered command gets
+a key binding on the main screen, a help entry and a command-palette entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.worker import get_current_worker
+
+from snapstate_capture import Run, SnapStateError, Step, Timeline
+
+from . import keymap
+from .model.background import pause
+from .model.history import History, Selection
+from .model.navigation import Navigator
+from .model.runs import step_in_other_run
+from .model.search import iter_search
+from .model.search_state import SearchState
+from .model.var_history import Progress
+from .model.values import PreviewLoader, VariableKey
+from .screens import SCREENS
+from .screens.inspector import InspectorScreen
+
+
+class SnapStateApp(App[None]):
+    """The time-travel inspector over ``reader`` (a ``snapstate_capture.Timeline``).
+
+    ``other``: a second timeline for comparing (issue 8), kept but not shown by this screen.
+    ``run_id``: run to show first (unique prefix; default the last run). ``step``: first step
+    shown (default 0; negative counts from the end). ``follow``: follow a live recording
+    (default: on when the run is still ``running``).
+    Raises ``NotFoundError`` for an unknown ``run_id``.
+    """
+
+    CSS_PATH = "inspector.tcss"
+    TITLE = "SnapState"
+    SCREENS = SCREENS
+
+    selection: reactive[Selection | None] = reactive(None, init=False)
+    variable: reactive[VariableKey | None] = reactive(None, init=False)
+    follow: reactive[bool] = reactive(False, init=False)
+
+    def __init__(self, reader: Timeline, *, other: Timeline | None = None,
+                 run_id: str | None = None, step: int | None = None,
+                 follow: bool | None = None) -> None:
+        super().__init__()
+        self.reader = reader
+        self.other = other
+        self.history = History()
+        self.loader = PreviewLoader()
+        self.search = SearchState()
+        self._runs = {run.id: run for run in reader.runs}
+        self._run: Run | None = reader.run(run_id) if self._runs else None
+        self._start_step = step
+        self._follow_default = follow
+        self._step_cache: tuple[tuple[str, int], Step] | None = None
+
+    # -- state -----------------------------------------------------------------------------
+    @property
+    def current_run(self) -> Run | None:
+        """The run on screen (None for a file without runs)."""
+        return self._run
+
+    @property
+    def navigator(self) -> Navigator | None:
+        return Navigator(self._run) if self._run is not None else None
+
+    def step_count(self) -> int:
+        return len(self._run.steps) if self._run is not None else 0
+
+    def current_step(self) -> Step | None:
+        """The selected ``Step`` (read once per selection; None without steps)."""
+        sel = self.selection
+        if sel is None or self._run is None or sel.step < 0:
+            return None
+        key = (sel.run_id, sel.step)
+        if self._step_cache is not None and self._step_cache[0] == key:
+            return self._step_cache[1]
+        step = self._run.steps[sel.step]
+        self._step_cache = (key, step)
+        return step
+
+    def initial_selection(self) -> Selection | None:
+        if self._run is None:
+            return None
+        count = self.step_count()
+        step = self._start_step or 0
+        if step < 0:
+            step += count
+        step = min(max(step, 0), count - 1) if count else -1
+        if self._follow_default is None:
+            self.follow = self._run.status == "running"
+        else:
+            self.follow = self._follow_default
+        return Selection(self._run.id, step)
+
+    def go(self, step: int | None, *, jump: bool = False, frame: int | None = None) -> bool:
+        """Select ``step`` of the current run (ignored when None or out of range).
+
+        ``jump`` records the place left for back/forward. The frame position is kept when the
+        new step has the same function there, else the innermost frame is selected.
+        Returns True when the selection moved.
+        """
+        sel = self.selection
+        if step is None or sel is None or self._run is None:
+            return False
+        count = self.step_count()
+        if not 0 <= step < count:
+            return False
+        if frame is None and sel.frame is not None:
+            frame = self._keep_frame(sel, step)
+        if jump and step != sel.step:
+            self.history.visit(sel.place)
+        new = Selection(sel.run_id, step, frame)
+        if new == sel:
+            return False
+        self.selection = new
+        return True
+
+    def _keep_frame(self, sel: Selection, step: int) -> int | None:
+        try:
+            old = self.current_step()
+            frames = self._run.steps[step].frames if self._run else ()
+        except (IndexError, SnapStateError):
+            return None
+        if old is None or sel.frame is None or sel.frame >= len(old.frames):
+            return None
+        if sel.frame < len(frames) and frames[sel.frame].function == old.frames[sel.frame].function:
+            return sel.frame
+        return None
+
+    def select_frame(self, position: int) -> None:
+        """Select the frame at ``position`` (0 = outermost) of the current step."""
+        sel = self.selection
+        if sel is not None and sel.frame != position:
+            step = self.current_step()
+            innermost = len(step.frames) - 1 if step is not None else -1
+            if not 0 <= position <= innermost:
+                return
+            self.selection = Selection(sel.run_id, sel.step,
+                                       None if position == innermost else position)
+
+    def switch_run(self, run_id: str) -> None:
+        """Show run ``run_id``, keeping the step position where it makes sense."""
+        target = self._runs.get(run_id)
+        sel = self.selection
+        if target is None or self._run is None or sel is None or target is self._run:
+            return
+        self.history.visit(sel.place)
+        step = step_in_other_run(self._run, target, sel.step, len(target.steps))
+        self._run = target
+        self.stop_search()
+        self.search = SearchState()
+        self.selection = Selection(target.id, step)
+
+    def visit(self, run_id: str, step: int) -> None:
+        """Go to ``step`` of run ``run_id`` without recording history (back/forward use it)."""
+        if self._run is not None and run_id != self._run.id and run_id in self._runs:
+            self._run = self._runs[run_id]
+        if self._run is not None:
+            count = self.step_count()
+            self.selection = Selection(self._run.id, min(step, count - 1) if count else -1)
+
+    def refresh_runs(self) -> None:
+        """Re-read the run list (new forks, status changes of a live recording)."""
+        self.reader.refresh()
+        fresh = {run.id: run for run in self.reader.runs}
+        self._runs = fresh
+        if self._run is not None and self._run.id in fresh:
+            self._run = fresh[self._run.id]
+
+    @property
+    def runs(self) -> list[Run]:
+        return list(self._runs.values())
+
+    # -- search (runs in the background; the dialog and status bar show it) -----------------
+    @property
+    def search_hits(self) -> list[int]:
+        """Step indexes of the current search's hits so far (ascending)."""
+        return self.search.hits
+
+    def start_search(self, query: str) -> None:
+        """Search the current run for ``query`` in a worker thread (stops the previous one)."""
+        self.stop_search()
+        if self._run is None:
+            return
+        self.search = SearchState(query=query, total=self.step_count())
+        self._search_worker(self._run, self.search)
+
+    def stop_search(self) -> None:
+        """Stop the running search (its hits so far are kept)."""
+        if self.search.running:
+            self.search.stopped = True
+        self.workers.cancel_group(self, "search")
+        self._search_changed()
+
+    @work(thread=True, exclusive=True, group="search")
+    def _search_worker(self, run: Run, state: SearchState) -> None:
+        worker = get_current_worker()
+        for item in iter_search(run, state.query, loader=self.loader):
+            if worker.is_cancelled or state.stopped:
+                return
+            if isinstance(item, Progress):
+                state.done = item.done
+                self.call_from_thread(self._search_changed)
+                pause()
+            else:
+                with state.lock:
+                    for hit in item:
+                        state.hits.append(hit.step)
+                        state.where[hit.step] = hit.where
+        state.finished = True
+        self.call_from_thread(self._search_changed)
+
+    def _search_changed(self) -> None:
+        for screen in self.screen_stack:
+            refresh = getattr(screen, "refresh_hits", None)
+            if refresh is not None:
+                refresh()
+
+    # -- commands --------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.push_screen(InspectorScreen())
+
+    def run_command(self, command_id: str) -> None:
+        """Run the registered command ``command_id`` (palette entries and bindings use this)."""
+        command = keymap.find(command_id)
+        if command is None:
+            return
+        if command.run is not None:
+            command.run(self)
+            return
+        target = self._main_screen()
+        handler = getattr(target, f"action_{command_id}", None) if target else None
+        if handler is not None:
+            handler()
+
+    def action_command(self, command_id: str) -> None:
+        """Textual action ``app.command('id')``: what the bindings call."""
+        self.run_command(command_id)
+
+    def _main_screen(self) -> InspectorScreen | None:
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, InspectorScreen):
+                return screen
+        return None
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for command in keymap.COMMANDS:
+            if command.id == "palette":
+                continue
+            yield SystemCommand(command.title, f"{command.help}  (keys: {command.key_display})",
+                                lambda cid=command.id: self.run_command(cid))
+        yield from super().get_system_commands(screen)

@@ -1,0 +1,41 @@
+"""The state of the run's search while it goes on in the background (UI-free).
+
+One search at a time: ``SearchState`` holds the query, the hits found so far (step order), the
+progress and whether it finished or was stopped. The worker thread appends; the UI reads.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SearchState:
+    """``query``; ``hits`` (step indexes, ascending); ``where`` (step -> what matched);
+    ``done``/``total`` steps scanned; ``finished``; ``stopped``."""
+
+    query: str = ""
+    hits: list[int] = field(default_factory=list)
+    where: dict[int, str] = field(default_factory=dict)
+    done: int = 0
+    total: int = 0
+    finished: bool = False
+    stopped: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def running(self) -> bool:
+        return bool(self.query) and not (self.finished or self.stopped)
+
+    def summary(self) -> str:
+        """``'tool': 12 hits (40%)`` — for the status bar and the dialog."""
+        if not self.query:
+            return ""
+        count = f"{len(self.hits):,} hit" + ("" if len(self.hits) == 1 else "s")
+        if self.finished:
+            return f"search {self.query!r}: {count}"
+        if self.stopped:
+            return f"search {self.query!r}: {count} (stopped at step {self.done:,})"
+        share = 100 * self.done // self.total if self.total else 0
+        return f"searching {self.query!r}: {count} so far ({share}% of {self.total:,} steps)"

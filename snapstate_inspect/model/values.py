@@ -1,0 +1,189 @@
+"""Variables of a frame as the inspector shows them: previews, change marks, pages (UI-free).
+
+- ``VariableKey`` names a variable across steps: the frame's position on the stack (0 = the
+  outermost), that frame's function, and the variable's name.
+- ``frame_changes(current, previous)`` marks each local ``added`` / ``changed`` / ``removed`` /
+  ``same`` against the same frame at the previous step, comparing content hashes only (no
+  preview is read).
+- ``PreviewLoader`` reads previews without freezing a UI: a preview blob larger than
+  ``LARGE_PREVIEW`` bytes is decoded with the pure-Python JSON scanner, which lets other threads
+  run between its steps (the C scanner holds the GIL for the whole document; a hostile 10 MB
+  preview would stall the event loop for a quarter of a second or more).
+- ``child_page(preview, offset)`` cuts a container's children into pages of ``PAGE`` rows, so
+  a preview with 200,000 children shows 100 at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import json.scanner
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from snapstate_capture import Frame, Run, SnapStateError, Value
+
+ADDED, CHANGED, REMOVED, SAME = "added", "changed", "removed", "same"
+LARGE_PREVIEW = 256 * 1024
+PAGE = 100
+
+
+@dataclass(frozen=True)
+class VariableKey:
+    """A variable followed across steps: frame ``position`` (0 = outermost), ``function``, ``name``.
+
+    ``path`` is the label path inside the value (``("['k']", "[3]")``), empty for the variable.
+    """
+
+    position: int
+    function: str
+    name: str
+    path: tuple[str, ...] = ()
+
+    @property
+    def display(self) -> str:
+        return self.name + "".join(self.path)
+
+
+def value_digest(value: Value) -> str:
+    """Identity of a captured value's content (payload hash, else preview hash)."""
+    return value.digest
+
+
+def frame_changes(current: Frame, previous: Frame | None) -> dict[str, str]:
+    """Map each local of ``current`` (and each one gone since ``previous``) to its change mark.
+
+    With no ``previous`` frame (a new call) every local is ``added``. Removed names come last.
+    """
+    if previous is None:
+        return {name: ADDED for name in current.locals}
+    before = {name: value_digest(v) for name, v in previous.locals.items()}
+    marks = {}
+    for name, value in current.locals.items():
+        if name not in before:
+            marks[name] = ADDED
+        elif before[name] != value_digest(value):
+            marks[name] = CHANGED
+        else:
+            marks[name] = SAME
+    for name in before:
+        if name not in marks:
+            marks[name] = REMOVED
+    return marks
+
+
+def matching_frame(run: Run, step_index: int, position: int, function: str) -> Frame | None:
+    """The frame at ``position`` of step ``step_index`` if it runs ``function``, else None."""
+    if step_index < 0:
+        return None
+    try:
+        frames = run.steps[step_index].frames
+    except (IndexError, SnapStateError):
+        return None
+    if position < len(frames) and frames[position].function == function:
+        return frames[position]
+    return None
+
+
+def _slow_loads(text: str) -> Any:
+    """``json.loads`` through the pure-Python scanner (slower, but yields the GIL often)."""
+    decoder = json.JSONDecoder()
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    return decoder.decode(text)
+
+
+class PreviewLoader:
+    """Reads value previews with an LRU cache of ``size`` entries; thread-safe; never raises.
+
+    A preview that cannot be read (missing or corrupt blob) comes back as
+    ``{"type": "?", "repr": "<unreadable preview: …>", "error": message}``.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def cached(self, value: Value) -> dict[str, Any] | None:
+        """The preview if it is already in memory (cheap), else None."""
+        key = value.preview_key
+        if not key:
+            return {"type": "?", "repr": "<no preview>"}
+        with self._lock:
+            found = self._cache.get(key)
+            if found is not None:
+                self._cache.move_to_end(key)
+            return found
+
+    def quick(self, values: list[Value], budget: int = 2 * LARGE_PREVIEW) -> bool:
+        """True when every preview of ``values`` is cached or small (together under ``budget``
+        bytes), so reading them now cannot stall a UI; one size query for the uncached ones."""
+        missing = [v.preview_key for v in values if v.preview_key and self.cached(v) is None]
+        if not missing:
+            return True
+        try:
+            sizes = values[0].timeline.blob_sizes(missing)
+        except SnapStateError:
+            return False
+        return (all(sizes.get(k, 0) <= LARGE_PREVIEW for k in missing)
+                and sum(sizes.values()) <= budget)
+
+    def load(self, value: Value) -> dict[str, Any]:
+        """The preview of ``value`` (reads and decodes it when not cached)."""
+        found = self.cached(value)
+        if found is not None:
+            return found
+        key = value.preview_key or ""
+        try:
+            raw = value.timeline.blob(key)
+            text = raw.decode("utf-8")
+            data = json.loads(text) if len(raw) <= LARGE_PREVIEW else _slow_loads(text)
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+        except (SnapStateError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            data = {"type": "?", "repr": f"<unreadable preview: {exc}>", "error": str(exc)}
+        with self._lock:
+            self._cache[key] = data
+            while len(self._cache) > self.size:
+                self._cache.popitem(last=False)
+        return data
+
+
+def children(preview: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The preview's ``(label, child preview)`` pairs, skipping malformed entries."""
+    out = []
+    for item in preview.get("children") or ():
+        if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[1], dict):
+            out.append((str(item[0]), item[1]))
+    return out
+
+
+def child_page(preview: dict[str, Any], offset: int = 0, size: int = PAGE
+               ) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+    """Children ``offset`` … ``offset + size - 1`` and how many come after this page."""
+    kids = children(preview)
+    page = kids[offset:offset + size]
+    return page, max(len(kids) - offset - len(page), 0)
+
+
+def child_changes(current: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, str]:
+    """Change marks of ``current``'s children against ``previous`` (same value, earlier step),
+    matched by label; children gone since are ``removed``."""
+    if previous is None:
+        return {}
+    before = dict(children(previous))
+    marks = {}
+    for label, child in children(current):
+        old = before.get(label)
+        marks[label] = ADDED if old is None else (SAME if old == child else CHANGED)
+    for label in before:
+        if label not in marks:
+            marks[label] = REMOVED
+    return marks
+
+
+def is_container(preview: dict[str, Any]) -> bool:
+    """True when the preview has children to expand (or had some cut off)."""
+    return bool(preview.get("children")) or bool(preview.get("more")) or bool(
+        preview.get("truncated"))

@@ -1,0 +1,18 @@
+"""Screens of the inspector, and the registry the app installs (``App.SCREENS``).
+
+``SCREENS`` maps a name to a screen class that takes no arguments; push one with
+``app.push_screen(name)``. Screens that need arguments (a dialog with a callback) are
+constructed directly. An extension (issue 8's diff screen, issue 9's fork/replay) adds its
+module here: define the screen, add it to ``SCREENS`` and register its commands with
+``keymap.register`` at import time; the import below makes them known to the app.
+"""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+
+from .help import HelpScreen
+
+SCREENS: dict[str, type[Screen]] = {
+    "help": HelpScreen,
+}

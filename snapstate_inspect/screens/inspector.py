@@ -1,0 +1,536 @@
+"""The main screen: timeline, stack, source, variables, value detail, status bar, run plot.
+
+It watches the app's ``selection`` and ``variable`` and keeps every panel in step. Keys come from
+``keymap.COMMANDS`` (bound in ``__init__``), each calling ``app.run_command(id)``, which lands
+in an ``action_<id>`` method here for built-in commands. Slow work runs in worker threads:
+variable previews (a hostile preview can be megabytes), the run plot, change searches.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from snapstate_capture import SnapStateError
+
+from .. import keymap
+from ..model.background import polite
+from ..model.history import Selection
+from ..model.values import REMOVED, SAME, frame_changes, matching_frame
+from ..model.var_history import find_change
+from ..safe_text import plain
+from ..widgets.sparkline import RunPlot
+from ..widgets.stack import StackView
+from ..widgets.source import SourceView
+from ..widgets.status import StatusBar
+from ..widgets.timeline import TimelineView
+from ..widgets.variables import VariablesView, tags
+
+PLOT_BUCKETS = 200
+
+
+def collect_rows(loader, step, frame, previous, cancelled=None):
+    """``(function, rows, extra)`` for the variables panel: each local's preview with its change
+    mark against ``previous`` (the same frame one step earlier) and the earlier preview when it
+    changed; the step's own values. None when ``cancelled()`` turns true."""
+    marks = frame_changes(frame, previous)
+    rows = []
+    for name, mark in marks.items():
+        if cancelled is not None and cancelled():
+            return None
+        if mark == REMOVED:
+            rows.append((name, loader.load(previous.locals[name]), mark, None))
+            continue
+        before = None
+        if mark != SAME and previous is not None and name in previous.locals:
+            before = loader.load(previous.locals[name])
+        rows.append((name, loader.load(frame.locals[name]), mark if previous else None,
+                     before))
+    extra = [(name, loader.load(value)) for name, value in step.extra.items()]
+    return frame.function, rows, extra
+DETAIL_LIMIT = 20_000
+
+
+class InspectorScreen(Screen[None]):
+    """The inspector's main screen (see module docstring)."""
+
+    AUTO_FOCUS = "#timeline"
+
+    def __init__(self) -> None:
+        super().__init__()
+        for command in keymap.COMMANDS:
+            # Bindings built from the command table, so extensions registered before the screen
+            # is made get keys too (Textual's own App.bind does the same).
+            self._bindings.bind(command.keys, f"app.command('{command.id}')",
+                                command.title, show=command.footer,
+                                key_display=command.key_display.split(",")[0])
+        self._loaded_for: tuple | None = None
+        self._detail_shown: tuple | None = None
+        self._note = ""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield TimelineView(id="timeline")
+                yield RunPlot([], id="plot")
+            with Vertical(id="right"):
+                with Horizontal(id="upper"):
+                    yield StackView(id="stack")
+                    yield SourceView(id="source")
+                with Horizontal(id="lower"):
+                    yield VariablesView(id="variables")
+                    with VerticalScroll(id="detail"):
+                        yield Static(id="detail-text")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    # -- setup -----------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        app = self.app
+        self.query_one("#timeline").border_title = "Timeline"
+        self.query_one("#stack").border_title = "Stack"
+        self.query_one("#source").border_title = "Source"
+        self.query_one("#variables").border_title = "Variables"
+        self.query_one("#detail").border_title = "Value"
+        self.watch(app, "selection", self._on_selection, init=False)
+        self.watch(app, "variable", self._on_variable, init=False)
+        self.watch(app, "follow", lambda _: self._update_status(), init=False)
+        if app.current_run is None:
+            self._note = "this file holds no runs"
+            self.query_one(VariablesView).show_loading("(the file holds no runs)")
+            self._update_status()
+            return
+        self._show_run()
+        app.selection = app.initial_selection()
+        self.set_interval(0.5, self._poll)
+
+    def _show_run(self) -> None:
+        app = self.app
+        self.query_one(TimelineView).set_run(app.current_run, app.step_count())
+        self.query_one(TimelineView).set_hits(frozenset(app.search.hits))
+        self._load_plot(app.current_run)
+
+    # -- reacting to the selection ---------------------------------------------------------
+    def _on_selection(self, selection: Selection | None) -> None:
+        if selection is None:
+            return
+        with self.app.batch_update():  # one repaint for every panel
+            self._show_selection(selection)
+
+    def _show_selection(self, selection: Selection) -> None:
+        app = self.app
+        timeline = self.query_one(TimelineView)
+        if timeline._run is not app.current_run:
+            self._show_run()
+        timeline.cursor = max(selection.step, 0)
+        self._update_status()
+        try:
+            step = app.current_step()
+        except (IndexError, SnapStateError) as exc:
+            self._show_error(f"cannot read step {selection.step}: {exc}")
+            return
+        if step is None:
+            self.query_one(StackView).show((), 0)
+            self.query_one(SourceView).show(None, (), "", 0)
+            self.query_one(VariablesView).show_loading("(this run has no steps)")
+            return
+        try:
+            frames = step.frames
+        except SnapStateError as exc:
+            self._show_error(f"cannot read the stack of step {step.index}: {exc}")
+            return
+        position = len(frames) - 1
+        if selection.frame is not None and selection.frame < len(frames):
+            position = selection.frame
+        self.query_one(StackView).show(frames, position, selection.step)
+        if not frames:
+            self.query_one(SourceView).show(None, (), "", 0)
+            self.query_one(VariablesView).show(0, "?", [], self._extra_rows_quick(step))
+            return
+        frame = frames[position]
+        try:
+            source = frame.source
+        except SnapStateError:
+            source = ()
+        source_view = self.query_one(SourceView)
+        source_view.show(frame.source_hash, source, frame.filename, frame.lineno)
+        source_view.border_title = Text.assemble(
+            "Source ", plain(f"{os.path.basename(frame.filename)}:{frame.lineno}", "dim"))
+        self.query_one(VariablesView).border_title = Text.assemble(
+            "Variables ", plain(frame.function, "dim"))
+        self._load_variables(selection, position)
+
+    def _extra_rows_quick(self, step) -> list:
+        return [(name, self.app.loader.load(value)) for name, value in step.extra.items()]
+
+    def _show_error(self, message: str) -> None:
+        self._note = message
+        self.query_one(VariablesView).show_loading(message)
+        self._update_status()
+
+    def _load_variables(self, selection: Selection, position: int) -> None:
+        """Fill the variables panel: at once when the previews are small or cached (one frame
+        drawn per key), else in a worker thread (a hostile preview can be megabytes)."""
+        app = self.app
+        try:
+            step = app.current_step()
+            frame = step.frames[position]
+            previous = matching_frame(app.current_run, selection.step - 1, position,
+                                      frame.function)
+            values = [*frame.locals.values(), *step.extra.values(),
+                      *(previous.locals.values() if previous is not None else ())]
+            quick = app.loader.quick(values)
+        except (IndexError, SnapStateError) as exc:
+            self._show_error(f"cannot read step {selection.step}: {exc}")
+            return
+        if quick:
+            self.workers.cancel_group(self, "variables")
+            self._apply_variables(selection, position, *collect_rows(app.loader, step, frame,
+                                                                     previous))
+        else:
+            self.query_one(VariablesView).show_loading("loading large values…")
+            self._variables_worker(selection, position)
+
+    @work(thread=True, exclusive=True, group="variables")
+    def _variables_worker(self, selection: Selection, position: int) -> None:
+        app = self.app
+        worker = get_current_worker()
+        try:
+            step = app.current_run.steps[selection.step]
+            frame = step.frames[position]
+            previous = matching_frame(app.current_run, selection.step - 1, position,
+                                      frame.function)
+            result = collect_rows(app.loader, step, frame, previous,
+                                  cancelled=lambda: worker.is_cancelled)
+        except (IndexError, SnapStateError) as exc:
+            app.call_from_thread(self._show_error, f"cannot read step {selection.step}: {exc}")
+            return
+        if result is not None and not worker.is_cancelled:
+            app.call_from_thread(self._apply_variables, selection, position, *result)
+
+    def _apply_variables(self, selection: Selection, position: int, function: str,
+                         rows: list, extra: list) -> None:
+        if self.app.selection != selection or not self.is_attached:
+            return
+        chosen = self.app.variable
+        select = chosen.name if chosen is not None and chosen.function == function else None
+        tree = self.query_one(VariablesView)
+        tree.show(position, function, rows, extra, select=select, announce=False)
+        node = tree.cursor_node
+        data = node.data if node is not None else None
+        if data is not None and data.key is not None:
+            self.app.variable = data.key
+        self._show_detail(data.key if data else None, data.preview if data else None)
+        self._loaded_for = (selection, position)
+
+    def _on_variable(self, key: Any) -> None:
+        self._update_status()
+
+    def on_variables_view_selected(self, event: VariablesView.Selected) -> None:
+        if event.key is not None:
+            self.app.variable = event.key
+        self._show_detail(event.key, event.preview)
+
+    def _show_detail(self, key: Any, preview: dict[str, Any] | None) -> None:
+        shown = (key, id(preview))
+        if shown == self._detail_shown:
+            return
+        self._detail_shown = shown
+        detail = self.query_one("#detail-text", Static)
+        if preview is None:
+            detail.update("")
+            return
+        text = Text()
+        if key is not None:
+            text.append_text(plain(key.display, "bold"))
+            text.append("\n")
+        text.append_text(plain(str(preview.get("type", "?")), "cyan"))
+        size = preview.get("len")
+        if isinstance(size, int):
+            text.append(f"  len {size:,}", style="dim")
+        text.append_text(tags(preview))
+        text.append("\n")
+        body = str(preview.get("repr", ""))
+        if len(body) > DETAIL_LIMIT:
+            body = body[:DETAIL_LIMIT] + f"… ({len(body) - DETAIL_LIMIT:,} more characters)"
+        text.append_text(plain(body, single_line=False))
+        detail.update(text)
+
+    def _update_status(self) -> None:
+        app = self.app
+        run = app.current_run
+        sel = app.selection
+        status = self.query_one(StatusBar)
+        if run is None:
+            status.update_status(file=str(app.reader.path), run_name="-", run_id="", status="-",
+                                 step=0, count=0, trusted=app.reader.trust, follow=False,
+                                 note=self._note)
+            return
+        note = self._note
+        if app.search.query:
+            note = (note + "  " if note else "") + app.search.summary()
+        if app.variable is not None:
+            note = (note + "  " if note else "") + f"var {app.variable.display}"
+        status.update_status(file=os.path.basename(str(app.reader.path)), run_name=run.name,
+                             run_id=run.id, status=run.status,
+                             step=sel.step if sel else 0, count=self.query_one(TimelineView).count,
+                             trusted=app.reader.trust, follow=app.follow, note=note)
+
+    def say(self, message: str) -> None:
+        """A short note in the status bar (and a toast), e.g. "no next exception"."""
+        self._note = message
+        self._update_status()
+        self.notify(message, timeout=2)
+
+    # -- panel messages --------------------------------------------------------------------
+    def on_timeline_view_move(self, event: TimelineView.Move) -> None:
+        app = self.app
+        sel = app.selection
+        if sel is None:
+            return
+        count = app.step_count()
+        if event.target is not None:
+            target = count - 1 if event.target < 0 else event.target
+            app.go(target, jump=abs(target - sel.step) > 1)
+        else:
+            app.go(min(max(sel.step + event.delta, 0), count - 1), jump=abs(event.delta) > 1)
+
+    def on_stack_view_frame_chosen(self, event: StackView.FrameChosen) -> None:
+        sel = self.app.selection
+        if sel is not None and event.step == sel.step:
+            self.app.select_frame(event.position)
+
+    def on_run_plot_jump(self, event: RunPlot.Jump) -> None:
+        count = self.app.step_count()
+        if count:
+            self.app.go(min(int(event.fraction * count), count - 1), jump=True)
+
+    # -- background ------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="plot")
+    def _load_plot(self, run) -> None:
+        """Locals changed per slice of the run, one short query per slice (the reader's lock
+        is never held long, so navigation stays quick while this runs)."""
+        worker = get_current_worker()
+        count = len(run.steps)
+        buckets = min(PLOT_BUCKETS, max(count, 1))
+        data = []
+        for bucket in range(buckets):
+            if worker.is_cancelled:
+                return
+            start, stop = bucket * count // buckets, (bucket + 1) * count // buckets
+            data.append(float(run.steps.changed_totals(start, stop, 1)[0]) if stop > start else 0)
+        self.app.call_from_thread(self._apply_plot, data)
+
+    def _apply_plot(self, data: list[float]) -> None:
+        self.query_one(RunPlot).data = data
+
+    def _poll(self) -> None:
+        """Live follow: pick up new steps (and the run's status) while recording goes on."""
+        app = self.app
+        if not app.follow or app.current_run is None:
+            return
+        try:
+            app.refresh_runs()
+            count = app.step_count()
+        except SnapStateError:
+            return
+        timeline = self.query_one(TimelineView)
+        if count != timeline.count:
+            timeline.set_count(count)
+            app.go(count - 1)
+        self._update_status()
+
+    # -- actions (built-in commands; see keymap) -------------------------------------------
+    def _nav(self, target: int | None, *, jump: bool, nothing: str) -> None:
+        if target is None:
+            self.say(nothing)
+            return
+        self._note = ""
+        self.app.go(target, jump=jump)
+
+    def _here(self) -> int:
+        sel = self.app.selection
+        return sel.step if sel is not None else -1
+
+    def action_next_step(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.next(self._here()), jump=False, nothing="at the last step")
+
+    def action_prev_step(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.previous(self._here()), jump=False, nothing="at the first step")
+
+    def action_first_step(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.first(), jump=True, nothing="no steps")
+
+    def action_last_step(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.last(), jump=True, nothing="no steps")
+
+    def action_step_over(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.step_over(self._here()), jump=False,
+                  nothing="no later step at this depth")
+
+    def action_step_back_over(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.step_over(self._here(), backward=True), jump=False,
+                  nothing="no earlier step at this depth")
+
+    def action_next_call(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.call(self._here()), jump=True, nothing="no later call of it")
+
+    def action_prev_call(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.call(self._here(), backward=True), jump=True,
+                  nothing="no earlier call of it")
+
+    def action_next_exception(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.exception(self._here()), jump=True, nothing="no later exception")
+
+    def action_prev_exception(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.exception(self._here(), backward=True), jump=True,
+                  nothing="no earlier exception")
+
+    def action_back(self) -> None:
+        sel = self.app.selection
+        place = self.app.history.back(sel.place) if sel else None
+        if place is None:
+            self.say("nothing to go back to")
+        else:
+            self.app.visit(place.run_id, place.step)
+
+    def action_forward(self) -> None:
+        sel = self.app.selection
+        place = self.app.history.forward(sel.place) if sel else None
+        if place is None:
+            self.say("nothing to go forward to")
+        else:
+            self.app.visit(place.run_id, place.step)
+
+    def action_goto_step(self) -> None:
+        from .goto import GotoScreen
+
+        self.app.push_screen(GotoScreen(self.app.step_count()), self._goto_done)
+
+    def _goto_done(self, step: int | None) -> None:
+        if step is not None:
+            self.app.go(step, jump=True)
+
+    def action_next_change(self) -> None:
+        self._find_change(backward=False)
+
+    def action_prev_change(self) -> None:
+        self._find_change(backward=True)
+
+    def _find_change(self, *, backward: bool) -> None:
+        key = self.app.variable
+        if key is None:
+            self.say("select a variable first (in the Variables panel)")
+            return
+        self.say(f"looking for the {'previous' if backward else 'next'} change of "
+                 f"{key.display}…")
+        self._change_worker(key, self._here(), backward)
+
+    @work(thread=True, exclusive=True, group="find-change")
+    def _change_worker(self, key, current: int, backward: bool) -> None:
+        worker = get_current_worker()
+        app = self.app
+        found = find_change(app.current_run, key, current, backward=backward, loader=app.loader,
+                            cancelled=polite(worker))
+        if worker.is_cancelled:
+            return
+        app.call_from_thread(self._change_found, key, found, backward)
+
+    def _change_found(self, key, step: int | None, backward: bool) -> None:
+        if step is None:
+            self.say(f"no {'earlier' if backward else 'later'} change of {key.display}")
+        else:
+            self._note = ""
+            self.app.go(step, jump=True)
+
+    def action_variable_history(self) -> None:
+        from .history import VariableHistoryScreen
+
+        key = self.app.variable
+        if key is None:
+            self.say("select a variable first (in the Variables panel)")
+            return
+        self.app.push_screen(VariableHistoryScreen(key), self._goto_done)
+
+    def action_search(self) -> None:
+        from .search import SearchScreen
+
+        self.app.push_screen(SearchScreen(), self._search_done)
+
+    def _search_done(self, step: int | None) -> None:
+        self.refresh_hits()
+        if step is not None:
+            self.app.go(step, jump=True)
+
+    def refresh_hits(self) -> None:
+        """The search moved on: mark hits on the timeline, show progress in the status bar."""
+        state = self.app.search
+        with state.lock:
+            hits = frozenset(state.hits)
+        timeline = self.query_one(TimelineView)
+        if hits != timeline.hits:
+            timeline.set_hits(hits)
+        self._update_status()
+
+    def action_stop_search(self) -> None:
+        self.app.stop_search()
+
+    def action_next_hit(self) -> None:
+        self._hit(forward=True)
+
+    def action_prev_hit(self) -> None:
+        self._hit(forward=False)
+
+    def _hit(self, *, forward: bool) -> None:
+        import bisect
+
+        hits = self.app.search_hits
+        here = self._here()
+        if forward:
+            position = bisect.bisect_right(hits, here)
+            target = hits[position] if position < len(hits) else None
+        else:
+            position = bisect.bisect_left(hits, here)
+            target = hits[position - 1] if position > 0 else None
+        self._nav(target, jump=True, nothing="no more search hits" if hits else "no search yet")
+
+    def action_runs(self) -> None:
+        from .runs import RunsScreen
+
+        self.app.refresh_runs()
+        self.app.push_screen(RunsScreen(), self._run_chosen)
+
+    def _run_chosen(self, run_id: str | None) -> None:
+        if run_id is not None:
+            self.app.switch_run(run_id)
+
+    def action_toggle_follow(self) -> None:
+        self.app.follow = not self.app.follow
+        self.say("following the recording" if self.app.follow else "follow off")
+
+    def action_help(self) -> None:
+        self.app.push_screen("help")
+
+    def action_palette(self) -> None:
+        self.app.action_command_palette()
+
+    def action_quit(self) -> None:
+        self.app.exit()

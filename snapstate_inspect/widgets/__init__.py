@@ -1,0 +1,1 @@
+"""Widgets of the inspector: timeline, stack, source, variables, status bar, run plot."""
