@@ -91,7 +91,7 @@ def _start(entry: dict[str, Any], session: ReplaySession) -> None:
     kind = entry.get("kind")
     argv = [str(a) for a in entry.get("argv") or []]
     if kind == "script":
-        path = entry.get("path") or ""
+        path = session.relocation.path(entry.get("path") or "")
         if not os.path.isfile(path):
             session.fail(f"the run's script {path} no longer exists")
         sys.argv = [path, *argv]

@@ -19,6 +19,7 @@ from ..recorder import PreviewOnly
 from ..store import previews
 from ..store.reader import Step, Timeline, Value
 from ..store.writer import StepRecord
+from .relocate import Relocation
 from .report import diff_previews, divergence, normalize, step_facts
 
 #: Variables listed per divergence report.
@@ -29,17 +30,19 @@ class StepComparer:
     """Compares live ``StepRecord``s with a recorded run's steps.
 
     ``cwd``: the recording's working directory, against which relative filenames in the
-    recording are resolved (the replay child runs in the same directory).
+    recording are resolved; ``relocation`` maps them to where the replay runs.
     """
 
-    def __init__(self, timeline: Timeline, cwd: str) -> None:
+    def __init__(self, timeline: Timeline, cwd: str,
+                 relocation: Relocation | None = None) -> None:
         self.timeline = timeline
         self.cwd = cwd
+        self.relocation = relocation or Relocation(cwd, cwd)
 
     def _path(self, filename: str | None) -> str | None:
         if not filename or filename.startswith("<"):
             return filename
-        return os.path.normpath(os.path.join(self.cwd, filename))
+        return self.relocation.path(os.path.normpath(os.path.join(self.cwd, filename)))
 
     def compare(self, recorded: Step, record: StepRecord, live_frames: list[types.FrameType],
                 live_extra: dict[str, Any] | None, *, served_exception: bool = False

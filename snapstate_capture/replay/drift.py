@@ -71,15 +71,20 @@ def current_source(path: str) -> bytes | None:
 def find_drift(run: Run, cwd: str | None = None) -> list[Drift]:
     """Files whose current source differs from the recording, in filename order.
 
-    Relative filenames are resolved against ``cwd`` (default: the run's recorded cwd).
-    Pseudo-files (``<string>``, ``<stdin>``) are skipped: they have no file to compare.
+    Relative filenames are resolved against ``cwd`` (default: the run's recorded cwd), and
+    files under the recorded cwd are looked for where the replay will run them
+    (``relocate.relocation_for``). Pseudo-files (``<string>``, ``<stdin>``) are skipped: they
+    have no file to compare.
     """
+    from .relocate import Relocation, relocation_for
+
     base = cwd or run.entry.get("cwd") or os.getcwd()
+    relocation = relocation_for(run) if cwd is None else Relocation(base, base)
     out = []
     for filename, key in sorted(recorded_sources(run).items()):
         if filename.startswith("<"):
             continue
-        path = os.path.normpath(os.path.join(base, filename))
+        path = relocation.path(os.path.normpath(os.path.join(base, filename)))
         data = current_source(path)
         if data is None:
             out.append(Drift(filename, "missing"))

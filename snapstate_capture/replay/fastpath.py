@@ -23,15 +23,18 @@ from ..options import ValueOptions
 from ..recorder import PreviewOnly
 from ..store.reader import Step, Timeline
 from ..values.payload import serialize
+from .relocate import Relocation
 
 
 class FastMatcher:
     """Checks live steps against recorded ones by payload hash (see module docstring)."""
 
-    def __init__(self, timeline: Timeline, options: ValueOptions, cwd: str) -> None:
+    def __init__(self, timeline: Timeline, options: ValueOptions, cwd: str,
+                 relocation: Relocation | None = None) -> None:
         self.timeline = timeline
         self.options = ValueOptions(**{**options.__dict__, "test_load": False})
         self.cwd = cwd
+        self.relocation = relocation or Relocation(cwd, cwd)
         self._paths: dict[str, str] = {}
 
     def matches(self, recorded: Step, kind: str, label: str | None,
@@ -95,5 +98,6 @@ class FastMatcher:
             return filename
         known = self._paths.get(filename)
         if known is None:
-            known = self._paths[filename] = os.path.normpath(os.path.join(self.cwd, filename))
+            known = self._paths[filename] = self.relocation.path(
+                os.path.normpath(os.path.join(self.cwd, filename)))
         return known

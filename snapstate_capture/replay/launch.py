@@ -20,6 +20,7 @@ import snapstate_capture
 from ..errors import SnapStateError
 from ..store.reader import Run
 from .config import MODES, ReplayConfig
+from .relocate import relocation_for
 
 #: The directory that holds the ``snapstate_capture`` package: the child must import this copy.
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(snapstate_capture.__file__)))
@@ -52,7 +53,7 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
     """
     if mode not in MODES:
         raise ReplayError(f"unknown replay mode {mode!r}")
-    cwd = run.entry.get("cwd") or os.getcwd()
+    cwd = relocation_for(run).new
     if not os.path.isdir(cwd):
         raise ReplayError(f"{run.timeline.path}: the run's working directory {cwd} is gone")
     with tempfile.TemporaryDirectory(prefix="snapstate-replay-") as scratch:

@@ -49,7 +49,7 @@ class ReplayRecorder(Recorder):
         self._chunk_start = 0
         self._fast_skip = 0
         self._fast = FastMatcher(session.timeline, options.values,
-                                 session.run.entry.get("cwd") or os.getcwd())
+                                 session.run.entry.get("cwd") or os.getcwd(), session.relocation)
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
@@ -200,7 +200,7 @@ class ReplayRecorder(Recorder):
                 f"the program called effect {call.name} at {_short(call.site)}; the recording "
                 f"has no further effect in {call.task}",
                 effect=actual))
-        if entry.name != call.name or entry.site != call.site:
+        if entry.name != call.name or session.relocation.site(entry.site) != call.site:
             session.diverge(divergence(
                 self.effect_step(entry), "effect-order", f"expected effect {entry.name} at "
                 f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",

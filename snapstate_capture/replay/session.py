@@ -49,6 +49,7 @@ class ReplaySession:
         from ..store.reader import open_timeline
         from .compare import StepComparer
         from .journal import Journal
+        from .relocate import Relocation
 
         self.config = config
         self.timeline = open_timeline(config.file, trust=config.trust)
@@ -58,7 +59,10 @@ class ReplaySession:
         entry = self.run.entry
         self.block = 0 if entry.get("kind") == "function" else int(entry.get("block", 0) or 0)
         self.journal = Journal(self.run)
-        self.comparer = StepComparer(self.timeline, self.run.entry.get("cwd") or os.getcwd())
+        recorded_cwd = self.run.entry.get("cwd") or os.getcwd()
+        #: Recorded paths -> paths here (the parent may start the child in another checkout).
+        self.relocation = Relocation(recorded_cwd, os.getcwd())
+        self.comparer = StepComparer(self.timeline, recorded_cwd, self.relocation)
         self.live_effects = set(config.live_effects)
         self.recorder: Any = None
         self.fork: dict[str, Any] | None = None

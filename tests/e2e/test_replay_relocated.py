@@ -1,0 +1,62 @@
+"""Replay of a run recorded in a directory that has since moved (a fresh clone elsewhere):
+the program is found next to the timeline file and every recorded path is mapped there."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import pytest
+
+from tests.conftest import run_cli, run_python
+
+PROGRAM = textwrap.dedent("""
+    import snapstate_capture as snap
+
+    @snap.effect
+    def ask(question):
+        with open("effects.log", "a") as log:  # a real call leaves a line here
+            log.write("asked\\n")
+        return input(question)
+
+    def main():
+        with snap.record("runs/app.snap", name="app"):
+            answer = ask("name? ")
+            snap.checkpoint("answered", answer=answer.upper())
+
+    main()
+""")
+
+
+def _record(root, entry):
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "app.py").write_text(PROGRAM)
+    args = ("pkg/app.py",) if entry == "script" else ("-m", "pkg.app")
+    done = run_python(*args, cwd=root, input="ada\n")
+    assert done.returncode == 0, done.stderr
+    (root / "effects.log").unlink()
+
+
+@pytest.mark.parametrize("entry", ["script", "module"])
+def test_replay_finds_the_moved_program_next_to_the_timeline(tmp_path, entry):
+    _record(tmp_path / "first", entry)
+    moved = tmp_path / "clone"
+    shutil.move(tmp_path / "first", moved)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd in (moved, elsewhere):
+        done = run_cli("replay", str(moved / "runs" / "app.snap"), "--trust", cwd=cwd)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "no divergence" in done.stdout
+    assert not (moved / "effects.log").exists(), "the effect ran again on replay"
+
+
+def test_replay_without_the_program_reports_it_missing(tmp_path):
+    _record(tmp_path / "first", "module")
+    lone = tmp_path / "lone.snap"
+    shutil.copy(tmp_path / "first" / "runs" / "app.snap", lone)
+    shutil.rmtree(tmp_path / "first")
+    done = run_cli("replay", str(lone), "--trust", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "missing" in done.stdout and "code changed since the recording" in done.stderr
