@@ -198,17 +198,22 @@ class TimelineWriter:
         used by the trace writer process. Raises ``KeyError`` when the run is not in the file."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT step_count, chain_head, name, started, pid, host, proc_start, entry,"
-                " env, parent_run, parent_step FROM runs WHERE id=?", (run_id,)).fetchone()
+                "SELECT step_count, chain_head, signature, key_id, name, started, pid, host,"
+                " proc_start, entry, env, parent_run, parent_step FROM runs WHERE id=?",
+                (run_id,)).fetchone()
             if row is None:
                 raise KeyError(run_id)
-            head = bytes(row[1]) if row[1] else GENESIS
-            self._chain[run_id] = (int(row[0]), head)
-            (name, started, pid, host, proc_start, entry, env, parent_run, parent_step) = row[2:]
-            self._signer.resume(run_id, header=dict(
-                name=name, started=started, pid=pid, host=host, proc_start=proc_start,
-                entry=entry, env=env, parent_run=parent_run, parent_step=parent_step),
-                steps=int(row[0]), head=head)
+            self._chain[run_id] = (int(row[0]), bytes(row[1]) if row[1] else GENESIS)
+            effects = self._conn.execute(
+                "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value"
+                " FROM effects WHERE run_id=? ORDER BY seq", (run_id,)).fetchall()
+            self._signer.resume(
+                run_id, signature=row[2], key_id=row[3],
+                header=dict(zip(("name", "started", "pid", "host", "proc_start", "entry", "env",
+                                 "parent_run", "parent_step"), row[4:])),
+                steps=int(row[0]), head=row[1],
+                effects=[dict(zip(("seq", "step", "site", "task", "ordinal", "name",
+                                   "args_hash", "outcome", "value"), e)) for e in effects])
 
     def next_index(self, run_id: str) -> int:
         """The index the run's next step will get."""
