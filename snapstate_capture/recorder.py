@@ -99,6 +99,10 @@ class Recorder:
         self._last_digests: dict[str, dict[int, dict[str, str]]] = {}
         self._reentry = threading.local()
         self._warned = False
+        # (exception type, code, line) of the last step if it was an exception step: the same
+        # exception leaving a @step function and then the record block is one step, not two.
+        # Holds a class and a code object only, never the exception or its frames.
+        self._last_raise_point: tuple[type, types.CodeType, int] | None = None
         #: Effect journal state: next ``seq`` and per-task effect counts (see ``effects.py``).
         self.effect_seq = 0
         self.effect_counts: dict[str, int] = {}
@@ -232,6 +236,7 @@ class Recorder:
         """
         if self._writer is None or getattr(self._reentry, "busy", False):
             return None
+        self._last_raise_point = None
         self._reentry.busy = True
         if self._tracer is not None:
             self._tracer.check_installed()
@@ -340,8 +345,12 @@ class Recorder:
             return
         while tb.tb_next is not None:
             tb = tb.tb_next
+        raise_point = (type(exc), tb.tb_frame.f_code, tb.tb_lineno)
+        if raise_point == self._last_raise_point:
+            return  # already the last step: the same exception, propagating further
         self.capture("exception", tb.tb_frame, label=f"{type(exc).__name__}",
                      extra={"exception": exc}, lineno=tb.tb_lineno)
+        self._last_raise_point = raise_point
 
     def _warn(self, message: str) -> None:
         if self._warned:

@@ -210,3 +210,22 @@ def test_finished_file_opens_read_only_without_companion_files(tmp_path):
         assert sorted(os.listdir(tmp_path)) == ["ro.snap"]
     finally:
         os.chmod(tmp_path, 0o700)
+
+
+def test_exception_leaving_a_step_function_and_the_block_is_one_step(snap_path):
+    @snap.step
+    def fail(n):
+        raise KeyError(n)
+
+    with pytest.raises(KeyError):
+        with snap.record(snap_path):
+            for n in range(2):
+                try:
+                    fail(n)
+                except KeyError:
+                    pass  # caught: each raise is its own exception step
+            fail(9)
+
+    with snap.open_timeline(snap_path) as timeline:
+        kinds = [s.kind for s in timeline.runs[-1].steps]
+    assert kinds == ["call", "exception"] * 3
