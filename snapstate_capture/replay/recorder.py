@@ -95,6 +95,7 @@ class ReplayRecorder(Recorder):
                                    effect=effect)
         if getattr(self._reentry, "busy", False):
             return None
+        self._last_raise_point = None  # a step is taken, as in Recorder.capture
         self._reentry.busy = True
         try:
             return self._replay_step(kind, frame, label, extra, lineno)
