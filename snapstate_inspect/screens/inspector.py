@@ -223,9 +223,7 @@ class InspectorScreen(Screen[None]):
         chosen = self.app.variable
         select = chosen.name if chosen is not None and chosen.function == function else None
         tree = self.query_one(VariablesView)
-        tree.show(position, function, rows, extra, select=select, announce=False)
-        node = tree.cursor_node
-        data = node.data if node is not None else None
+        data = tree.show(position, function, rows, extra, select=select, announce=False)
         if data is not None and data.key is not None:
             self.app.variable = data.key
         self._show_detail(data.key if data else None, data.preview if data else None)
