@@ -28,8 +28,8 @@ SAMPLE_DIR = "sample_snapshots"
 
 @dataclass(frozen=True)
 class Sample:
-    """One sample: file stem, program (``python`` arguments), stdin, expected exit code and
-    run status, and what it shows."""
+    """One sample: file stem, command (``python`` arguments; ``{out}`` stands for the timeline
+    file), stdin, expected exit code and run status, and what it shows."""
 
     name: str
     args: tuple[str, ...]
@@ -40,16 +40,19 @@ class Sample:
 
 
 SAMPLES = (
-    Sample("research_agent", ("-m", "examples.research_agent"), "yes\n",
+    Sample("research_agent", ("-m", "examples.research_agent", "--out", "{out}"), "yes\n",
            about="the research agent; the reviewer approves the outline"),
-    Sample("research_agent_b", ("-m", "examples.research_agent"), "skip 5\n",
+    Sample("research_agent_b", ("-m", "examples.research_agent", "--out", "{out}"), "skip 5\n",
            about="the same agent; the reviewer drops section 5 (diff it with research_agent)"),
-    Sample("buggy_agent", ("-m", "examples.buggy_agent"), "yes\n", exit_code=1, status="failed",
+    Sample("buggy_agent", ("-m", "examples.buggy_agent", "--out", "{out}"), "yes\n",
+           exit_code=1, status="failed",
            about="the agent with a planted bug: corrupts its state early, fails at the end"),
-    Sample("async_agent", ("-m", "examples.async_agent"),
+    Sample("async_agent", ("-m", "examples.async_agent", "--out", "{out}"),
            about="an asyncio agent: three question tasks, concurrent tool calls"),
-    Sample("stack_vm", ("-m", "examples.stack_vm"),
-           about="a stack-machine interpreter"),
+    Sample("stack_vm", ("-m", "snapstate_inspect", "record", "--trace", "lines", "--include",
+                        "stack_vm.py", "--name", "stack-vm", "-o", "{out}",
+                        "-m", "examples.stack_vm"),
+           about="a stack-machine interpreter, unmodified, recorded line by line"),
 )
 
 
@@ -71,7 +74,8 @@ def record_sample(sample: Sample, root: Path = ROOT) -> Path:
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
     env.pop("SNAPSTATE_DISABLE", None)
     relative = f"{SAMPLE_DIR}/{sample.name}.snap"
-    done = subprocess.run([sys.executable, *sample.args, "--out", relative], cwd=root, env=env,
+    command = [relative if arg == "{out}" else arg for arg in sample.args]
+    done = subprocess.run([sys.executable, *command], cwd=root, env=env,
                           input=sample.stdin, capture_output=True, text=True, timeout=120)
     if done.returncode != sample.exit_code:
         raise RuntimeError(f"{sample.name}: exit code {done.returncode}, expected "

@@ -1,20 +1,18 @@
-"""A small stack-machine interpreter: the sample for line-level recording.
+"""A small stack-machine interpreter: the sample for line-level recording of unmodified code.
 
 ``assemble`` turns assembly text into instructions and labels; ``execute`` runs them on a stack
 with named variables. ``PROGRAM`` computes gcd(1071, 462) with Euclid's algorithm, then 6!.
-Recorded line by line, the timeline shows ``pc``, ``stack`` and ``variables`` change at every
-executed line of the interpreter loop.
+Nothing here knows about SnapState; the sample is recorded from outside, line by line::
 
-    python -m examples.stack_vm [--out FILE]
+    snapstate record --trace lines --include stack_vm.py -o stack_vm.snap -m examples.stack_vm
+
+and the timeline shows ``pc``, ``stack`` and ``variables`` change at every executed line.
 """
 
 from __future__ import annotations
 
-import argparse
 import operator
 from typing import Callable
-
-import snapstate_capture as snap
 
 PROGRAM = """
         push 1071
@@ -96,7 +94,6 @@ def execute(program: list[Instruction], labels: dict[str, int]) -> list[int]:
     pc = 0
     while pc < len(program):
         op, arg = program[pc]
-        snap.checkpoint(op)  # until line tracing lands (issue 6)
         pc += 1
         if op == "push":
             stack.append(int(arg))  # type: ignore[call-overload]
@@ -120,15 +117,9 @@ def execute(program: list[Instruction], labels: dict[str, int]) -> list[int]:
     return output
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="stack_vm.snap", help="timeline file to record")
-    parser.add_argument("--name", default="stack-vm", help="name of the recorded run")
-    args = parser.parse_args(argv)
-    with snap.record(args.out, name=args.name):
-        program, labels = assemble(PROGRAM)
-        output = execute(program, labels)
-    print(*output)
+def main() -> None:
+    program, labels = assemble(PROGRAM)
+    print(*execute(program, labels))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,9 @@ from .screens.inspector import InspectorScreen
 class SnapStateApp(App[None]):
     """The time-travel inspector over ``reader`` (a ``snapstate_capture.Timeline``).
 
-    ``other``: a second timeline for comparing (issue 8), kept but not shown by this screen.
+    ``other``: a second timeline to compare with (issue 8): the compare screen opens over the
+    inspector at start. ``compare_run``: the run to compare with (id prefix; in ``other``, or
+    in this file when there is no ``other``).
     ``run_id``: run to show first (unique prefix; default the last run). ``step``: first step
     shown (default 0; negative counts from the end). ``follow``: follow a live recording
     (default: on when the run is still ``running``).
@@ -57,10 +59,12 @@ class SnapStateApp(App[None]):
 
     def __init__(self, reader: Timeline, *, other: Timeline | None = None,
                  run_id: str | None = None, step: int | None = None,
-                 follow: bool | None = None) -> None:
+                 follow: bool | None = None, compare_run: str | None = None) -> None:
         super().__init__()
         self.reader = reader
         self.other = other
+        self.compare_run = compare_run  # issue 8: with `other`, opens the compare screen
+        self.diff_mark: tuple[str, int] | None = None
         self.history = History()
         self.loader = PreviewLoader()
         self.search = SearchState()
@@ -236,6 +240,10 @@ class SnapStateApp(App[None]):
     # -- commands --------------------------------------------------------------------------
     def on_mount(self) -> None:
         self.push_screen(InspectorScreen())
+        if self.other is not None or self.compare_run:
+            from .screens.diff_commands import open_comparison
+
+            open_comparison(self)
 
     def run_command(self, command_id: str) -> None:
         """Run the registered command ``command_id`` (palette entries and bindings use this)."""

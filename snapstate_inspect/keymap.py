@@ -44,7 +44,7 @@ KEY_NAMES = {"less_than_sign": "<", "greater_than_sign": ">", "slash": "/",
              "colon": ":", "comma": ",", "full_stop": ".", "pageup": "PgUp",
              "pagedown": "PgDn", "home": "Home", "end": "End", "up": "↑", "down": "↓",
              "enter": "Enter", "tab": "Tab", "shift+tab": "Shift+Tab", "ctrl+p": "Ctrl+P",
-             "space": "Space", "f1": "F1"}
+             "space": "Space", "f1": "F1", "equals_sign": "="}
 
 NAVIGATE, FIND, VIEW, APP = "Move through steps", "Find", "Views", "App"
 

@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_argument(parser)
     parser.add_argument("--step", type=int, default=None, metavar="N",
                         help="step to show first (negative counts from the end; default 0)")
+    parser.add_argument("--compare", metavar="ID", default=None,
+                        help="open the run comparison against run ID (of FILE2, or of FILE); "
+                             "with FILE2 alone, its last run is compared")
     parser.add_argument("--follow", action=argparse.BooleanOptionalAction, default=None,
                         help="follow a recording in progress (default: on for running runs)")
     parser.set_defaults(handler=run)
@@ -37,10 +40,12 @@ def run(args: argparse.Namespace) -> int:
         if args.file2:
             other = open_file(args.file2)
             _ = other.runs
+        if args.compare:
+            (other or reader).run(args.compare)  # unknown id: the one-line error, up front
         from ..app import SnapStateApp
 
         app = SnapStateApp(reader, other=other, run_id=args.run, step=args.step,
-                           follow=args.follow)
+                           follow=args.follow, compare_run=args.compare)
         app.run()
         return int(app.return_code or 0)
     finally:

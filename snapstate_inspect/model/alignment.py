@@ -161,6 +161,15 @@ class Region:
                 "diff": self.diff.to_json() if self.diff is not None else None}
 
 
+@dataclass(frozen=True)
+class AlignedRow:
+    """One row of two runs side by side: step indices (None on the side without a step)."""
+
+    a: int | None
+    b: int | None
+    status: str
+
+
 @dataclass
 class RunDiff:
     """Two runs compared. ``pairs`` maps aligned step pairs (``a_index → b_index``) of equal
@@ -178,6 +187,36 @@ class RunDiff:
     a_steps: list[Step] = field(default_factory=list, repr=False)
     b_steps: list[Step] = field(default_factory=list, repr=False)
     inputs: StepDiff | None = None
+    regions_all: list[Region] = field(default_factory=list, repr=False)
+    checked_to: int = 0
+    input_keys: frozenset = frozenset()
+    differ: StepDiffer | None = field(default=None, repr=False)
+
+    def pair_diff(self, row: AlignedRow) -> StepDiff | None:
+        """The step diff shown for one row of ``rows()`` (inputs set aside): the pair itself,
+        or for a one-sided step, that step against the other run's step aligned just before
+        it (the last common point)."""
+        if self.differ is None or not self.a_steps or not self.b_steps:
+            return None
+        i, j = row.a, row.b
+        if i is None:
+            i = self._before("b", row.b)
+        if j is None:
+            j = self._before("a", row.a)
+        found = self.differ.diff(self.a_steps[i], self.b_steps[j])
+        return without(found, self.input_keys)
+
+    def _before(self, side: str, index: int | None) -> int:
+        """The other side's step aligned at or just before step ``index`` of ``side``."""
+        best = 0
+        for block in self.blocks:
+            start, end = (block.a_start, block.a_end) if side == "a" else (block.b_start,
+                                                                           block.b_end)
+            other = block.b_start if side == "a" else block.a_start
+            if block.tag == "equal" and start <= (index or 0):
+                best = other + min((index or 0) - start, end - start - 1)
+        limit = len(self.b_steps if side == "a" else self.a_steps) - 1
+        return min(max(best, 0), limit)
 
     @property
     def identical(self) -> bool:
@@ -188,6 +227,34 @@ class RunDiff:
         matched = sum(b.a_end - b.a_start for b in self.blocks if b.tag == "equal")
         return {"matched": matched, "deleted": len(self.a_steps) - matched,
                 "inserted": len(self.b_steps) - matched}
+
+    def rows(self) -> list[AlignedRow]:
+        """The two runs side by side, one row per aligned pair or one-sided step, in order.
+
+        ``status``: ``same``; ``state`` (aligned, state differs: inside a state region);
+        ``inserted`` / ``deleted`` (a step of one side only; a replaced stretch lists A's steps
+        as deleted, then B's as inserted); ``unknown`` (not compared: partial result).
+        """
+        differing: set[int] = set()
+        for region in self.regions_all:
+            if region.kind == "state":
+                differing.update(range(region.a_start, region.a_end))
+        checked_to = self.checked_to if self.partial else None
+        out: list[AlignedRow] = []
+        for block in self.blocks:
+            if block.tag == "equal":
+                for offset in range(block.a_end - block.a_start):
+                    i, j = block.a_start + offset, block.b_start + offset
+                    status = "state" if i in differing else "same"
+                    if checked_to is not None and i >= checked_to and i not in differing:
+                        status = "unknown"
+                    out.append(AlignedRow(i, j, status))
+            else:
+                out.extend(AlignedRow(i, None, "deleted") for i in range(block.a_start,
+                                                                          block.a_end))
+                out.extend(AlignedRow(None, j, "inserted") for j in range(block.b_start,
+                                                                           block.b_end))
+        return out
 
     def partner(self, side: str, index: int) -> int | None:
         """The aligned step on the other side of step ``index`` of ``side`` (``"a"``/``"b"``),
@@ -230,7 +297,7 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
     steps_a, steps_b = list(a.steps), list(b.steps)
     blocks, approximate = align([signature(s) for s in steps_a], [signature(s) for s in steps_b])
     result = RunDiff(a, b, blocks, None, [], approximate=approximate, a_steps=steps_a,
-                     b_steps=steps_b)
+                     b_steps=steps_b, differ=differ)
     if approximate:
         result.notes.append("runs too long to align in one piece: aligned in windows")
     known: set[tuple] = set()
@@ -240,6 +307,7 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
             result.inputs = start
             for frame, var in start.variables():
                 known |= change_keys(frame, var)
+    result.input_keys = frozenset(known)
     budget = Budget(time_limit)
     raw_regions: list[Region] = []
     for block in blocks:
@@ -250,6 +318,7 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
         current: Region | None = None
         for offset in range(block.a_end - block.a_start):
             if budget.expired():
+                result.checked_to = block.a_start + offset
                 result.partial = True
                 result.notes.append(f"partial: states from step {block.a_start + offset} of A "
                                     f"on were not compared (time limit {time_limit:g} s)")
@@ -268,6 +337,7 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
         found = _region_diff(differ, region, steps_a, steps_b)
         region.diff = without(found, known) if found is not None else None
     result.regions = raw_regions[:max_regions]
+    result.regions_all = raw_regions
     result.more_regions = max(len(raw_regions) - max_regions, 0)
     if raw_regions:
         result.first_divergence = _first(raw_regions[0], steps_a, steps_b)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
+from . import diff_commands  # noqa: F401 - registers the diff actions (issue 8)
 from .help import HelpScreen
 
 SCREENS: dict[str, type[Screen]] = {

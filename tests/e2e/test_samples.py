@@ -146,12 +146,21 @@ def test_async_agent_interleaves_its_question_tasks():
     assert len({t for t in tasks if t and not t.startswith("question-")}) >= 3  # gathered calls
 
 
-def test_stack_vm_records_the_interpreter_state():
+def test_stack_vm_is_recorded_line_by_line_without_changes_to_its_code():
+    assert "snapstate" not in (ROOT / "examples" / "stack_vm.py").read_text().split('"""', 2)[2]
     with snap.open_timeline(_committed("stack_vm")) as timeline:
         run = timeline.runs[-1]
         assert run.status == "finished"
-        last = run.steps[-1]
-        frame = next(f for f in last.frames if f.function == "execute")
-        assert frame.locals["output"].repr == "[21]"
-        assert {"pc", "stack", "variables", "op"} <= set(frame.locals)
-        assert len(run.steps) >= 100
+        assert run.entry["module"] == "examples.stack_vm"
+        in_loop = [s for s in run.steps if s.kind == "line" and s.function == "execute"]
+        assert len(in_loop) >= 500
+        lines = {s.lineno for s in in_loop}
+        assert len(lines) >= 20, "not every line of the interpreter loop was recorded"
+        pcs, outputs = [], []
+        for step in in_loop:
+            local = step.frames[-1].locals
+            if "pc" in local:  # bound from the fourth line of execute() on
+                pcs.append(local["pc"].repr)
+                outputs.append(local["output"].repr)
+        assert len(set(pcs)) >= 30
+        assert outputs[-1] == "[21, 720]" and "[21]" in outputs

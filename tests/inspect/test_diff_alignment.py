@@ -229,3 +229,18 @@ def test_sample_pair_diverges_at_the_human_answer():
         assert (var.changes[0].old, var.changes[0].new) == ("'yes'", "'skip 5'")
         # The output path differs from the start: an input, not the divergence.
         assert [var.name for _, var in result.inputs.variables()] == ["args"]
+
+
+def test_rows_put_the_runs_side_by_side(agent_runs):
+    ta, tb = _runs(agent_runs, "a", "b")
+    with ta, tb:
+        result = diff_runs(ta.run(), tb.run())
+        rows = [(r.a, r.b, r.status) for r in result.rows()]
+        assert rows[:4] == [(0, 0, "same"), (1, 1, "same"), (2, 2, "same"), (3, 3, "state")]
+        assert rows[6:8] == [(None, 6, "inserted"), (None, 7, "inserted")]
+        assert rows[-1] == (8, 10, "state") and len(rows) == 11
+        # A one-sided row is diffed against the other run's last common step.
+        inserted = result.pair_diff(result.rows()[6])
+        assert (inserted.a.index, inserted.b.index) == (5, 6)
+        same = result.pair_diff(result.rows()[0])
+        assert same.identical

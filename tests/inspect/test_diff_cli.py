@@ -174,3 +174,9 @@ def test_sample_pair_report_names_the_answer_step(capsys):
                         root / "research_agent_b.snap", "--strict", "--json")
     data = json.loads(out)
     assert data["inputs"] is None and data["first_divergence"]["a_step"] == 0
+
+
+def test_inspect_compare_with_an_unknown_run_is_one_line(pair, capsys):
+    code, out, err = _run(capsys, "inspect", pair["a"], pair["b"], "--compare", "zzz")
+    assert code == 2
+    assert err.count("\n") == 1 and "no run with id 'zzz'" in err

@@ -1,0 +1,69 @@
+"""``StepDiffScreen``: the diff of two steps filling the screen ("diff against the mark").
+
+The diff is computed in a worker thread (a step diff is bounded by ``DiffOptions.time_limit``);
+``q`` closes the screen. Used by the inspector's "diff the selected step against the mark".
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from snapstate_capture import SnapStateError, Step
+
+from ..model.diff import StepDiff, StepDiffer
+from ..model.value_diff import DiffOptions
+from ..safe_text import plain
+from ..widgets.diff_view import DiffView
+
+
+class StepDiffScreen(Screen[None]):
+    """The diff of step ``a`` (e.g. the marked step) → step ``b`` (the selected one).
+
+    ``result`` holds the ``StepDiff`` once computed."""
+
+    CSS_PATH = "../compare.tcss"
+    AUTO_FOCUS = "#stepdiff-body"
+    BINDINGS = [Binding("q", "close", "Close")]
+
+    def __init__(self, a: Step, b: Step, *, options: DiffOptions | None = None) -> None:
+        super().__init__()
+        self.a, self.b = a, b
+        self.options = options or DiffOptions()
+        self.result: StepDiff | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="stepdiff-title")
+        yield DiffView(id="stepdiff-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        title = Text("diff of the marked step → the selected step", style="bold")
+        for name, step in (("A", self.a), ("B", self.b)):
+            title.append_text(plain(f"\n{name}: run {step.run.id[:8]} ({step.run.name}) "))
+            title.append_text(plain(f"step {step.index} {step.kind} {step.label or ''} "
+                                    f"{step.function}:{step.lineno}"))
+        self.query_one("#stepdiff-title", Static).update(title)
+        self.query_one(DiffView).show_message("comparing…")
+        self._diff()
+
+    @work(thread=True, exclusive=True)
+    def _diff(self) -> None:
+        try:
+            result = StepDiffer(self.options).diff(self.a, self.b)
+        except SnapStateError as exc:
+            self.app.call_from_thread(self.query_one(DiffView).show_message, str(exc))
+            return
+        self.app.call_from_thread(self._show, result)
+
+    def _show(self, result: StepDiff) -> None:
+        self.result = result
+        self.query_one(DiffView).show_diff(result, same_message="the two steps hold the same "
+                                                                "values")
+
+    def action_close(self) -> None:
+        self.dismiss()

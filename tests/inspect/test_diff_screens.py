@@ -1,0 +1,120 @@
+"""Pilot tests of the comparison screens: aligned timelines with the first divergence selected,
+moving between divergent rows, the diff panel, and the step-diff screen."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual.app import App
+
+import snapstate_capture as snap
+from snapstate_inspect.screens.compare import CompareScreen
+from snapstate_inspect.screens.step_diff import StepDiffScreen
+from snapstate_inspect.widgets.aligned_timeline import AlignedTimeline
+from snapstate_inspect.widgets.diff_view import DiffView
+from tests.conftest import PROGRAMS, run_python
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("screens")
+    paths = {}
+    for world in ("a", "b"):
+        paths[world] = folder / f"{world}.snap"
+        done = run_python(str(PROGRAMS / "research_agent.py"), str(paths[world]), world)
+        assert done.returncode == 0, done.stderr
+    return paths
+
+
+class Host(App[None]):
+    """A bare app showing one screen (the inspector app hosts these screens the same way)."""
+
+    def __init__(self, make_screen):
+        super().__init__()
+        self.make_screen = make_screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.make_screen())
+
+
+async def _settle(app, pilot, ready):
+    for _ in range(200):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if ready():
+            return
+    raise AssertionError("the screen did not finish its work")
+
+
+def test_compare_screen_selects_the_first_divergence(pair):
+    asyncio.run(_first_divergence(pair))
+
+
+async def _first_divergence(pair):
+    with snap.open_timeline(pair["a"]) as ta, snap.open_timeline(pair["b"]) as tb:
+        app = Host(lambda: CompareScreen(ta.run(), tb.run()))
+        async with app.run_test(size=(160, 40)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, CompareScreen)
+            await _settle(app, pilot, lambda: screen.shown is not None)
+            timeline = screen.query_one(AlignedTimeline)
+            row = timeline.rows[timeline.cursor]
+            assert (row.a, row.b, row.status) == (3, 3, "state")
+            text = screen.query_one(DiffView).text
+            assert "~ result: 'page v1: the answer is 42' → 'page v2: the answer is 43'" in text
+            title = str(screen.query_one("#compare-title").render())
+            assert "first divergence: step 3 of A and step 3 of B" in title
+            # Next divergent stretch: the two steps only B has.
+            await pilot.press("n")
+            await _settle(app, pilot, lambda: screen.shown is not None
+                          and screen.shown.b.index == 6)
+            row = timeline.rows[timeline.cursor]
+            assert (row.a, row.b, row.status) == (None, 6, "inserted")
+            assert "(no step here on this side" in screen.query_one(DiffView).text
+            await pilot.press("n")
+            assert timeline.rows[timeline.cursor].status == "state"
+            await pilot.press("p", "p")
+            assert timeline.rows[timeline.cursor].a == 3
+            await pilot.press("home")
+            await _settle(app, pilot, lambda: screen.shown is not None
+                          and screen.shown.a.index == 0)
+            assert timeline.rows[timeline.cursor].status == "same"
+            assert "no differences in values" in screen.query_one(DiffView).text
+            await pilot.press("f")
+            assert timeline.cursor == screen.first_divergence_row()
+            await pilot.press("q")
+            assert not isinstance(app.screen, CompareScreen)
+
+
+def test_compare_screen_of_identical_runs(pair):
+    asyncio.run(_identical(pair))
+
+
+async def _identical(pair):
+    with snap.open_timeline(pair["a"]) as ta:
+        app = Host(lambda: CompareScreen(ta.run(), ta.run()))
+        async with app.run_test(size=(120, 30)) as pilot:
+            screen = app.screen
+            await _settle(app, pilot, lambda: screen.shown is not None)
+            assert screen.query_one(AlignedTimeline).cursor == 0
+            assert "identical" in str(screen.query_one("#compare-title").render())
+            assert {row.status for row in screen.rows} == {"same"}
+
+
+def test_step_diff_screen_shows_the_changes(pair):
+    asyncio.run(_step_diff(pair))
+
+
+async def _step_diff(pair):
+    with snap.open_timeline(pair["a"]) as ta:
+        steps = ta.run().steps
+        app = Host(lambda: StepDiffScreen(steps[0], steps[-1]))
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            await _settle(app, pilot, lambda: screen.result is not None)
+            text = screen.query_one(DiffView).text
+            assert "plan[0]['status']: 'todo' → 'done'" in text
+            assert "+ result: str '42'" in text
+            await pilot.press("q")
+            assert not isinstance(app.screen, StepDiffScreen)
