@@ -89,6 +89,12 @@ class VariablesView(Tree[Node]):
             self.key = key
             self.preview = preview
 
+    def refresh(self, *regions, repaint: bool = True, layout: bool = False,
+                recompose: bool = False):
+        """Repaint without a layout pass: this panel's size is fixed by the screen's CSS, and a
+        layout pass redraws the whole screen (the most expensive part of a key press)."""
+        return super().refresh(*regions, repaint=repaint, layout=False, recompose=recompose)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("locals", id=id)
         self.show_root = False

@@ -264,7 +264,7 @@ async def test_big_values_page_and_never_block(tmp_path):
             tree.move_cursor(node.children[-1])
             await press(pilot, "enter")
             assert len(node.children) == 201
-            detail = str(app.screen.query_one("#detail-text").render())
+            detail = str(app.screen.query_one("#detail").render())
             assert len(detail) < 25_000
     finally:
         reader.close()
