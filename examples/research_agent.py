@@ -215,4 +215,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run the importable module's main(), so the agent's classes are pickled as
+    # examples.research_agent.Subtask (loadable later, in the inspector or a REPL) rather than
+    # as __main__.Subtask, which only this process has.
+    from examples.research_agent import main as importable_main
+
+    importable_main()

@@ -8,7 +8,8 @@ Sides (each a FILE followed by its own options)::
     snapstate diff A.snap --steps 3 4                  # two steps of one run
 
 Exit code 0 when identical, 1 when different, 2 on error (like ``diff``). Previews are compared
-(safe for any file); ``--full --trust`` diffs loaded payloads instead (DESIGN.md "Trust").
+(safe for any file); ``--full`` diffs loaded payloads instead, for runs signed with the user's
+key or with ``--trust`` (DESIGN.md "Trust"); other values fall back to previews, with a note.
 
 ``--json`` prints one object (keys are only ever added, never renamed)::
 
@@ -96,7 +97,8 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
                         help="diff steps N and M of one file's run")
     parser.add_argument("--json", action="store_true", help="print JSON (stable form)")
     parser.add_argument("--full", action="store_true",
-                        help="diff whole loaded values instead of previews (needs --trust)")
+                        help="diff whole loaded values instead of previews (runs signed with "
+                             "your key, or any run with --trust; others fall back to previews)")
     parser.add_argument("--trust", action="store_true",
                         help="allow loading payloads (runs code from the files)")
     parser.add_argument("--time-limit", type=float, default=5.0, metavar="S",
@@ -183,9 +185,6 @@ def _set_flag(args: argparse.Namespace, name: str, values: list[str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     sides = parse_operands(args)
-    if args.full and not args.trust:
-        raise DiffUsageError("--full loads payloads, which runs code from the files: "
-                             "add --trust if you trust them")
     if args.time_limit <= 0:
         raise DiffUsageError("--time-limit must be positive")
     options = DiffOptions(time_limit=args.time_limit, full_values=args.full, trust=args.trust)

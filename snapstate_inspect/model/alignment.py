@@ -32,7 +32,7 @@ from rapidfuzz.distance import Indel
 
 from snapstate_capture import Run, Step
 
-from .diff import StepDiff, StepDiffer, change_keys, without
+from .diff import STEP_VALUES, StepDiff, StepDiffer, change_keys, without
 from .value_diff import Budget, DiffOptions
 
 Signature = tuple[str, "str | None", "int | None", "str | None"]
@@ -301,12 +301,14 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
     if approximate:
         result.notes.append("runs too long to align in one piece: aligned in windows")
     known: set[tuple] = set()
+    known_refs: set[tuple] = set()
     if not strict and blocks and blocks[0].tag == "equal" and blocks[0].a_start == 0:
         start = differ.diff(steps_a[0], steps_b[0])
         if not start.identical:
             result.inputs = start
             for frame, var in start.variables():
                 known |= change_keys(frame, var)
+            known_refs = _input_refs(steps_a[0], steps_b[0], start)
     result.input_keys = frozenset(known)
     budget = Budget(time_limit)
     raw_regions: list[Region] = []
@@ -324,7 +326,7 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
                                     f"on were not compared (time limit {time_limit:g} s)")
                 break
             i, j = block.a_start + offset, block.b_start + offset
-            if differ.same_state(steps_a[i], steps_b[j], known):
+            if differ.same_state(steps_a[i], steps_b[j], known, known_refs):
                 current = None
             elif current is None:
                 current = Region("state", i, i + 1, j, j + 1)
@@ -342,6 +344,24 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
     if raw_regions:
         result.first_divergence = _first(raw_regions[0], steps_a, steps_b)
     return result
+
+
+def _input_refs(a: Step, b: Step, start: StepDiff) -> set[tuple]:
+    """``(frame, name, digest_a, digest_b)`` of each input variable that differs at the first
+    pair: where the same content pair appears later, it is the same input difference."""
+    out: set[tuple] = set()
+    for frame in start.frames:
+        if frame.a_index is None or frame.b_index is None:
+            continue
+        locals_a, locals_b = a.frames[frame.a_index].locals, b.frames[frame.b_index].locals
+        for var in frame.variables:
+            if var.name in locals_a and var.name in locals_b:
+                out.add((frame.function, var.name, locals_a[var.name].digest,
+                         locals_b[var.name].digest))
+    for var in start.extra:
+        if var.name in a.extra and var.name in b.extra:
+            out.add((STEP_VALUES, var.name, a.extra[var.name].digest, b.extra[var.name].digest))
+    return out
 
 
 def _region_diff(differ: StepDiffer, region: Region, steps_a: list[Step], steps_b: list[Step]

@@ -13,9 +13,10 @@
 
 Values whose refs carry the same content hashes (``p`` preview, ``b`` payload) are equal and
 skipped without being read. By default previews are diffed (plain data, safe for any file);
-``DiffOptions(full_values=True, trust=True)`` loads payloads through ``Value.load(trust=...)``
-(never plain pickle) and diffs the objects, falling back to previews for values without a
-loadable payload, with a note. One ``Budget`` (``DiffOptions.time_limit``) bounds a whole step
+``DiffOptions(full_values=True)`` loads payloads through ``Value.load(trust=options.trust)``
+(never plain pickle: the trust gate lets a run signed with the user's key through, or any run
+when ``trust``) and diffs the objects, falling back to previews, with a note, for values whose
+payload is absent, refused by the gate or not loadable. One ``Budget`` (``DiffOptions.time_limit``) bounds a whole step
 diff: past it, the remaining values are reported as not compared and the diff is ``partial``.
 
 ``StepDiff.identical`` is about state: same stack functions and no variable differences (line
@@ -29,7 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from snapstate_capture import Frame, SnapStateError, Step, Value
+from snapstate_capture import Frame, SnapStateError, Step, UntrustedPayloadError, Value
 
 from .value_diff import Budget, Change, DiffOptions, ValueDiff, diff_objects, diff_previews
 
@@ -115,11 +116,8 @@ class StepDiffer:
 
     def __init__(self, options: DiffOptions | None = None) -> None:
         self.options = options or DiffOptions()
-        if self.options.full_values and not self.options.trust:
-            raise SnapStateError("full values need trust: loading a payload runs code from the "
-                                 "file (pass --trust only for files you trust)")
         self._values: OrderedDict[tuple, ValueDiff] = OrderedDict()
-        self._frames: OrderedDict[tuple[str, str], list[VariableDiff]] = OrderedDict()
+        self._frames: OrderedDict[tuple[str, str], bool] = OrderedDict()
 
     @property
     def mode(self) -> str:
@@ -151,45 +149,45 @@ class StepDiffer:
                                 f"reached; {skipped} variables not compared")
         return result
 
-    def state_keys(self, a: Step, b: Step) -> set[tuple] | None:
-        """The differences between the states of ``a`` and ``b`` as a set of hashable keys
-        (``change_keys``); empty when the states are the same, None when the stacks' functions
-        differ. Cheap when content hashes match; frame comparisons are cached by record hash."""
-        if a.frame_keys == b.frame_keys and _refs(a.extra) == _refs(b.extra):
-            return set()
+    def same_state(self, a: Step, b: Step, known: frozenset | set = frozenset(),
+                   known_refs: frozenset | set = frozenset()) -> bool:
+        """True when ``a`` and ``b`` hold the same state, apart from the differences in
+        ``known`` (keys from ``change_keys``) and the variables whose content pairs are in
+        ``known_refs`` (``(frame, name, digest_a, digest_b)``): e.g. the inputs two runs started
+        with. Stops at the first real difference; reads nothing for equal content hashes;
+        frame verdicts are cached by frame-record hashes (so use one ``known`` per differ)."""
+        if a.frame_keys and a.frame_keys == b.frame_keys and _same_values(a.extra, b.extra):
+            return True
         fa, fb = a.frames, b.frames
         if [f.function for f in fa] != [f.function for f in fb]:
-            return None
-        keys: set[tuple] = set()
+            return False
         for x, y in zip(fa, fb):
-            if x.key != y.key:
-                for var in self._frame_vars(x, y):
-                    keys |= change_keys(x.function, var)
-        extra, skipped = self._locals(a.extra, b.extra, Budget(self.options.time_limit))
-        for var in extra:
-            keys |= change_keys(STEP_VALUES, var)
-        if skipped:
-            keys.add(("?", "not compared"))
-        return keys
+            if x.key == y.key:
+                continue
+            verdict = self._frames.get((x.key, y.key))
+            if verdict is None:
+                verdict = self._same_locals(x.function, x.locals, y.locals, known, known_refs)
+                self._frames[(x.key, y.key)] = verdict
+                if len(self._frames) > 100_000:
+                    self._frames.popitem(last=False)
+            if not verdict:
+                return False
+        return self._same_locals(STEP_VALUES, a.extra, b.extra, known, known_refs)
 
-    def same_state(self, a: Step, b: Step, known: frozenset | set = frozenset()) -> bool:
-        """True when ``a`` and ``b`` hold the same state, apart from the differences in
-        ``known`` (keys from ``change_keys``, e.g. the inputs two runs started with)."""
-        keys = self.state_keys(a, b)
-        return keys is not None and keys <= known
-
-    def _frame_vars(self, x: Frame, y: Frame) -> list[VariableDiff]:
-        key = (x.key, y.key)
-        known = self._frames.get(key)
-        if known is None:
-            known, skipped = self._locals(x.locals, y.locals, Budget(self.options.time_limit))
-            if skipped:
-                return known + [VariableDiff("?", "changed", None, None,
-                                             ValueDiff(partial=True, notes=["not compared"]))]
-            self._frames[key] = known
-            if len(self._frames) > 100_000:
-                self._frames.popitem(last=False)
-        return known
+    def _same_locals(self, frame: str, a: dict[str, Value], b: dict[str, Value],
+                     known: frozenset | set, known_refs: frozenset | set) -> bool:
+        budget = Budget(self.options.time_limit)
+        for name in list(a) + [n for n in b if n not in a]:
+            va, vb = a.get(name), b.get(name)
+            if va is not None and vb is not None:
+                if same_content(va, vb) or (frame, name, va.digest, vb.digest) in known_refs:
+                    continue
+            var = self.diff_value(name, va, vb, budget, summarize=va is None or vb is None)
+            if var is not None and not change_keys(frame, var) <= known:
+                return False
+            if budget.exhausted:
+                return False
+        return True
 
     # -- variables ---------------------------------------------------------------------------
     def _locals(self, a: dict[str, Value], b: dict[str, Value], budget: Budget
@@ -200,7 +198,7 @@ class StepDiffer:
         skipped = 0
         for name in list(a) + [n for n in b if n not in a]:
             va, vb = a.get(name), b.get(name)
-            if va is not None and vb is not None and va.ref == vb.ref:
+            if va is not None and vb is not None and same_content(va, vb):
                 continue  # equal content hashes: equal values, nothing to read
             if budget.expired():
                 skipped += 1
@@ -211,8 +209,10 @@ class StepDiffer:
         return out, skipped
 
     def diff_value(self, name: str, a: Value | None, b: Value | None,
-                   budget: Budget | None = None) -> VariableDiff | None:
-        """Diff one variable; None when equal. ``a``/``b`` None means absent on that side."""
+                   budget: Budget | None = None, *, summarize: bool = True
+                   ) -> VariableDiff | None:
+        """Diff one variable; None when equal. ``a``/``b`` None means absent on that side.
+        ``summarize=False`` leaves ``old``/``new`` of a changed variable None (saves reads)."""
         if a is None or b is None:
             present = a or b
             assert present is not None
@@ -220,7 +220,7 @@ class StepDiffer:
             return VariableDiff(name, "removed" if b is None else "added",
                                 summary if b is None else None, summary if a is None else None)
         budget = budget or Budget(self.options.time_limit)
-        key = (a.preview_key, a.payload_key, b.preview_key, b.payload_key)
+        key = (a.digest, a.preview_key, b.digest, b.preview_key)
         diff = self._values.get(key)
         if diff is None:
             diff = self._compare(a, b, budget)
@@ -230,6 +230,8 @@ class StepDiffer:
                     self._values.popitem(last=False)
         if diff.empty:
             return None
+        if not summarize:
+            return VariableDiff(name, "changed", None, None, diff)
         return VariableDiff(name, "changed", _summary(a), _summary(b), diff)
 
     def _compare(self, a: Value, b: Value, budget: Budget) -> ValueDiff:
@@ -239,9 +241,14 @@ class StepDiffer:
             loaded = _load_both(a, b, trust=self.options.trust)
             if isinstance(loaded, tuple):
                 return diff_objects(loaded[0], loaded[1], options=self.options, budget=budget)
-            result = diff_previews(a.preview, b.preview, options=self.options, budget=budget)
+            result = self._compare_previews(a, b, budget)
             result.note(f"compared previews: {loaded}")
             return result
+        return self._compare_previews(a, b, budget)
+
+    def _compare_previews(self, a: Value, b: Value, budget: Budget) -> ValueDiff:
+        if _inline(a) or _inline(b):
+            return diff_previews(a.preview, b.preview, options=self.options, budget=budget)
         if a.preview_key == b.preview_key:
             if a.payload_key != b.payload_key and not _complete(a.preview):
                 return ValueDiff([Change("", "hidden", a.repr, b.repr)], notes=[
@@ -347,8 +354,21 @@ def _index(frames: tuple[Frame, ...], frame: Frame | None) -> int | None:
     return None
 
 
-def _refs(values: dict[str, Value]) -> dict[str, dict]:
-    return {name: value.ref for name, value in values.items()}
+def _inline(value: Value) -> bool:
+    """A scalar stored in its ref as plain data (traced runs), with no preview blob."""
+    return bool(getattr(value, "is_inline", False))
+
+
+def same_content(a: Value, b: Value) -> bool:
+    """True when two values' refs name the same content (equal hashes, or equal inline
+    scalars of the same type): equal values, without reading either."""
+    if _inline(a) or _inline(b):
+        return _inline(a) and _inline(b) and a.digest == b.digest
+    return a.ref == b.ref
+
+
+def _same_values(a: dict[str, Value], b: dict[str, Value]) -> bool:
+    return a.keys() == b.keys() and all(same_content(v, b[k]) for k, v in a.items())
 
 
 def _complete(preview: dict[str, Any]) -> bool:
@@ -374,6 +394,9 @@ def _load_both(a: Value, b: Value, *, trust: bool) -> tuple[Any, Any] | str:
             return f"{value.name} has no payload ({reason})"
         try:
             loaded.append(value.load(trust=trust))
+        except UntrustedPayloadError:
+            return ("payloads not loaded: the run is not signed with your key "
+                    "(--trust if you trust the file)")
         except SnapStateError as exc:
             return str(exc)
     return loaded[0], loaded[1]

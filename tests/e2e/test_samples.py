@@ -164,3 +164,32 @@ def test_stack_vm_is_recorded_line_by_line_without_changes_to_its_code():
                 outputs.append(local["output"].repr)
         assert len(set(pcs)) >= 30
         assert outputs[-1] == "[21, 720]" and "[21]" in outputs
+
+
+def test_the_readme_walkthrough_matches_the_samples():
+    """The step numbers and values README.md's walkthrough quotes are those of the samples."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for quoted in ("`g` `26` `Enter`", "added at step 23 and changed at step 32",
+                   "--trust --to 31 --pdb", "--trust --to 126 --live",
+                   "first divergence: step 127 of A and step 127 of B",
+                   "first divergence at step 15"):
+        assert quoted in readme, quoted
+    with snap.open_timeline(_committed("research_agent")) as timeline:
+        steps = timeline.runs[-1].steps
+        assert (steps[25].label, "503" in steps[25].extra["exception"].repr) == (
+            "fetch_citation", True)
+        assert (steps[26].kind, steps[26].label) == ("checkpoint", "retrying")
+        assert (steps[127].kind, steps[127].label) == ("effect", "ask_human")
+        assert steps[126].index == 126 and len(steps) > 127
+    with snap.open_timeline(_committed("buggy_agent")) as timeline:
+        steps = timeline.runs[-1].steps
+        assert (steps[31].kind, steps[31].label) == ("call", "describe_source")
+        assert "case_study_harbour_city" in steps[31].extra["source"].repr
+        history = [(i, _doc_ids(steps[i]).get("['case_study_harbour_city']"))
+                   for i in range(len(steps))]
+        changes = [(i, doc) for n, (i, doc) in enumerate(history)
+                   if n and doc != history[n - 1][1]]
+        assert changes == [(23, "'case_study_harbour_city'"), (32, "'case study harbour city'")]
+        corrupted_first = next(i for i in range(len(steps))
+                               if "'green roofs overview'" in _doc_ids(steps[i]).values())
+        assert corrupted_first == 15

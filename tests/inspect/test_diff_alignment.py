@@ -8,6 +8,7 @@ import pytest
 
 import snapstate_capture as snap
 from snapstate_inspect.model.alignment import align, diff_runs
+from snapstate_inspect.model.diff import StepDiffer, same_content
 from tests.conftest import PROGRAMS, run_python
 
 
@@ -244,3 +245,36 @@ def test_rows_put_the_runs_side_by_side(agent_runs):
         assert (inserted.a.index, inserted.b.index) == (5, 6)
         same = result.pair_diff(result.rows()[0])
         assert same.identical
+
+
+def test_traced_runs_with_inline_scalars_are_compared(tmp_path):
+    path = tmp_path / "traced.snap"
+    for bump in ("0", "5"):
+        done = run_python(str(PROGRAMS / "traced_pair.py"), str(path), bump)
+        assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        a, b = timeline.runs
+        assert any(getattr(v, "is_inline", False)
+                   for s in a.steps for f in s.frames for v in f.locals.values())
+        result = diff_runs(a, b)
+        first = result.first_divergence
+        assert first.reason == "state"
+        [(frame, var)] = first.diff.variables()
+        assert (frame, var.name, var.old[1], var.new[1]) == ("main", "bump", "0", "5")
+        assert [(r.kind, r.a_start) for r in result.regions] == [("state", first.a_step)]
+        later = [StepDiffer().diff(a.steps[i], b.steps[i]) for i in range(len(a.steps))]
+        changed = [i for i, d in enumerate(later)
+                   if any(v.name == "total" for _, v in d.variables())]
+        assert changed and all(a.steps[i].function == "work" for i in changed)
+
+
+def test_same_content_tells_inline_scalars_apart(snap_path):
+    from snapstate_capture.store.reader import Value
+
+    with snap.record(str(snap_path)):
+        snap.checkpoint("x")
+    with snap.open_timeline(snap_path) as timeline:
+        one, true, also_one = (Value(timeline, "x", {"v": v}) for v in (1, True, 1))
+        assert not same_content(one, true)
+        assert same_content(one, also_one)
+        assert StepDiffer().diff_value("x", one, true).changes[0].kind == "type"

@@ -100,7 +100,6 @@ def test_two_runs_of_one_file_by_run_id(tmp_path, capsys):
     (["diff", "--step", "1", "{a}", "{b}"], "--step must follow the FILE"),
     (["diff", "{a}", "--step", "1", "{b}"], "on both sides"),
     (["diff", "{a}", "--step", "x", "{b}", "--step", "1"], "needs an integer"),
-    (["diff", "{a}", "{b}", "--full"], "add --trust"),
     (["diff", "{a}", "{b}", "--bogus"], "unknown option --bogus"),
     (["diff", "{a}", "{b}", "--steps", "1", "2"], "--steps N M takes exactly one FILE"),
     (["diff", "{a}", "--step", "99", "{b}", "--step", "0"], "step 99 out of range"),
@@ -142,6 +141,10 @@ def test_full_values_with_trust(tmp_path, capsys):
     code, out, _ = _run(capsys, "diff", path, "--steps", "0", "1", "--json")
     preview = json.loads(out)["diff"]["frames"][-1]["variables"][0]
     assert [c["kind"] for c in preview["changes"]] == ["hidden"]
+    code, out, _ = _run(capsys, "diff", path, "--steps", "0", "1", "--full", "--json")
+    untrusted = json.loads(out)["diff"]["frames"][-1]["variables"][0]
+    assert untrusted["changes"][0]["kind"] == "hidden"  # previews: the gate said no
+    assert any("--trust" in note for note in untrusted["notes"])
     code, out, _ = _run(capsys, "diff", path, "--steps", "0", "1", "--full", "--trust", "--json")
     assert code == 1
     data = json.loads(out)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture import SnapStateError
 from snapstate_inspect.model import diff as diff_model
 from snapstate_inspect.model.diff import STEP_VALUES, StepDiffer, match_frames
 from snapstate_inspect.model.value_diff import DiffOptions
@@ -112,9 +111,12 @@ def test_same_step_is_identical_and_equal_hashes_are_never_read(timeline, monkey
     assert ("builtins.dict", "builtins.dict") not in calls
 
 
-def test_full_values_need_trust(timeline):
-    with pytest.raises(SnapStateError, match="trust"):
-        StepDiffer(DiffOptions(full_values=True))
+def test_full_values_without_trust_fall_back_to_previews(timeline):
+    steps = timeline.run().steps
+    result = StepDiffer(DiffOptions(full_values=True)).diff(steps[0], steps[2])
+    plan = _vars(result)[("agent", "plan")]
+    assert [c.path for c in plan.changes] == ["[3]['status']"]
+    assert any("not signed with your key" in note for note in plan.diff.notes)
 
 
 def test_full_values_diff_loaded_payloads(snap_path):
