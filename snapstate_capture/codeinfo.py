@@ -40,7 +40,8 @@ class CodeInfo:
     """Per-line name sets of one code object.
 
     ``touched[line]``: what to re-read after ``line`` ran — a str (the one name it rebinds, the
-    common case, kept apart for speed) or ``(rebound names, names maybe mutated in place)``;
+    common case, kept apart for speed) or ``(rebound, names maybe mutated in place)`` where
+    ``rebound`` is None, one name (a str) or a tuple of names;
     ``secret``: names whose values are always redacted; ``module``: the code runs with
     ``f_locals is f_globals`` (module or class body), where dunder names are skipped;
     ``suspends``: a generator or coroutine (its frame is left and re-entered).
@@ -100,7 +101,8 @@ def analyse(code: types.CodeType, values: ValueOptions) -> CodeInfo:
         if len(stored) == 1 and not loaded_names:
             out[line] = stored[0]
         elif stored or loaded_names:
-            out[line] = (stored, loaded_names)
+            single = stored[0] if len(stored) == 1 else (stored or None)
+            out[line] = (single, loaded_names)
     return CodeInfo(
         function=getattr(code, "co_qualname", code.co_name),
         filename=code.co_filename,

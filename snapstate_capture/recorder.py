@@ -153,7 +153,12 @@ class Recorder:
         assert self._writer is not None and self.run_id is not None
         self._writer.close()
         self._writer = None
-        stream = Stream(str(self.path), self.run_id)
+        from dataclasses import replace
+
+        # Traced values skip the load-back test of payloads: it doubles the cost of a step.
+        traced_options = replace(self.options, values=replace(self.options.values,
+                                                              test_load=False))
+        stream = Stream(str(self.path), self.run_id, traced_options)
         stream.start()
         self._stream = stream
         self._writer = _StreamWriter(self)

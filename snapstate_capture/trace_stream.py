@@ -11,11 +11,13 @@ Item forms (all ``marshal``-able; see ``store.chunks`` for the stored form):
 - ``int k`` — a ``line`` step of frame ``k >> LINE_BITS`` at line ``k & LINE_MASK``, no change;
 - ``(k, name, value, ...)`` — a ``line`` step that rebinds or changed those locals;
 - ``(CODE, ...)`` tuples with a negative first element — call, return, exception, gap steps and
-  the records that are not steps (blobs, frame openings, pending-task lists, time marks).
+  the records that are not steps (blobs, marshal copies of values, frame openings,
+  pending-task lists, time marks).
 
 A value in a step is a *scalar* kept as itself (int, float, bool, None, a short str) or a
 reference tuple ``(preview_hash, payload_hash | None, serializer | None)`` to blobs sent in
-``BLOB`` items first; ``()`` marks a deleted name.
+``BLOB`` items first, or ``("m", key)`` for a value sent as a marshal copy in a ``VALUE`` item
+(the writer replaces it by the former before storing); ``()`` marks a deleted name.
 
 Crash safety (DESIGN.md "The timeline file", documented choice): data already handed to the
 writer process survives a SIGKILL of the recorder — the writer drains the pipe and stores it.
@@ -30,6 +32,8 @@ from __future__ import annotations
 
 import marshal
 import os
+import pickle
+import select
 import struct
 import subprocess
 import sys
@@ -46,6 +50,7 @@ LINE_MASK = (1 << LINE_BITS) - 1
 
 # Item codes (first element of a control tuple).
 OPEN, RETURN, EXCEPTION, BLOB, FULL, GAP, TASKS, TIME, ADOPT = -1, -2, -3, -4, -5, -6, -7, -8, -9
+VALUE = -10
 DELETED = ()
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
@@ -59,15 +64,25 @@ _HEADER = struct.Struct("<I")
 class ValueEncoder:
     """Turns non-scalar values into reference tuples, sending each new blob once.
 
-    ``encode(value, name)`` returns a scalar unchanged, else ``(preview, payload, serializer)``
-    hex keys after queueing ``BLOB`` items for keys not sent before. Never raises.
+    ``encode(value, name)`` returns a scalar unchanged, else a reference. Values made only of
+    builtin types that ``marshal`` takes (dicts, lists, tuples, sets, str, bytes, numbers — the
+    JSON-like state agents mostly hold) are *copied* with ``marshal`` (C speed, a few µs) and
+    sent as ``VALUE`` items; the writer process builds their preview and payload from the copy,
+    in parallel with the program, and the step holds ``("m", key)`` until it does. Anything
+    else is captured here (preview + payload, ``values.capture_value``) and sent as ``BLOB``
+    items, the step holding ``(preview, payload, serializer)``. Equal contents captured twice
+    give the same reference without a second capture (a bounded cache by content hash).
+    Never raises.
     """
+
+    CACHE_LIMIT = 50_000
 
     def __init__(self, options: CaptureOptions, emit: Any) -> None:
         self.options = options
         self.emit = emit
         self.sent: set[str] = set()
         self._redacted: dict[str, tuple] = {}
+        self._cache: dict[str, tuple] = {}
 
     def encode(self, value: Any, name: str | None) -> Any:
         cls = type(value)
@@ -87,12 +102,40 @@ class ValueEncoder:
         return ref
 
     def capture(self, value: Any, name: str | None) -> tuple:
-        """Full capture (preview + payload) of one value; returns its reference tuple."""
+        """Capture one value (see the class docstring); returns its reference tuple."""
+        if name is not None and self.options.values.is_secret(name):
+            return self.redacted(value)
+        try:
+            data = marshal.dumps(value)
+        except (ValueError, TypeError, RecursionError):
+            data = None
+        if data is not None and self.options.payloads:
+            key = content_hash(data).hex()
+            ref = self._cache.get(key)
+            if ref is None:
+                ref = ("m", key)
+                self.emit((VALUE, key, name, data))
+                self._remember(key, ref)
+            return ref
+        try:
+            digest = content_hash(pickle.dumps(value, 5)).hex()
+        except Exception:  # noqa: BLE001 - capture_value reports why
+            digest = None
+        if digest is not None and digest in self._cache:
+            return self._cache[digest]
         captured = capture_value(value, name=name, options=self.options.values,
                                  payloads=self.options.payloads)
         preview_key = self._blob(canonical_json(captured.preview))
         payload_key = self._blob(captured.payload) if captured.payload is not None else None
-        return (preview_key, payload_key, captured.serializer)
+        ref = (preview_key, payload_key, captured.serializer)
+        if digest is not None:
+            self._remember(digest, ref)
+        return ref
+
+    def _remember(self, key: str, ref: tuple) -> None:
+        if len(self._cache) >= self.CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[key] = ref
 
     def _blob(self, data: bytes) -> str:
         key = content_hash(data).hex()
@@ -100,6 +143,33 @@ class ValueEncoder:
             self.sent.add(key)
             self.emit((BLOB, key, data))
         return key
+
+
+def resolve_marshaled(data: bytes, name: str | None, options: CaptureOptions
+                      ) -> tuple[tuple, dict[str, bytes]]:
+    """In the writer process: the reference and blobs of a ``VALUE`` item's marshal copy.
+
+    ``marshal.loads`` only rebuilds builtin data (no code runs); the preview and payload are
+    made by ``values.capture_value`` exactly as the recorder would have made them.
+    """
+    blobs: dict[str, bytes] = {}
+
+    def blob(raw: bytes) -> str:
+        key = content_hash(raw).hex()
+        blobs[key] = raw
+        return key
+
+    try:
+        value = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        preview = {"type": "?", "repr": "<capture failed>",
+                   "placeholder": {"reason": "bad marshal copy", "path": name or ""}}
+        return (blob(canonical_json(preview)), None, None), blobs
+    captured = capture_value(value, name=name, options=options.values,
+                             payloads=options.payloads)
+    preview_key = blob(canonical_json(captured.preview))
+    payload_key = blob(captured.payload) if captured.payload is not None else None
+    return (preview_key, payload_key, captured.serializer), blobs
 
 
 class Stream:
@@ -112,9 +182,10 @@ class Stream:
     when the writer cannot be started; never afterwards (a dead writer only stops recording).
     """
 
-    def __init__(self, path: str, run_id: str) -> None:
+    def __init__(self, path: str, run_id: str, options: CaptureOptions | None = None) -> None:
         self.path = path
         self.run_id = run_id
+        self.options = options
         self.items: list[Any] = []
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -137,6 +208,8 @@ class Stream:
             close_fds=True)
         assert self._proc.stdin is not None
         self._fd = self._proc.stdin.fileno()
+        if self.options is not None:
+            self._send(marshal.dumps(("options", pickle.dumps(self.options))))
         self._thread = threading.Thread(target=self._run, name="snapstate-flusher", daemon=True)
         self._thread.start()
 
@@ -195,19 +268,29 @@ class Stream:
             self._thread.join(timeout=5)
         self.flush()
         with self._lock:
-            if self._fd is not None:
+            ending = self._fd is not None
+            if ending:
                 self._send(marshal.dumps(("end", status, canonical_json(error).decode()
                                           if error else None)))
             fd, self._fd = self._fd, None
-        if self._proc is not None:
-            try:
-                if fd is not None and self._proc.stdin is not None:
-                    self._proc.stdin.close()
-                self._proc.wait(timeout=timeout)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-            if self._proc.stdout is not None:
-                self._proc.stdout.close()
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            if fd is not None and proc.stdin is not None:
+                proc.stdin.close()
+            if ending and proc.stdout is not None:
+                # Everything is stored once the writer says so; its own exit is not awaited.
+                ready, _, _ = select.select([proc.stdout], [], [], timeout)
+                if ready:
+                    proc.stdout.readline()
+            else:
+                proc.wait(timeout=timeout)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+        finally:
+            if proc.stdout is not None:
+                proc.stdout.close()
 
     def abandon(self) -> None:
         """In a forked child: drop the buffer and the pipe without touching the writer."""

@@ -117,30 +117,33 @@ def encode(data: bytes, base: tuple[bytes, bytes] | None = None, *, manifest: bo
     if len(data) < COMPRESS_MIN:
         return key, RAW | flag, data
     best_codec, best = RAW, data
+    if base is not None and len(base[1]) >= DELTA_MIN and len(data) >= DELTA_MIN:
+        delta = _delta(data, base, zstd)
+        if delta is not None and len(delta[1]) < len(best):
+            best_codec, best = delta
+            if len(best) * 4 < len(data):
+                return key, best_codec | flag, best  # a good delta: no need to try more
     if zstd:
-        packed = _compressor().compress(data)
-        codec = ZSTD
+        packed, codec = _compressor().compress(data), ZSTD
     else:
-        packed = zlib.compress(data, ZLIB_LEVEL)
-        codec = ZLIB
+        packed, codec = zlib.compress(data, ZLIB_LEVEL), ZLIB
     if len(packed) < len(best):
         best_codec, best = codec, packed
-    if base is not None and len(base[1]) >= DELTA_MIN and len(best) >= DELTA_MIN:
-        base_key, base_data = base
-        if zstd:
-            table = _zstd.ZstdCompressionDict(base_data, dict_type=_zstd.DICT_TYPE_RAWCONTENT)
-            delta = _zstd.ZstdCompressor(level=1, dict_data=table, write_checksum=False,
-                                         write_dict_id=False).compress(data)
-            codec = SDELTA
-        elif len(data) <= ZDELTA_MAX:
-            packer = zlib.compressobj(ZDELTA_LEVEL, zdict=base_data[-32768:])
-            delta = packer.compress(data) + packer.flush()
-            codec = ZDELTA
-        else:
-            delta = None
-        if delta is not None and len(delta) + DIGEST_SIZE < len(best):
-            best_codec, best = codec, base_key + delta
     return key, best_codec | flag, best
+
+
+def _delta(data: bytes, base: tuple[bytes, bytes], zstd: bool) -> tuple[int, bytes] | None:
+    """``(codec, stored)`` of ``data`` as a delta against ``base`` (key, inner bytes), or None."""
+    base_key, base_data = base
+    if zstd:
+        table = _zstd.ZstdCompressionDict(base_data, dict_type=_zstd.DICT_TYPE_RAWCONTENT)
+        packed = _zstd.ZstdCompressor(level=1, dict_data=table, write_checksum=False,
+                                      write_dict_id=False).compress(data)
+        return SDELTA, base_key + packed
+    if len(data) > ZDELTA_MAX:
+        return None
+    packer = zlib.compressobj(ZDELTA_LEVEL, zdict=base_data[-32768:])
+    return ZDELTA, base_key + packer.compress(data) + packer.flush()
 
 
 _local = threading.local()

@@ -16,10 +16,11 @@ from ..errors import TimelineError
 from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-#: Page size of new files: blob rows of a few kB stay on their B-tree page instead of spilling
-#: into mostly empty overflow pages (W1's file, compacted: 1.80 MB with 4 kB pages, 1.43 MB with
-#: 8 kB, 1.41 MB with 16 kB, whose empty tables cost 16 kB each; docs/storage.md).
-PAGE_SIZE = 8192
+#: Page size of new files. ``blobs`` is a WITHOUT ROWID table, whose rows spill into overflow
+#: pages beyond about a quarter of a page: with 8 kB pages W2's 2.1 kB chunks of its 5 MB list
+#: each wasted most of an 8 kB page (9.1 MB file); with 16 kB pages W2 is 2.5 MB and W1 1.43 MB
+#: (measured; docs/storage.md). Empty tables cost a page each, so a tiny file is ~150 kB.
+PAGE_SIZE = 16384
 
 
 def open_for_writing(path: Path) -> sqlite3.Connection:

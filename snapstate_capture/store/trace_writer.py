@@ -21,7 +21,8 @@ import sys
 import time
 from typing import Any
 
-from ..trace_stream import BLOB, FULL, LINE_BITS, LINE_MASK
+from ..options import CaptureOptions
+from ..trace_stream import BLOB, FULL, LINE_BITS, LINE_MASK, VALUE, resolve_marshaled
 from . import chunks
 from .writer import StepRecord, TimelineWriter
 
@@ -41,6 +42,8 @@ class ChunkBuilder:
         self.count = 0
         self.blobs: dict[str, bytes] = {}
         self.opened = time.monotonic()
+        self.options = CaptureOptions()
+        self.values: dict[str, tuple] = {}  # marshal-copy key -> (preview, payload, serializer)
 
     def feed(self, batch: list[Any]) -> None:
         """Take one batch of stream items (line steps on a fast path: the writer must keep up
@@ -61,6 +64,34 @@ class ChunkBuilder:
                 items.append(item)
             else:
                 code = item[0]
+                if code == VALUE:
+                    self._value(item)
+                    continue
+                if len(item) == 3 and code >= 0 and state.closed is None:
+                    # the common line step (key, name, value): inlined, the writer must keep up
+                    value = item[2]
+                    if type(value) is tuple:
+                        if len(value) == 2:
+                            item = self._resolve(item)
+                            value = item[2]
+                        elif not value:
+                            value = None
+                    frame = frames.get(code >> LINE_BITS)
+                    if frame is not None:
+                        frame.lineno = code & LINE_MASK
+                        if value is None and type(item[2]) is tuple:
+                            frame.locals.pop(item[1], None)
+                        else:
+                            frame.locals[item[1]] = value
+                    count += 1
+                    items.append(item)
+                    if count >= limit:
+                        self.count = count
+                        self.write_chunk()
+                        items, count = self.items, 0
+                    continue
+                if code != BLOB and code != FULL and self._has_marks(item):
+                    item = self._resolve(item)
                 if code >= 0 and state.closed is None:
                     frame = frames.get(code >> LINE_BITS)
                     if frame is not None:
@@ -88,6 +119,26 @@ class ChunkBuilder:
         self.count = count
         if count and time.monotonic() - self.opened > CHUNK_SECONDS:
             self.write_chunk()
+
+    def _value(self, item: Any) -> None:
+        _, key, name, data = item
+        if key not in self.values:
+            ref, blobs = resolve_marshaled(data, name, self.options)
+            self.values[key] = ref
+            self.blobs.update(blobs)
+
+    @staticmethod
+    def _has_marks(item: Any) -> bool:
+        if len(item) == 3:  # the common line step: (key, name, value)
+            value = item[2]
+            return type(value) is tuple and len(value) == 2
+        return any(type(v) is tuple and len(v) == 2 and v[0] == "m" for v in item)
+
+    def _resolve(self, item: Any) -> tuple:
+        """``item`` with every ``("m", key)`` mark replaced by the value's reference."""
+        values = self.values
+        return tuple(values.get(v[1], v) if type(v) is tuple and len(v) == 2 and v[0] == "m"
+                     else v for v in item)
 
     def write_chunk(self) -> None:
         if not self.count:
@@ -153,6 +204,10 @@ def main(argv: list[str]) -> int:
             message = marshal.loads(body)
             if isinstance(message, list):
                 builder.feed(message)
+            elif isinstance(message, tuple) and message and message[0] == "options":
+                import pickle
+
+                builder.options = pickle.loads(message[1])  # from our own recorder process
             elif message == "index?":
                 builder.write_chunk()
                 sys.stdout.write(f"{writer.next_index(run_id)}\n")
@@ -162,9 +217,13 @@ def main(argv: list[str]) -> int:
                 _, status, error = message
                 writer.end_run(run_id, status, json.loads(error) if error else None)
                 ended = True
+                break
     finally:
         builder.write_chunk()
         writer.close()
+    if ended:  # the recorder waits for this line, not for our exit
+        sys.stdout.write("ended\n")
+        sys.stdout.flush()
     return 0 if ended else 3
 
 
