@@ -20,6 +20,7 @@ Targets: W1 ≤ 10 ms, 100k dicts ≤ 50 ms, aligning two 10,000-step runs ≤ 1
 from __future__ import annotations
 
 import argparse
+import copy
 import random
 import statistics
 import sys
@@ -130,7 +131,9 @@ def main() -> int:
     workloads.append(("100k-entry dicts, 10 differ", {"table": a}, {"table": b}, 50.0))
     for name, a, b, target in workloads:
         if "W1" in name:
-            b["messages"] = a["messages"] + [{"role": "user", "content": "one more"}]
+            # Separate objects, as two loaded checkpoints are (DeepDiff skips shared ones).
+            b["messages"] = copy.deepcopy(a["messages"]) + [{"role": "user",
+                                                             "content": "one more"}]
         base = median_ms(lambda: DeepDiff(a, b), max(repeat // 2, 2))
         ours = median_ms(lambda: diff_objects(a, b), repeat)
         path = folder / f"{name.split()[0]}-{len(rows)}.snap"

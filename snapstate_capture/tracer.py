@@ -84,6 +84,7 @@ class Tracer:
         self._prev_thread: Any = None
         self._last_tasks: Any = None
         self._lock = threading.RLock()
+        self._hook = self._global  # one bound method, so sys.gettrace() can be compared
 
     # -- installing ------------------------------------------------------------------------
     def start(self, root: types.FrameType | None) -> None:
@@ -101,8 +102,8 @@ class Tracer:
                 if self.lines and fid:
                     root.f_trace = self._local_for(root, info, fid, [])
                     root.f_trace_lines = True
-        threading.settrace(self._global)
-        sys.settrace(self._global)
+        threading.settrace(self._hook)
+        sys.settrace(self._hook)
         gc.callbacks.append(self._gc_check)
 
     def stop(self) -> None:
@@ -141,7 +142,7 @@ class Tracer:
         ident = threading.get_ident()
         if ident not in self._threads:
             return
-        sys.settrace(self._global)
+        sys.settrace(self._hook)
         self.items.append((GAP, self._threads[ident], time.time(), time.monotonic(),
                            "tracer reinstalled: Python had dropped it"))
 
@@ -161,7 +162,14 @@ class Tracer:
     # -- the global trace function (call events) -------------------------------------------
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         prev = self._prev
-        theirs = prev(frame, event, arg) if prev is not None else None
+        theirs = None
+        if prev is not None:
+            theirs = prev(frame, event, arg)
+            if sys.gettrace() is not self._hook:
+                # coverage's C tracer, called from Python at a call event, installs itself
+                # back as the thread's trace function; take our place again (it still gets
+                # every event through us).
+                sys.settrace(self._hook)
         if not self.active:
             return theirs
         info = self._infos.get(frame.f_code)

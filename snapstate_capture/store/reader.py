@@ -316,11 +316,39 @@ class Steps(Sequence["Step"]):
 
     # -- light reads for long lists (the inspector's timeline, navigation and search) ---------
     def summaries(self, start: int, stop: int) -> list[StepSummary]:
-        """Light rows for steps ``start`` … ``stop - 1`` in one query (no frames, no JSON)."""
+        """Light rows for steps ``start`` … ``stop - 1`` in one query (no frames, no JSON);
+        traced steps stored in chunks are summarised from their decoded chunk."""
         rows = self.run.timeline.query(
             f"SELECT {_SUMMARY_COLUMNS} FROM steps WHERE run_id=? AND idx>=? AND idx<?"
             " ORDER BY idx", (self.run.id, start, stop))
-        return [StepSummary(*row) for row in rows]
+        out = [StepSummary(*row) for row in rows]
+        if len(out) < min(stop, len(self)) - max(start, 0):
+            out.extend(_summary_of(step) for step in self._traced(start, stop))
+            out.sort(key=lambda summary: summary.index)
+        return out
+
+    def _traced(self, start: int, stop: int) -> list[Step]:
+        """The steps of ``start`` … ``stop - 1`` stored in trace chunks (none for most runs)."""
+        return self.run.timeline.chunk_steps.range(self.run, start, stop)
+
+    def _traced_matching(self, start: int, stop: int, where: dict[str, Any]) -> list[int]:
+        """Indexes of traced steps in ``start`` … ``stop - 1`` matching ``where`` (see
+        ``find``), checked in Python a chunk-sized block at a time."""
+        found: list[int] = []
+        block = 4096
+        for first in range(max(start, 0), stop, block):
+            rows = self.summaries(max(first - 1, 0), min(first + block, stop))
+            by_index = {row.index: row for row in rows}
+            for row in rows:
+                if row.index >= first and _summary_matches(row, by_index.get(row.index - 1),
+                                                           where):
+                    found.append(row.index)
+        return found
+
+    def _has_traced(self) -> bool:
+        chunk_steps = self.run.timeline.chunk_steps
+        return chunk_steps.available and bool(self.run.timeline.query(
+            "SELECT 1 FROM trace_chunks WHERE run_id=? LIMIT 1", (self.run.id,)))
 
     def find(self, after: int, *, backward: bool = False, **where: Any) -> int | None:
         """Index of the first step after ``after`` (before it when ``backward``) matching
@@ -330,6 +358,10 @@ class Steps(Sequence["Step"]):
         previous step ran a different function or depth — a new call of it). One SQL query.
         """
         sql, params = _step_filter(where)
+        if self._has_traced():  # traced steps live in chunks: filter their summaries here
+            hits = (self._traced_matching(0, after, where) if backward
+                    else self._traced_matching(after + 1, len(self), where))
+            return (hits[-1] if backward else hits[0]) if hits else None
         op, order = ("<", "DESC") if backward else (">", "ASC")
         rows = self.run.timeline.query(
             f"SELECT s.idx FROM steps s{sql[0]} WHERE s.run_id=? AND s.idx{op}?{sql[1]}"
@@ -339,6 +371,8 @@ class Steps(Sequence["Step"]):
     def matching(self, start: int, stop: int, **where: Any) -> list[int]:
         """Indexes of steps ``start`` … ``stop - 1`` matching ``where`` (see ``find``)."""
         sql, params = _step_filter(where)
+        if self._has_traced():
+            return self._traced_matching(start, stop, where)
         rows = self.run.timeline.query(
             f"SELECT s.idx FROM steps s{sql[0]} WHERE s.run_id=? AND s.idx>=? AND s.idx<?{sql[1]}"
             " ORDER BY s.idx", (self.run.id, start, stop, *params))
@@ -363,6 +397,10 @@ class Steps(Sequence["Step"]):
         for bucket, total in rows:
             if 0 <= bucket < buckets:
                 totals[bucket] = int(total or 0)
+        for step in self._traced(start, stop):
+            bucket = (step.index - start) * buckets // span
+            if 0 <= bucket < buckets:
+                totals[bucket] += int(step.n_changed or 0)
         return totals
 
     def __iter__(self) -> Iterator[Step]:
@@ -394,6 +432,37 @@ class StepSummary:
 
 _EQUAL_FILTERS = {"kind": "s.kind", "function": "s.function", "label": "s.label",
                   "thread": "s.thread"}
+
+
+def _summary_of(step: Step) -> StepSummary:
+    return StepSummary(step.index, step.kind, step.label, step.wall_time, step.function,
+                       step.filename, step.lineno, step.depth, step.n_changed, step.thread,
+                       step.task)
+
+
+def _summary_matches(row: StepSummary, previous: StepSummary | None,
+                     where: dict[str, Any]) -> bool:
+    """``_step_filter``'s conditions, checked on one summary (for steps in trace chunks)."""
+    for name, value in where.items():
+        if value is None:
+            continue
+        if name in _EQUAL_FILTERS:
+            if getattr(row, name) != value:
+                return False
+        elif name == "max_depth":
+            if row.depth > int(value):
+                return False
+        elif name == "text":
+            text = f"{row.function or ''} {row.filename or ''} {row.label or ''}".lower()
+            if str(value).lower() not in text:
+                return False
+        elif name == "new_stretch":
+            if value and previous is not None and (previous.function == row.function
+                                                   and previous.depth == row.depth):
+                return False
+        else:
+            raise TypeError(f"unknown step condition {name!r}")
+    return True
 
 
 def _step_filter(where: dict[str, Any]) -> tuple[tuple[str, str], list[Any]]:

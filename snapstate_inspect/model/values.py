@@ -107,6 +107,8 @@ class PreviewLoader:
 
     def cached(self, value: Value) -> dict[str, Any] | None:
         """The preview if it is already in memory (cheap), else None."""
+        if value.is_inline:  # a scalar stored in a traced step itself: its preview is built here
+            return value.preview
         key = value.preview_key or f"inline:{value.digest}"
         with self._lock:
             found = self._cache.get(key)
