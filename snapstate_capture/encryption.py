@@ -172,9 +172,10 @@ def unseal_blob(timeline: Timeline, blob_key: str, key_id: str) -> bytes:
 
 
 def locked_preview(key_id: str, reason: str) -> dict[str, Any]:
-    """The preview shown for a value that cannot be decrypted."""
+    """The preview shown for a value that cannot be decrypted: ``"sealed": {key_id, reason}``
+    marks it (``Value.is_sealed``)."""
     return {"type": "?", "repr": f"<locked: encrypted with key {key_id[:16]} ({reason})>",
-            "locked": {"key_id": key_id[:16], "reason": reason}}
+            "sealed": {"key_id": key_id[:16], "reason": reason}}
 
 
 def sealed_preview(value: Value) -> dict[str, Any]:

@@ -162,3 +162,26 @@ class RunSigner:
         if self.key is None or state is None:
             return _UNSIGNED
         return self._stage(replace(state, end=end_fields(**fields)))
+
+    def resume(self, run_id: str, *, signature: Any, key_id: Any, header: dict[str, Any],
+               steps: int, head: bytes | None, effects: list[dict[str, Any]]) -> bool:
+        """Continue signing a run another writer began (the trace writer process attaching to
+        the recorder's run). Only when the run's stored signature verifies under this key as
+        it stands — resuming must never re-sign (launder) a run altered in between.
+
+        ``header`` as ``header_digest`` takes it; ``effects``: the journal rows in ``seq``
+        order, as ``effect_fields`` takes them. Returns True when signing resumed.
+        """
+        if self.key is None or key_id != self.key.key_id or not isinstance(signature, bytes):
+            return False
+        try:
+            state = RunState(run_id, header_digest(run_id=run_id, **header), steps=steps,
+                             head=head or GENESIS)
+            for fields in effects:
+                state = state.with_effect(effect_fields(**fields))
+        except (TypeError, ValueError):
+            return False
+        if not check_signature(self.key, state, signature):
+            return False
+        self._states[run_id] = state
+        return True

@@ -18,8 +18,10 @@ inflated in 1 MiB pieces, and steps are read 1,000 at a time.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +31,7 @@ from .keys import UserKey
 from .signing import RunState, check_signature, effect_fields, end_fields, header_digest
 from .store import blobs
 from .store.reader import Run, Timeline
-from .store.writer import chain_fields
+from .store.writer import chain_fields, chunk_chain_fields
 
 _PAGE = 1000
 _INFLATE_PIECE = 1 << 20
@@ -250,36 +252,85 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
     return report
 
 
-def _check_steps(timeline: Timeline, run_id: str, count: int, report: RunReport,
-                 usage: _Usage | None) -> tuple[bytes, int]:
-    """Recompute the chain over steps ``0 … count-1``; set ``report.chain_broken_at`` at the
-    first bad one. Returns the recomputed head and the index after the last step read."""
-    previous, expected, after = GENESIS, 0, -1
+def _step_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
+    after = -1
     while True:
         rows = timeline.query(
             "SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors, hash"
             " FROM steps WHERE run_id=? AND idx>? AND idx<? ORDER BY idx LIMIT ?",
             (run_id, after, count, _PAGE))
-        for row in rows:
-            index, stored = row[0], row[10]
-            if report.chain_broken_at is None:
-                if index != expected:
-                    report.chain_broken_at = expected
-                    report.chain_problem = f"step {expected} is missing"
-                else:
-                    digest = _step_hash(previous, row)
-                    if digest is None or digest != stored:
-                        report.chain_broken_at = expected
-                        report.chain_problem = (f"step {expected} is malformed" if digest is None
-                                                else f"step {expected} was altered")
-                    else:
-                        previous = digest
-            if usage is not None and isinstance(index, int):
-                usage.add_step(index, row[7], row[8])
-            expected = index + 1 if isinstance(index, int) else expected + 1
+        yield from rows
         if len(rows) < _PAGE:
-            return previous, expected
+            return
         after = rows[-1][0]
+
+
+def _chunk_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
+    """``(first, None, count, data, hash)`` of the run's trace chunks, a few at a time (each
+    holds up to thousands of steps)."""
+    after = -1
+    while True:
+        rows = timeline.query(
+            "SELECT first, count, data, hash FROM trace_chunks WHERE run_id=? AND first>?"
+            " AND first<? ORDER BY first LIMIT 16", (run_id, after, count))
+        for first, size, data, stored in rows:
+            yield (first, None, size, data, stored)
+        if len(rows) < 16:
+            return
+        after = rows[-1][0]
+
+
+def _has_chunks(timeline: Timeline) -> bool:
+    return bool(timeline.query(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='trace_chunks'"))
+
+
+def _check_steps(timeline: Timeline, run_id: str, count: int, report: RunReport,
+                 usage: _Usage | None) -> tuple[bytes, int]:
+    """Recompute the chain over steps ``0 … count-1`` — ``steps`` rows and trace chunks, in
+    index order (schema version 2) — and set ``report.chain_broken_at`` at the first bad one.
+    Returns the recomputed head and the index after the last step read."""
+    units: Iterator[tuple] = _step_rows(timeline, run_id, count)
+    if _has_chunks(timeline):
+        units = heapq.merge(units, _chunk_rows(timeline, run_id, count),
+                            key=lambda row: row[0] if isinstance(row[0], int) else -1)
+    previous, expected = GENESIS, 0
+    for row in units:
+        index, is_chunk = row[0], row[1] is None
+        if report.chain_broken_at is None:
+            if index != expected:
+                report.chain_broken_at = expected
+                report.chain_problem = f"step {expected} is missing"
+            else:
+                digest = _chunk_hash(previous, row) if is_chunk else _step_hash(previous, row)
+                if digest is None or digest != row[-1]:
+                    report.chain_broken_at = expected
+                    what = (f"the trace chunk of steps {index}-{index + row[2] - 1}"
+                            if is_chunk and _int(row[2]) else f"step {expected}")
+                    report.chain_problem = (f"{what} is malformed" if digest is None
+                                            else f"{what} was altered")
+                else:
+                    previous = digest
+        if usage is not None and isinstance(index, int) and not is_chunk:
+            usage.add_step(index, row[7], row[8])
+        if not isinstance(index, int):
+            expected += 1
+        elif is_chunk:
+            expected = index + (row[2] if _int(row[2]) and row[2] > 0 else 1)
+        else:
+            expected = index + 1
+    return previous, expected
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _chunk_hash(previous: bytes, row: tuple) -> bytes | None:
+    first, _, count, data, _ = row
+    if not isinstance(data, bytes) or not _int(count):
+        return None
+    return chain_hash(previous, chunk_chain_fields(data, first, count))
 
 
 def _step_hash(previous: bytes, row: tuple) -> bytes | None:

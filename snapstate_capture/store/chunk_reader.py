@@ -182,7 +182,7 @@ class TracedStep(Step):
                       "locals": [[name, value_ref(value)]
                                  for name, value in live.locals.items()]}
             key = content_hash(canonical_json(record)).hex()
-            out.append(Frame(self.run.timeline, key, record))
+            out.append(Frame(self.run.timeline, key, record, step=self))
         return tuple(out)
 
     @cached_property
@@ -190,7 +190,7 @@ class TracedStep(Step):
         """``return`` (return steps), ``exception`` (exception steps); empty otherwise."""
         if self.kind == "gap":
             return {}
-        return {name: Value(self.run.timeline, name, value_ref(value))
+        return {name: Value(self.run.timeline, name, value_ref(value), step=self)
                 for name, value in self._extra_values.items()}
 
 

@@ -16,6 +16,16 @@ from ..errors import TimelineError
 from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+#: What SQLite raises on a damaged file. Python's sqlite3 raises UnicodeDecodeError instead when
+#: SQLite's own message quotes non-UTF-8 bytes from a corrupt schema (``db_error_text``).
+DB_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+
+def db_error_text(exc: BaseException) -> str:
+    """SQLite's message for ``exc`` (one of ``DB_ERRORS``), undecodable bytes replaced."""
+    if isinstance(exc, UnicodeDecodeError) and isinstance(exc.object, bytes):
+        return exc.object.decode("utf-8", "replace")
+    return str(exc)
 #: Page size of new files. ``blobs`` is a WITHOUT ROWID table, whose rows spill into overflow
 #: pages beyond about a quarter of a page: with 8 kB pages W2's 2.1 kB chunks of its 5 MB list
 #: each wasted most of an 8 kB page (9.1 MB file); with 16 kB pages W2 is 2.5 MB and W1 1.43 MB
@@ -49,8 +59,8 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
                 conn.executescript(f"BEGIN IMMEDIATE; {SCHEMA}"
                                    f" PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
         return conn
-    except sqlite3.DatabaseError as exc:
-        raise TimelineError(path, f"cannot write timeline ({exc})") from None
+    except DB_ERRORS as exc:
+        raise TimelineError(path, f"cannot write timeline ({db_error_text(exc)})") from None
 
 
 def make_dirs_private(directory: Path) -> None:
@@ -94,17 +104,17 @@ def open_for_reading(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30.0)
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
-        raise TimelineError(path, f"not a readable timeline ({exc})") from None
+    except DB_ERRORS as exc:
+        raise TimelineError(path, f"not a readable timeline ({db_error_text(exc)})") from None
     if app_id != APPLICATION_ID:
         conn.close()
         raise TimelineError(path, "not a SnapState timeline (an SQLite database of another kind)")
     _check_version(path, version)
     try:
         conn.execute("SELECT count(*) FROM runs").fetchone()
-    except sqlite3.DatabaseError as exc:
+    except DB_ERRORS as exc:
         conn.close()
-        raise TimelineError(path, f"damaged timeline ({exc})") from None
+        raise TimelineError(path, f"damaged timeline ({db_error_text(exc)})") from None
     return conn
 
 

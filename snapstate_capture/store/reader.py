@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, overload
 
 from ..errors import IntegrityError, NotFoundError, TimelineError
-from . import blobs, previews
-from .connection import open_for_reading
+from . import blobs, previews, sanitize
+from .connection import DB_ERRORS, db_error_text, open_for_reading
 from .writer import process_start_marker
 
 _STEP_COLUMNS = ("idx, kind, label, wall, mono, thread, task, function, filename, lineno, depth,"
@@ -87,8 +87,9 @@ class Timeline:
                 raise TimelineError(self.path, "timeline is closed")
             try:
                 return self._conn.execute(sql, params).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise TimelineError(self.path, f"damaged timeline ({exc})") from None
+            except DB_ERRORS as exc:
+                raise TimelineError(self.path, f"damaged timeline ({db_error_text(exc)})") \
+                    from None
 
     @property
     def runs(self) -> list[Run]:
@@ -156,6 +157,18 @@ class Timeline:
         rows = self.query("SELECT codec, size, data FROM blobs WHERE hash=?", (raw,))
         return rows[0] if rows else None
 
+    def check_size(self, key: str, limit: int) -> None:
+        """Raise ``IntegrityError`` when blob ``key`` claims more than ``limit`` bytes: frame
+        records, previews and source are never that big, and a hostile file's zlib bomb must
+        not be inflated to find out (``sanitize.MAX_RECORD``)."""
+        try:
+            raw = bytes.fromhex(key)
+        except (ValueError, TypeError):
+            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        rows = self.query("SELECT size FROM blobs WHERE hash=?", (raw,))
+        if rows and (not isinstance(rows[0][0], int) or rows[0][0] > limit):
+            raise IntegrityError(self.path, f"blob {key[:12]} is too large for what it holds")
+
     def blob_sizes(self, keys: Sequence[str]) -> dict[str, int]:
         """Uncompressed sizes in bytes of the blobs ``keys`` (hex) that exist, in one query
         (lets a reader decide how to load a value before reading it)."""
@@ -169,7 +182,8 @@ class Timeline:
             return {}
         marks = ",".join("?" * len(raws))
         rows = self.query(f"SELECT hash, size FROM blobs WHERE hash IN ({marks})", raws)
-        return {bytes(h).hex(): int(size) for h, size in rows}
+        return {bytes(h).hex(): size for h, size in rows
+                if isinstance(h, bytes) and isinstance(size, int) and size >= 0}
 
     def json_blob(self, key: str) -> Any:
         """Return blob ``key`` decoded as JSON, through a small LRU cache."""
@@ -177,6 +191,7 @@ class Timeline:
             if key in self._json_cache:
                 self._json_cache.move_to_end(key)
                 return self._json_cache[key]
+        self.check_size(key, sanitize.MAX_RECORD)
         try:
             value = json.loads(self.blob(key))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
@@ -210,13 +225,7 @@ class ParentRef:
     step: int
 
 
-def _loads(text: str | None, default: Any) -> Any:
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, TypeError, RecursionError):
-        return default
+_loads = sanitize.loads_bounded
 
 
 class Run:
@@ -225,12 +234,13 @@ class Run:
     def __init__(self, timeline: Timeline, row: tuple) -> None:
         (self.id, self.seq, self.name, stored_status, self.started, self.ended, self.pid,
          self.host, self._proc_start, entry, env, parent_run, parent_step, error,
-         self.step_count, self.chain_head, self.signature, self.key_id) = row
+         self.step_count, self.chain_head, self.signature, self.key_id) = \
+            sanitize.run_row(timeline.path, row)
         self.timeline = timeline
         self.stored_status: str = stored_status
-        self.entry: dict[str, Any] = _loads(entry, {})
-        self.env: dict[str, Any] = _loads(env, {})
-        self.error: dict[str, Any] | None = _loads(error, None)
+        self.entry: dict[str, Any] = _loads(entry, {}, kind=dict)
+        self.env: dict[str, Any] = _loads(env, {}, kind=dict)
+        self.error: dict[str, Any] | None = _loads(error, None, kind=dict)
         self.parent = ParentRef(parent_run, parent_step) if parent_run else None
         self.steps = Steps(self)
 
@@ -275,8 +285,22 @@ class Steps(Sequence["Step"]):
         self.run = run
 
     def __len__(self) -> int:
-        rows = self.run.timeline.query("SELECT step_count FROM runs WHERE id=?", (self.run.id,))
-        return int(rows[0][0]) if rows else 0
+        # Never more than the rows present: a crafted step count cannot promise 2**62 steps.
+        timeline = self.run.timeline
+        rows = timeline.query(
+            "SELECT step_count, (SELECT max(idx) + 1 FROM steps WHERE run_id=?) FROM runs"
+            " WHERE id=?", (self.run.id, self.run.id))
+        if not rows:
+            return 0
+        count, present = rows[0]
+        if timeline.chunk_steps.available:
+            chunked = timeline.query("SELECT max(first + count) FROM trace_chunks"
+                                     " WHERE run_id=?", (self.run.id,))[0][0]
+            if isinstance(chunked, int) and (not isinstance(present, int) or chunked > present):
+                present = chunked
+        if not isinstance(count, int) or not isinstance(present, int):
+            return 0
+        return max(0, min(count, present))
 
     @overload
     def __getitem__(self, index: int) -> Step: ...
@@ -497,11 +521,11 @@ class Step:
     def __init__(self, run: Run, row: tuple) -> None:
         (self.index, self.kind, self.label, self.wall_time, self.mono_time, self.thread,
          self.task, self.function, self.filename, self.lineno, self.depth, frames, extra,
-         errors, self.n_changed, self.hash) = row
+         errors, self.n_changed, self.hash) = sanitize.step_row(run.timeline.path, row)
         self.run = run
-        self.frame_keys: list[str] = _loads(frames, [])
-        self._extra_refs: dict[str, Any] = _loads(extra, {})
-        self.errors: list[str] = _loads(errors, [])
+        self.frame_keys: list[str] = frames
+        self._extra_refs: dict[str, Any] = extra
+        self.errors: list[str] = errors
         #: Pending asyncio tasks at this step (traced steps only; see ``async_tasks``).
         self.tasks: list[list[Any]] | None = None
 
@@ -532,12 +556,8 @@ class Frame:
         self.timeline = timeline
         self.step = step
         self.key = key
-        self.function: str = str(record.get("function", "?"))
-        self.filename: str = str(record.get("filename", "?"))
-        self.lineno: int = int(record.get("lineno") or 0)
-        self.code_hash: str | None = record.get("code")
-        self.source_hash: str | None = record.get("source")
-        self._local_refs: list = record.get("locals") or []
+        (self.function, self.filename, self.lineno, self.code_hash, self.source_hash,
+         self._local_refs) = sanitize.frame_record(record)
 
     def __repr__(self) -> str:
         return f"<Frame {self.function} {self.filename}:{self.lineno}>"
@@ -557,6 +577,7 @@ class Frame:
         empty when the source was not available at capture time."""
         if not self.source_hash:
             return ()
+        self.timeline.check_size(self.source_hash, sanitize.MAX_RECORD)
         return tuple(self.timeline.blob(self.source_hash).decode("utf-8", "replace")
                      .splitlines())
 
@@ -573,7 +594,7 @@ class Value:
         self.timeline = timeline
         self.step = step  # where it was read from: the trust gate checks that step's run
         self.name = name
-        self.ref = ref
+        self.ref = ref = sanitize.value_ref(ref)
         self.preview_key: str | None = ref.get("p")
         self.payload_key: str | None = ref.get("b")
         self.serializer: str | None = ref.get("s")
@@ -597,11 +618,11 @@ class Value:
         if self.ref.get("x"):
             from ..encryption import sealed_preview  # encrypted at rest: locked without the key
 
-            return sealed_preview(self)
+            return sanitize.preview(sealed_preview(self))
         data = self.timeline.preview_blob(self.preview_key)
         if not isinstance(data, dict):
             raise IntegrityError(self.timeline.path, f"preview of {self.name} is malformed")
-        return data
+        return sanitize.preview(data)
 
     @property
     def digest(self) -> str:
@@ -624,9 +645,10 @@ class Value:
         return "placeholder" in self.preview
 
     @property
-    def is_locked(self) -> bool:
-        """Encrypted, and the user's key cannot open it (see ``snapstate_capture.encryption``)."""
-        return "locked" in self.preview
+    def is_sealed(self) -> bool:
+        """Encrypted, and the user's key cannot open it: shown as locked
+        (see ``snapstate_capture.encryption``)."""
+        return "sealed" in self.preview
 
     @property
     def is_redacted(self) -> bool:

@@ -197,11 +197,23 @@ class TimelineWriter:
         """Continue appending to an existing run (its step count and chain head are re-read);
         used by the trace writer process. Raises ``KeyError`` when the run is not in the file."""
         with self._lock:
-            row = self._conn.execute("SELECT step_count, chain_head FROM runs WHERE id=?",
-                                     (run_id,)).fetchone()
+            row = self._conn.execute(
+                "SELECT step_count, chain_head, signature, key_id, name, started, pid, host,"
+                " proc_start, entry, env, parent_run, parent_step FROM runs WHERE id=?",
+                (run_id,)).fetchone()
             if row is None:
                 raise KeyError(run_id)
             self._chain[run_id] = (int(row[0]), bytes(row[1]) if row[1] else GENESIS)
+            effects = self._conn.execute(
+                "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value"
+                " FROM effects WHERE run_id=? ORDER BY seq", (run_id,)).fetchall()
+            self._signer.resume(
+                run_id, signature=row[2], key_id=row[3],
+                header=dict(zip(("name", "started", "pid", "host", "proc_start", "entry", "env",
+                                 "parent_run", "parent_step"), row[4:])),
+                steps=int(row[0]), head=row[1],
+                effects=[dict(zip(("seq", "step", "site", "task", "ordinal", "name",
+                                   "args_hash", "outcome", "value"), e)) for e in effects])
 
     def next_index(self, run_id: str) -> int:
         """The index the run's next step will get."""
@@ -225,13 +237,15 @@ class TimelineWriter:
                 conn.execute(
                     "INSERT INTO trace_chunks (run_id, first, count, data, hash)"
                     " VALUES (?,?,?,?,?)", (run_id, first, count, data, digest))
-                conn.execute("UPDATE runs SET step_count=?, chain_head=? WHERE id=?",
-                             (first + count, digest, run_id))
+                signed = self._signer.step(run_id, first + count, digest)
+                conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
+                             (first + count, digest, signed.signature, run_id))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 self._known.difference_update(blob_items)
                 raise
+            signed.commit()
             self._chain[run_id] = (first + count, digest)
             return first
 

@@ -79,8 +79,13 @@ class _Pickler(pickle.Pickler):
     def __init__(self, file: io.BytesIO, overrides: dict[int, tuple]) -> None:
         super().__init__(file, protocol=PROTOCOL)
         self._overrides = overrides
+        #: Namedtuple classes met while writing (their fields are names: see _has_secret_name).
+        self.field_classes: set[type] = set()
 
     def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        if cls.__base__ is tuple and isinstance(cls.__dict__.get("_fields"), tuple):
+            self.field_classes.add(cls)
         return _override(obj, self._overrides)
 
 
@@ -147,15 +152,54 @@ def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
         pickler.dump(obj)
     except Exception:  # noqa: BLE001 - any failure: the part-by-part path finds the bad part
         return None
-    if options.redact_secrets and _memo_has_secret_name(pickler, options):
-        return None
     data = buffer.getvalue()
+    if options.redact_secrets and _has_secret_name(pickler, data, options):
+        return None
     if len(data) > options.max_payload_bytes:
         return Serialized(None, None, f"payload too large ({len(data)} bytes)")
     loadable, error = _test_load("pickle", data, options)
     if loadable is False:
         return None
     return Serialized(data, "pickle", error, loadable)
+
+
+#: Below this payload size, names are found by scanning the bytes for short strings (fast for
+#: text-heavy data such as chat messages); above it, through the pickler's memo (a big binary
+#: payload, such as an array, holds many stray 0x8c bytes but few memoized objects).
+SCAN_BYTES_MAX = 256 * 1024
+_SHORT_STR = b"\x8c"  # SHORT_BINUNICODE: every string under 256 bytes in protocol 4+
+_NAME_MAX = 255  # every short string: names longer than 64 characters exist
+
+
+def _has_secret_name(pickler: pickle.Pickler, data: bytes, options: ValueOptions) -> bool:
+    """True when a name in the pickle (a dict key or attribute name: a short string), or a
+    field of a namedtuple class it wrote, is a secret name; then the part-by-part path redacts.
+    False positives (a short *value* such as ``"password"``) only cost the slower path."""
+    if len(data) > SCAN_BYTES_MAX:
+        return _memo_has_secret_name(pickler, options)
+    cache = secret_cache(options)
+    is_secret = options.is_secret
+    find, size = data.find, len(data)
+    pos = find(_SHORT_STR)
+    while pos >= 0:
+        length = data[pos + 1] if pos + 1 < size else 0
+        if 0 < length <= _NAME_MAX:
+            raw = data[pos + 2:pos + 2 + length]
+            found = cache.get(raw)
+            if found is None:
+                if len(cache) > 20_000:
+                    cache.clear()
+                found = cache[raw] = is_secret(raw.decode("utf-8", "replace"))
+            if found:
+                return True
+        pos = find(_SHORT_STR, pos + 1)
+    return _classes_have_secret_fields(pickler, options)
+
+
+def _classes_have_secret_fields(pickler: pickle.Pickler, options: ValueOptions) -> bool:
+    """Namedtuples write their fields by position, not by name: check the classes written."""
+    seen = getattr(pickler, "field_classes", None)
+    return bool(seen) and any(options.is_secret(f) for cls in seen for f in cls._fields)
 
 
 def _memo_has_secret_name(pickler: pickle.Pickler, options: ValueOptions) -> bool:
@@ -166,7 +210,7 @@ def _memo_has_secret_name(pickler: pickle.Pickler, options: ValueOptions) -> boo
     for _, written in pickler.memo.copy().values():
         cls = type(written)
         if cls is str:
-            if len(written) <= 64:
+            if len(written) <= _NAME_MAX:
                 found = cache.get(written)
                 if found is None:
                     if len(cache) > 20_000:

@@ -141,6 +141,11 @@ class PreviewBuilder:
         if cls is str:
             limit = min(opts.max_string, opts.max_repr) if depth else opts.max_string
             return {"type": "builtins.str", "repr": safe_repr(obj, limit), "len": len(obj)}
+        if cls is dict or cls is list:  # the hot path of agent states
+            if id(obj) in path_ids:
+                return {"type": _BUILTIN_NAMES[cls], "repr": "<cycle>"}
+            return self._builtin_container(obj, cls, {"type": _BUILTIN_NAMES[cls]}, depth,
+                                           path_ids)
         if cls in _SCALARS:
             return {"type": _BUILTIN_NAMES[cls] if cls in _BUILTIN_NAMES else type_name(obj),
                     "repr": safe_repr(obj, opts.max_repr)}
@@ -165,8 +170,6 @@ class PreviewBuilder:
                     return node
                 if done is not None:
                     return done
-        if cls is dict or cls is list:
-            return self._builtin_container(obj, cls, node, depth, path_ids)
         children = self._children(obj, cls)
         if children is None:
             node["repr"] = self.repr_of(obj)
@@ -215,7 +218,8 @@ class PreviewBuilder:
         try:
             total = len(obj)
             if cls is dict:
-                items = [(_key_label(k), k if type(k) is str else None, v)
+                items = [(f"[{k!r}]", k, v) if type(k) is str and len(k) <= 80
+                         else (_key_label(k), k if type(k) is str else None, v)
                          for k, v in itertools.islice(obj.items(), limit)]
             else:
                 items = [(f"[{i}]", None, v) for i, v in enumerate(itertools.islice(obj, limit))]
@@ -231,17 +235,25 @@ class PreviewBuilder:
         path_ids.add(id(obj))
         kids = []
         text_limit = min(self.options.max_string, self.options.max_repr)
+        secrets, node_of = self._secrets, self.node
         try:
             for label, key, value in items:
-                if key is not None and self.is_secret(key):
-                    self.secret_values.append(value)
-                    kids.append([label, redacted_preview(value)])
-                elif type(value) is str:  # the commonest leaf, inlined
-                    text = repr(value if len(value) <= text_limit else value[:text_limit])
-                    kids.append([label, {"type": "builtins.str", "len": len(value),
-                                         "repr": clip(text, text_limit)}])
+                if key is not None:
+                    secret = secrets.get(key)
+                    if secret is None:
+                        secret = self.is_secret(key)
+                    if secret:
+                        self.secret_values.append(value)
+                        kids.append([label, redacted_preview(value)])
+                        continue
+                if type(value) is str:  # the commonest leaf, inlined
+                    size = len(value)
+                    text = repr(value if size <= text_limit else value[:text_limit])
+                    if len(text) > text_limit:
+                        text = text[:text_limit - 1] + "…"
+                    kids.append([label, {"type": "builtins.str", "len": size, "repr": text}])
                 else:
-                    kids.append([label, self.node(value, depth + 1, path_ids)])
+                    kids.append([label, node_of(value, depth + 1, path_ids)])
         finally:
             path_ids.discard(id(obj))
         node["children"] = kids

@@ -30,7 +30,7 @@ def _record_encrypted(path):
 def _locals(path, step=0):
     with snap.open_timeline(path) as timeline:
         frame = timeline.runs[-1].steps[step].frames[-1]
-        return {name: (v.repr, v.is_locked, v.preview) for name, v in frame.locals.items()}
+        return {name: (v.repr, v.is_sealed, v.preview) for name, v in frame.locals.items()}
 
 
 def test_plaintext_never_reaches_the_file(snap_path):
@@ -69,7 +69,7 @@ def test_without_the_key_runs_and_steps_list_and_values_are_locked(snap_path):
         frame = step.frames[-1]
         assert set(frame.locals) >= {"note", "unchanged", "i"}  # names stay readable
         note = frame.locals["note"]
-        assert note.is_locked and "locked" in note.repr and "no key" in note.repr
+        assert note.is_sealed and "locked" in note.repr and "no key" in note.repr
         assert SECRET_TEXT not in str(note.preview)
         with pytest.raises(snap.SnapStateError, match="locked"):
             note.load(trust=True)

@@ -177,3 +177,27 @@ def test_effect_journal_is_covered_and_rolled_back_changes_do_not_advance_signer
     assert _only(_report(path, key)).signature == "valid"
     _edit(path, "UPDATE effects SET value=? WHERE seq=1", (json.dumps({"p": "11" * 16}),))
     assert _only(_report(path, key)).signature == "invalid"
+
+
+def _traced(x):
+    y = x + 1
+    snap.checkpoint("mid", y=y)
+    return y
+
+
+def test_traced_runs_are_signed_across_chunks_and_checkpoints(snap_path):
+    key = keys.generate_key()
+    with snap.record(snap_path, trace="lines", include=[__file__]):
+        total = sum(_traced(i) for i in range(3))
+    assert total == 6
+    conn = connect(snap_path)
+    chunks = conn.execute("SELECT first, count FROM trace_chunks").fetchall()
+    rows = conn.execute("SELECT idx FROM steps").fetchall()
+    conn.close()
+    assert chunks and rows  # both kinds of step storage are covered
+    run = _only(_report(snap_path, key))
+    assert run.signature == "valid" and run.intact and run.steps > len(rows)
+    first = chunks[-1][0]
+    _edit(snap_path, "UPDATE trace_chunks SET data=substr(data, 1, length(data) - 1) WHERE first=?", (first,))
+    run = _only(_report(snap_path, key))
+    assert run.chain_broken_at == first and "trace chunk" in run.chain_problem

@@ -225,3 +225,15 @@ def test_hostile_reduce_becomes_placeholder_rest_kept(snap_path):
     assert holder["path"] == "state['bad']"
     assert "RuntimeError: not today" in holder["reason"]
     assert got["value"]["good"] == [1, 2] and got["value"]["also"] == "fine"
+
+
+def test_payload_larger_than_the_limit_is_a_placeholder(snap_path):
+    options = snap.CaptureOptions(values=snap.ValueOptions(max_payload_bytes=10_000))
+    with snap.record(snap_path, options=options):
+        small = list(range(10))
+        large = bytes(50_000)
+        snap.checkpoint()
+    got = read_locals(snap_path)
+    assert got["small"]["value"] == list(range(10))
+    assert got["large"]["preview"]["placeholder"]["reason"].startswith("payload too large")
+    assert got["large"]["preview"]["len"] == 50_000

@@ -106,3 +106,18 @@ def test_exempt_names_are_shown():
               "Authorization", "db_password", "private_key"]
     assert [n for n in shown if options.is_secret(n)] == []
     assert [n for n in hidden if not options.is_secret(n)] == []
+
+
+def test_secret_found_by_both_detectors_long_names_and_big_payloads(snap_path):
+    long_name = "service_" + "x" * 70 + "_api_key"
+    with snap.record(snap_path):
+        small = {long_name: SECRET, "n": 1}
+        # > 256 KiB of pickle: names are found through the pickler's memo instead
+        big = {"blob": bytes(300 * 1024), "inner": {"password": SECRET}}
+        snap.checkpoint()
+    assert_secret_absent(snap_path)
+    got = read_locals(snap_path)
+    assert got["small"]["value"]["n"] == 1
+    assert isinstance(got["small"]["value"][long_name], Placeholder)
+    assert got["big"]["value"]["blob"] == bytes(300 * 1024)
+    assert got["big"]["preview"]["redacted_parts"] == ["big['inner']['password']"]
