@@ -1,14 +1,22 @@
 """Replay and fork (DESIGN.md "Replay and fork").
 
 A run is replayed by re-executing its entry in a fresh child process
-(``python -m snapstate_capture.replay CONFIG``, started by ``snapstate replay``): effects are
-served from the run's journal and never executed, random generators are restored, and every
-step the program reaches is compared with the recorded one. The first mismatch is a
-**divergence**, reported as expected vs actual. At a chosen step the child can stop in pdb or a
-console on the live frame, or continue live as a **fork**: a new run in the same file.
+(``python -m snapstate_capture.replay CONFIG``, started by ``launch.replay`` for
+``snapstate replay``): effects are served from the run's journal and never executed, random
+generators are restored, and every step the program reaches is compared with the recorded one.
+The first mismatch is a **divergence**, reported as expected vs actual. At a chosen step the
+child can stop in pdb or a console on the live frame, or continue live as a **fork**: a new run
+in the same file.
 
-Modules: ``session`` (the child's state and the ``record`` hook), ``recorder`` (the replaying
-recorder), ``compare`` (step comparison), ``report`` (divergence reports, preview diffs),
-``journal`` (reading the effect journal), ``drift`` (code drift before replay), ``fork``
-(starting a fork run), ``child`` (the child's main), ``config`` (what the parent tells it).
+Modules: ``launch`` (the parent side), ``config`` (what the parent tells the child), ``child``
+(the child's main: starting the entry), ``session`` (the child's state, the ``record`` hook,
+results), ``recorder`` (the replaying recorder: steps, effects, stop points), ``fastpath`` and
+``compare`` (step comparison), ``report`` (divergence reports, preview diffs), ``journal``
+(the effect journal), ``drift`` (code drift before replay), ``fork`` (starting a fork run),
+``stops`` (pdb and console), ``traced`` (traced runs, replayed into a scratch timeline).
+
+Known limits: only the run's own ``record`` block is replayed — other blocks of the program
+run unrecorded, their effects for real; thread interleavings are not replayed (each thread's
+effects are matched in its own order); stop points at traced steps are not offered yet; values
+of encrypted runs are compared by loading them (slower).
 """

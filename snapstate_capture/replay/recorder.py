@@ -101,6 +101,10 @@ class ReplayRecorder(Recorder):
         except SnapStateError as exc:
             self.session.fail(f"replay stopped at step {self.replayed}: {exc}")
             return None
+        except Exception as exc:  # noqa: BLE001 - never into the program: the replay ends
+            self.session.fail(f"replay stopped at step {self.replayed} by an internal error: "
+                              f"{type(exc).__name__}: {exc}")
+            return None
         finally:
             self._reentry.busy = False
 
@@ -185,9 +189,17 @@ class ReplayRecorder(Recorder):
 
     # -- effects ---------------------------------------------------------------------------
     def serve_effect(self, call: EffectCall) -> None:
-        """Serve ``call`` from the journal, or end the replay with a divergence."""
+        """Serve ``call`` from the journal, or end the replay with a divergence; an internal
+        error ends the replay too, never raising into the program."""
         if self.live:
             return
+        try:
+            self._serve(call)
+        except Exception as exc:  # noqa: BLE001
+            self.session.fail(f"replay stopped at effect {call.name} by an internal error: "
+                              f"{type(exc).__name__}: {exc}")
+
+    def _serve(self, call: EffectCall) -> None:
         session = self.session
         entry = session.journal.next_for(call.task)
         actual = {"name": call.name, "site": call.site, "task": call.task}

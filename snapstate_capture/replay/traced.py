@@ -30,6 +30,7 @@ class TracedReplayRecorder(Recorder):
     """Records the replayed traced run into ``session.scratch`` (see module docstring)."""
 
     serve_effect = ReplayRecorder.serve_effect
+    _serve = ReplayRecorder._serve
     live = False
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,

@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_argument(parser)
     parser.add_argument("--step", type=int, default=None, metavar="N",
                         help="step to show first (negative counts from the end; default 0)")
+    parser.add_argument("--trust", action="store_true",
+                        help="trust FILE for fork and replay check although its runs are not "
+                             "signed with your key (replay runs code from the file)")
     parser.add_argument("--compare", metavar="ID", default=None,
                         help="open the run comparison against run ID (of FILE2, or of FILE); "
                              "with FILE2 alone, its last run is compared")
@@ -46,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
         app = SnapStateApp(reader, other=other, run_id=args.run, step=args.step,
                            follow=args.follow, compare_run=args.compare)
+        app.trust = args.trust  # fork here / replay check (screens/replay.py)
         app.run()
         return int(app.return_code or 0)
     finally:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from textual.screen import Screen
 
 from . import diff_commands  # noqa: F401 - registers the diff actions (issue 8)
+from . import replay  # noqa: F401 - registers "fork here" and "replay check" (issue 9)
 from .help import HelpScreen
 
 SCREENS: dict[str, type[Screen]] = {

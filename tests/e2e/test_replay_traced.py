@@ -42,7 +42,8 @@ def test_traced_run_replays_without_running_effects(tmp_path):
 def test_traced_run_diverges_at_the_first_affected_line(tmp_path):
     path, side, program = _record(tmp_path)
     text = program.read_text()
-    program.write_text(text.replace("    total += i * 2\n", "    total += i * 2 if i != 3 else 0\n"))
+    program.write_text(text.replace("    total += i * 2\n",
+                                    "    total += i * 2 if i != 3 else 0\n"))
     result, data = replay_json(path, "--allow-drift")
     assert result.returncode == 1, result.stderr
     report = data["divergence"]

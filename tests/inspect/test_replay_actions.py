@@ -1,0 +1,79 @@
+"""The inspector's replay actions (issue 9 point 6), driven with Pilot: "replay check" shows
+the outcome; "fork here" → live makes a new branch that appears in the runs tree, selected."""
+
+from __future__ import annotations
+
+import snapstate_capture as snap
+from snapstate_capture.keys import generate_key
+from snapstate_inspect import keymap
+from snapstate_inspect.app import SnapStateApp
+from snapstate_inspect.screens.replay import ForkScreen, ReplayOutcomeScreen
+from snapstate_inspect.screens.runs import RunsScreen
+from tests.e2e.replay_helpers import record_agent, side_lines
+
+from .conftest import settle
+
+
+def _signed_agent(tmp_path):
+    generate_key()  # the run is signed with the user's key, so replay trusts it
+    return record_agent(tmp_path, rounds=2)
+
+
+def test_commands_are_registered_with_keys_and_help():
+    fork, check = keymap.find("fork_here"), keymap.find("replay_check")
+    assert (fork.keys, check.keys) == ("f", "R")
+    assert fork.run is not None and check.run is not None
+
+
+async def test_replay_check_shows_no_divergence(tmp_path):
+    path, side, _ = _signed_agent(tmp_path)
+    before = side_lines(side)
+    with snap.open_timeline(path) as reader:
+        app = SnapStateApp(reader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("R")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, ReplayOutcomeScreen)
+            assert screen.result["status"] == "ok"
+            assert "no divergence" in screen.text.plain
+            await pilot.press("q")
+            await settle(pilot)
+            assert not isinstance(app.screen, ReplayOutcomeScreen)
+    assert side_lines(side) == before
+
+
+async def test_fork_here_live_selects_the_new_branch(tmp_path):
+    path, side, _ = _signed_agent(tmp_path)
+    before = side_lines(side)
+    with snap.open_timeline(path) as reader:
+        original = reader.runs[-1]
+        app = SnapStateApp(reader, step=2)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("f")
+            await settle(pilot)
+            assert isinstance(app.screen, ForkScreen)
+            await pilot.press("l")
+            await settle(pilot)
+            assert isinstance(app.screen, RunsScreen)
+            fork = app.current_run
+            assert fork.id != original.id
+            assert (fork.parent.run_id, fork.parent.step) == (original.id, 2)
+            tree = app.screen.query_one("#runs-tree")
+            assert tree.cursor_node.data == fork.id
+            assert len(app.runs) == 2
+    assert side_lines(side) == before + ["llm question 1", "tool q1"]  # after step 2: live
+
+
+async def test_untrusted_run_is_refused_with_a_notice(tmp_path):
+    path, _, _ = record_agent(tmp_path, rounds=2)  # no key: unsigned
+    with snap.open_timeline(path) as reader:
+        app = SnapStateApp(reader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("R")
+            await settle(pilot)
+            assert not isinstance(app.screen, ReplayOutcomeScreen)
+            assert any("refusing to load" in str(n.message) for n in app._notifications)
