@@ -8,7 +8,7 @@ step rows are inserted with ``executemany`` in large transactions and chained wi
 chain, so ``verify`` would accept the file.
 
 The run looks like a small agent loop: ``main`` → ``plan`` → ``call_tool`` frames, a checkpoint
-per stage, an exception every 10,000 steps, and at step 3 a 10 MB string, a 1,000,000-element
+per stage, an exception every 10,000 steps, and in main's frame for the first loop (steps 0-7) a 10 MB string, a 1,000,000-element
 list and a hand-made preview with 200,000 children (a hostile file must not freeze the UI).
 Prints the time taken. Not committed output: the file is made on demand by bench_inspector.py.
 """

@@ -26,9 +26,12 @@ from typing import Any
 
 from ..trace_stream import (ADOPT, EXCEPTION, GAP, LINE_BITS, LINE_MASK, OPEN, RETURN, TASKS,
                             TIME)
+from . import marshal_check
 
 #: Steps per chunk before the writer starts a new one.
 CHUNK_STEPS = 4096
+#: Largest decoded chunk a reader accepts (bytes): a hostile row cannot inflate beyond it.
+MAX_CHUNK_BYTES = 256 * 1024 * 1024
 
 
 def encode(header: dict[str, Any], items: list[Any]) -> bytes:
@@ -39,7 +42,14 @@ def encode(header: dict[str, Any], items: list[Any]) -> bytes:
 def decode(data: bytes) -> tuple[dict[str, Any], list[Any]]:
     """Return ``(header, items)`` of stored chunk bytes; raises ``ValueError`` when malformed."""
     try:
-        header, items = marshal.loads(zlib.decompress(data))
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(data, MAX_CHUNK_BYTES + 1)
+        if len(raw) > MAX_CHUNK_BYTES:
+            raise ValueError("larger than any chunk the writer makes")
+        problem = marshal_check.check(raw)  # a file may be hostile: see marshal_check
+        if problem:
+            raise ValueError(problem)
+        header, items = marshal.loads(raw)
     except (zlib.error, EOFError, TypeError, ValueError) as exc:
         raise ValueError(f"malformed trace chunk ({exc})") from None
     if not isinstance(header, dict) or not isinstance(items, list):

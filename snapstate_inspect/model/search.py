@@ -100,7 +100,7 @@ class _ValueMatcher:
             name, ref = str(item[0]), item[1]
             if self.needle in name.lower():
                 return name
-            key = ref.get("p")
+            key = Value(self.run.timeline, name, ref).digest
             if not key:
                 continue
             if key not in self._previews:

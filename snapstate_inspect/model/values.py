@@ -109,9 +109,7 @@ class PreviewLoader:
         """The preview if it is already in memory (cheap), else None."""
         if value.is_inline:  # a scalar stored in a traced step itself: its preview is built here
             return value.preview
-        key = value.preview_key
-        if not key:
-            return {"type": "?", "repr": "<no preview>"}
+        key = value.preview_key or f"inline:{value.digest}"
         with self._lock:
             found = self._cache.get(key)
             if found is not None:
@@ -120,36 +118,64 @@ class PreviewLoader:
 
     def quick(self, values: list[Value], budget: int = 2 * LARGE_PREVIEW) -> bool:
         """True when every preview of ``values`` is cached or small (together under ``budget``
-        bytes), so reading them now cannot stall a UI; one size query for the uncached ones."""
-        missing = [v.preview_key for v in values if v.preview_key and self.cached(v) is None]
-        if not missing:
+        bytes), so reading them now cannot stall a UI. Reads sizes only (one query per level:
+        the stored top nodes, then the children blobs they name)."""
+        stored = [v for v in values if _stored(v) and self.cached(v) is None]
+        if not stored:
             return True
+        timeline = stored[0].timeline
         try:
-            sizes = values[0].timeline.blob_sizes(missing)
+            sizes = timeline.blob_sizes([v.preview_key for v in stored])
+            if any(size > LARGE_PREVIEW for size in sizes.values()):
+                return False
+            kids = [k for k in (self._kids_key(v) for v in stored) if k]
+            kid_sizes = timeline.blob_sizes(kids) if kids else {}
         except SnapStateError:
             return False
-        return (all(sizes.get(k, 0) <= LARGE_PREVIEW for k in missing)
-                and sum(sizes.values()) <= budget)
+        return (all(size <= LARGE_PREVIEW for size in kid_sizes.values())
+                and sum(sizes.values()) + sum(kid_sizes.values()) <= budget)
+
+    def _kids_key(self, value: Value) -> str | None:
+        top = self._decode(value.timeline.blob(value.preview_key or ""))
+        kids = top.get("kids") if isinstance(top, dict) else None
+        return kids if isinstance(kids, str) else None
+
+    @staticmethod
+    def _decode(raw: bytes) -> Any:
+        text = raw.decode("utf-8")
+        return json.loads(text) if len(raw) <= LARGE_PREVIEW else _slow_loads(text)
 
     def load(self, value: Value) -> dict[str, Any]:
         """The preview of ``value`` (reads and decodes it when not cached)."""
         found = self.cached(value)
         if found is not None:
             return found
-        key = value.preview_key or ""
         try:
-            raw = value.timeline.blob(key)
-            text = raw.decode("utf-8")
-            data = json.loads(text) if len(raw) <= LARGE_PREVIEW else _slow_loads(text)
+            if _stored(value):
+                data = self._decode(value.timeline.blob(value.preview_key or ""))
+                if isinstance(data, dict) and isinstance(data.get("kids"), str):
+                    # children stored in their own blob (snapstate_capture/store/previews.py)
+                    kids = self._decode(value.timeline.blob(data["kids"]))
+                    data = {k: v for k, v in data.items() if k != "kids"}
+                    data["children"] = kids if isinstance(kids, list) else []
+            else:
+                data = value.preview  # inline or sealed: small, built by the reader
             if not isinstance(data, dict):
                 raise ValueError("not an object")
         except (SnapStateError, UnicodeDecodeError, ValueError, RecursionError) as exc:
             data = {"type": "?", "repr": f"<unreadable preview: {exc}>", "error": str(exc)}
+        key = value.preview_key or f"inline:{value.digest}"
         with self._lock:
             self._cache[key] = data
             while len(self._cache) > self.size:
                 self._cache.popitem(last=False)
         return data
+
+
+def _stored(value: Value) -> bool:
+    """True for a preview kept as a blob of its own (not inline, not sealed)."""
+    return bool(value.preview_key) and not getattr(value, "is_inline", False) \
+        and not value.ref.get("x")
 
 
 def children(preview: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

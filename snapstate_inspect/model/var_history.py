@@ -93,7 +93,7 @@ class VariableTracker:
             if (isinstance(item, list) and len(item) == 2 and item[0] == self.key.name
                     and isinstance(item[1], dict)):
                 ref = item[1]
-                digest = ref.get("b") or ref.get("p")
+                digest = Value(self.run.timeline, self.key.name, ref).digest
                 if self.key.path:
                     digest = self._path_digest(ref)
                 return (digest, ref)
@@ -101,7 +101,7 @@ class VariableTracker:
 
     def _path_digest(self, ref: dict[str, Any]) -> str | None:
         """Identity of the child at ``key.path`` inside the value (its preview as JSON)."""
-        preview_key = ref.get("p") or ""
+        preview_key = Value(self.run.timeline, self.key.name, ref).digest
         if preview_key in self._paths:
             return self._paths[preview_key]
         node: dict[str, Any] | None = self.loader.load(Value(self.run.timeline, "", ref))

@@ -17,8 +17,9 @@ from typing import Any
 from snapstate_capture import Run, SnapStateError
 
 from .. import keymap
-from .compare import CompareScreen
-from .step_diff import StepDiffScreen
+
+# The diff screens import deepdiff (and through it, pandas when installed): seconds of start-up.
+# They are imported when first opened, so the inspector's first screen never waits for them.
 
 DIFF = "Diff"
 
@@ -49,6 +50,8 @@ def diff_against_mark(app: Any) -> None:
     if marked is None:
         app.notify("the marked step cannot be read any more", timeout=3)
         return
+    from .step_diff import StepDiffScreen
+
     app.push_screen(StepDiffScreen(marked, step))
 
 
@@ -82,6 +85,8 @@ def open_comparison(app: Any) -> None:
         app.notify("nothing to compare with: open a second file, or a file with two runs",
                    timeout=3)
         return
+    from .compare import CompareScreen
+
     app.push_screen(CompareScreen(current, other))
 
 

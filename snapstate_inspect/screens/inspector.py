@@ -14,9 +14,9 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 from textual.worker import get_current_worker
 
 from snapstate_capture import SnapStateError
@@ -27,6 +27,7 @@ from ..model.history import Selection
 from ..model.values import REMOVED, SAME, frame_changes, matching_frame
 from ..model.var_history import find_change
 from ..safe_text import plain
+from ..widgets.detail import DetailView
 from ..widgets.sparkline import RunPlot
 from ..widgets.stack import StackView
 from ..widgets.source import SourceView
@@ -87,8 +88,7 @@ class InspectorScreen(Screen[None]):
                     yield SourceView(id="source")
                 with Horizontal(id="lower"):
                     yield VariablesView(id="variables")
-                    with VerticalScroll(id="detail"):
-                        yield Static(id="detail-text")
+                    yield DetailView(id="detail")
         yield StatusBar(id="status")
         yield Footer()
 
@@ -223,9 +223,7 @@ class InspectorScreen(Screen[None]):
         chosen = self.app.variable
         select = chosen.name if chosen is not None and chosen.function == function else None
         tree = self.query_one(VariablesView)
-        tree.show(position, function, rows, extra, select=select, announce=False)
-        node = tree.cursor_node
-        data = node.data if node is not None else None
+        data = tree.show(position, function, rows, extra, select=select, announce=False)
         if data is not None and data.key is not None:
             self.app.variable = data.key
         self._show_detail(data.key if data else None, data.preview if data else None)
@@ -240,11 +238,12 @@ class InspectorScreen(Screen[None]):
         self._show_detail(event.key, event.preview)
 
     def _show_detail(self, key: Any, preview: dict[str, Any] | None) -> None:
-        shown = (key, id(preview))
+        shown = (key, None if preview is None else (preview.get("type"), preview.get("repr"),
+                                                    preview.get("len")))
         if shown == self._detail_shown:
             return
         self._detail_shown = shown
-        detail = self.query_one("#detail-text", Static)
+        detail = self.query_one("#detail", DetailView)
         if preview is None:
             detail.update("")
             return

@@ -33,6 +33,12 @@ class StackView(OptionList):
             self.step = step
             self.position = position
 
+    def refresh(self, *regions, repaint: bool = True, layout: bool = False,
+                recompose: bool = False):
+        """Repaint without a layout pass: this panel's size is fixed by the screen's CSS, and a
+        layout pass redraws the whole screen (the most expensive part of a key press)."""
+        return super().refresh(*regions, repaint=repaint, layout=False, recompose=recompose)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._quiet = False

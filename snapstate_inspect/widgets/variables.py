@@ -89,6 +89,12 @@ class VariablesView(Tree[Node]):
             self.key = key
             self.preview = preview
 
+    def refresh(self, *regions, repaint: bool = True, layout: bool = False,
+                recompose: bool = False):
+        """Repaint without a layout pass: this panel's size is fixed by the screen's CSS, and a
+        layout pass redraws the whole screen (the most expensive part of a key press)."""
+        return super().refresh(*regions, repaint=repaint, layout=False, recompose=recompose)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("locals", id=id)
         self.show_root = False
@@ -101,28 +107,28 @@ class VariablesView(Tree[Node]):
     def show(self, position: int, function: str,
              rows: list[tuple[str, dict[str, Any], str, dict[str, Any] | None]],
              extra: list[tuple[str, dict[str, Any]]], select: str | None = None,
-             announce: bool = True) -> None:
+             announce: bool = True) -> Node | None:
         """Show locals ``rows`` = ``(name, preview, mark, previous preview)`` and step values
-        ``extra``; the cursor goes to ``select`` when it is there."""
+        ``extra``; the cursor goes to ``select`` when it is there, else to the first row.
+        Returns the ``Node`` under the cursor (None for an empty frame)."""
         self.clear()
-        cursor_line = None
-        for name, preview, mark, previous in rows:
-            key = VariableKey(position, function, name)
-            node = self._add_value(self.root, name, preview, mark, Node(key, preview, previous))
-            if name == select:
-                cursor_line = node
+        chosen: Node | None = None
+        line = 0
+        for index, (name, preview, mark, previous) in enumerate(rows):
+            data = Node(VariableKey(position, function, name), preview, previous)
+            self._add_value(self.root, name, preview, mark, data)
+            if chosen is None or name == select:
+                chosen, line = data, index
         if not rows:
             self.root.add_leaf(Text("(no locals)", style="dim italic"), Node(None))
         if extra:
             group = self.root.add(Text("step values", style="bold dim"), Node(None), expand=True)
             for name, preview in extra:
                 self._add_value(group, name, preview, None, Node(None, preview))
-        if cursor_line is not None:
-            self.move_cursor(cursor_line)
-        else:
-            self.cursor_line = 0
+        self.cursor_line = line
         if announce:
             self.announce()
+        return chosen
 
     def announce(self) -> None:
         """Post ``Selected`` for the node under the cursor (after the tree was rebuilt)."""

@@ -33,11 +33,11 @@ def plan(goal: str, attempt: int) -> list:
     return steps
 
 
-def run_agent(rounds: int = 4) -> dict:
+def run_agent(rounds: int = 4, with_lock: bool = True) -> dict:
     memory: list = []
     state = {"goal": "answer", "round": 0, "api_key": "sk-not-for-your-eyes"}
     banner = "[bold red]not markup[/] \x1b[31mred?\x1b[0m"
-    lock = threading.Lock()  # no pickle: stored as a placeholder
+    lock = threading.Lock() if with_lock else None  # no pickle: stored as a placeholder
     for round_no in range(rounds):
         state["round"] = round_no
         steps = plan(state["goal"], round_no % 2)
@@ -48,7 +48,7 @@ def run_agent(rounds: int = 4) -> dict:
             reply = {"error": str(exc)}
         memory.append(reply)
         snap.checkpoint("round done", round_no=round_no)
-    assert banner and lock
+    assert banner and (lock or not with_lock)
     return state
 
 
@@ -61,6 +61,33 @@ def record_agent(path, *, fail: bool = True):
                 raise ValueError(f"gave up after round {state['round']}")
     except ValueError:
         pass
+    return path
+
+
+def record_fixed(path):
+    """Record the agent with a fixed clock and run id, and no object addresses, so the file
+    shows the same on every machine (for snapshot tests)."""
+    import itertools
+    import time
+    import uuid
+    from unittest import mock
+
+    from snapstate_capture import recorder
+
+    ticks = itertools.count()
+
+    def clock() -> float:
+        return 1_700_000_000.0 + next(ticks) * 0.25
+
+    with mock.patch.object(time, "time", clock), \
+            mock.patch.object(recorder, "_wall_clock", clock), \
+            mock.patch.object(uuid, "uuid4", lambda: uuid.UUID(int=0x5EED)):
+        try:
+            with snap.record(path, name="agent"):
+                state = run_agent(with_lock=False)
+                raise ValueError(f"gave up after round {state['round']}")
+        except ValueError:
+            pass
     return path
 
 

@@ -277,3 +277,64 @@ def test_corrupt_schema_text_with_invalid_utf8(valid_file, tmp_path):
         data[start + offset:start + offset + 2] = b"\xff\xfe"
         path.write_bytes(bytes(data))
         open_every_way(path)
+
+
+def _traced_work(n):
+    rows = [[i, str(i)] for i in range(n)]
+    total = sum(r[0] for r in rows)
+    return total
+
+
+@pytest.fixture(scope="module")
+def traced_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("traced") / "traced.snap"
+    with snap.record(path, name="traced", trace="lines", include=[__file__]):
+        for n in range(3):
+            _traced_work(n)
+    return path
+
+
+MARSHAL_BOMBS = {
+    "huge-tuple": b"(" + (2**31 - 1).to_bytes(4, "little"),
+    "huge-list": b"[" + (2**31 - 1).to_bytes(4, "little") + b"N" * 8,
+    "code-object": __import__("marshal").dumps(compile("1", "x", "eval")),
+    "not-a-pair": __import__("marshal").dumps([1, 2, 3]),
+}
+
+
+@pytest.mark.parametrize("bomb", sorted(MARSHAL_BOMBS))
+def test_hostile_trace_chunks_are_refused_cheaply(traced_file, tmp_path, bomb):
+    """marshal believes container sizes: 15 bytes could make it allocate 16 GB. Chunks are
+    checked first (``store/marshal_check.py``)."""
+    path = tmp_path / "chunk.snap"
+    shutil.copyfile(traced_file, path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert conn.execute("SELECT count(*) FROM trace_chunks").fetchone()[0]
+    conn.execute("UPDATE trace_chunks SET data=?", (zlib.compress(MARSHAL_BOMBS[bomb]),))
+    conn.close()
+    tracemalloc.start()
+    try:
+        open_every_way(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB"
+
+
+@settings(FUZZ, max_examples=25)
+@given(flips=st.lists(st.tuples(st.integers(0, 10**9), st.integers(1, 255)), min_size=1,
+                      max_size=6), cut=st.integers(0, 10**9) | st.none())
+def test_mutated_trace_chunks(traced_file, flips, cut):
+    with tempfile.TemporaryDirectory() as directory:
+        path = _copy(traced_file, directory)
+        conn = sqlite3.connect(path, isolation_level=None)
+        first, data = conn.execute("SELECT first, data FROM trace_chunks LIMIT 1").fetchone()
+        raw = bytearray(zlib.decompress(data))
+        for offset, mask in flips:
+            raw[offset % len(raw)] ^= mask
+        if cut is not None:
+            raw = raw[: cut % len(raw)]
+        conn.execute("UPDATE trace_chunks SET data=? WHERE first=?",
+                     (zlib.compress(bytes(raw)), first))
+        conn.close()
+        _check(path)

@@ -10,7 +10,7 @@ from snapstate_inspect.widgets.variables import VariablesView
 
 from .conftest import settle
 
-SIZE = (160, 45)
+SIZE = (120, 36)  # smaller than the snapshots' 160x45: faster to draw
 # The agent's timeline (see tests/inspect/agent.py): calls of plan at 0, 7, 14, 21; exceptions
 # at 19 (ToolError inside call_tool) and 28 (the ValueError that ends the run).
 

@@ -1,0 +1,270 @@
+"""Pilot tests of the views around navigation: variable changes and history, search, runs,
+live follow, help and palette, big values, and text from the file shown literally."""
+
+from __future__ import annotations
+
+import threading
+
+import snapstate_capture as snap
+from snapstate_inspect import keymap
+from snapstate_inspect.app import SnapStateApp
+from snapstate_inspect.screens.help import HelpScreen
+from snapstate_inspect.screens.history import VariableHistoryScreen
+from snapstate_inspect.screens.runs import RunsScreen
+from snapstate_inspect.screens.search import SearchScreen
+from snapstate_inspect.widgets.variables import VariablesView
+
+from .conftest import settle
+from .test_navigation import SIZE, labels, press
+
+
+async def select_variable(pilot, name: str) -> None:
+    tree = pilot.app.screen.query_one(VariablesView)
+    tree.focus()
+    for line in range(tree.last_line + 1):
+        node = tree.get_node_at_line(line)
+        if node is not None and node.data is not None and node.data.key is not None \
+                and node.data.key.name == name and not node.data.key.path:
+            tree.cursor_line = line
+            break
+    await settle(pilot)
+    assert pilot.app.variable is not None and pilot.app.variable.name == name
+
+
+async def test_next_and_previous_change_of_a_variable(reader):
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(pilot, "g", "6", "enter")
+        await select_variable(pilot, "memory")
+        await press(pilot, "v")  # memory grows once per round: 6, 13, 20, 27
+        assert app.selection.step == 13
+        await press(pilot, "v")
+        assert app.selection.step == 20
+        await press(pilot, "V", "V")
+        assert app.selection.step == 6
+        await press(pilot, "V")  # memory was added (an empty list) at step 0
+        assert app.selection.step == 0
+        await press(pilot, "V")
+        assert app.selection.step == 0  # nothing earlier: stays
+
+
+async def test_variable_history_lists_changes_and_jumps(reader):
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(pilot, "g", "6", "enter")
+        await select_variable(pilot, "memory")
+        await press(pilot, "h")
+        screen = app.screen
+        assert isinstance(screen, VariableHistoryScreen)
+        await settle(pilot)
+        steps = [change.step for change in screen.changes]
+        assert steps == [0, 6, 13, 20, 27]
+        options = screen.query_one("#history-list")
+        text = options.get_option_at_index(2).prompt.plain
+        assert text.startswith("step       13") and "→" in text and "~" in text
+        options.highlighted = 3
+        await press(pilot, "enter")
+        assert not isinstance(app.screen, VariableHistoryScreen)
+        assert app.selection.step == 20
+
+
+async def test_search_runs_in_background_and_marks_hits(reader):
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash")
+        assert isinstance(app.screen, SearchScreen)
+        for key in "flaky":
+            await pilot.press(key)
+        await press(pilot, "enter")
+        state = app.search
+        assert state.finished and state.query == "flaky"
+        # 'flaky' is in tool's value in call_tool at round 2 and in the reply/memory after it
+        assert 18 in state.hits and 19 in state.hits and state.where[18].startswith("value")
+        assert all(h >= 17 for h in state.hits)
+        progress = str(app.screen.query_one("#search-progress").render())
+        assert f"{len(state.hits)} hit" in progress
+        await press(pilot, "tab", "q")  # close from the hit list; hits stay, "." walks them
+        assert app.screen.query_one("#timeline").hits == frozenset(state.hits)
+        await press(pilot, "full_stop")
+        assert app.selection.step == state.hits[0]
+        await press(pilot, "full_stop")
+        assert app.selection.step == state.hits[1]
+        await press(pilot, "comma")
+        assert app.selection.step == state.hits[0]
+        assert "search 'flaky'" in str(app.screen.query_one("#status").render())
+
+
+async def test_search_by_function_and_label_and_choose_a_hit(reader):
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash")
+        for key in "round done":
+            await pilot.press("space" if key == " " else key)
+        await press(pilot, "enter")
+        assert app.search.hits == [6, 13, 20, 27]
+        assert {app.search.where[h] for h in app.search.hits} == {"label"}
+        await press(pilot, "tab", "down", "down", "enter")  # the second hit
+        assert app.selection.step == 13
+
+
+def _forked_file(path):
+    with snap.record(path, name="parent") as parent:
+        for n in range(6):
+            snap.checkpoint(f"p{n}", n=n)
+    with snap.record(path, name="fork", parent=(parent.run_id, 3)):
+        for n in range(3):
+            snap.checkpoint(f"f{n}", n=n)
+    with snap.record(path, name="other"):
+        snap.checkpoint("o0")
+    return path
+
+
+async def test_runs_tree_and_switching(tmp_path):
+    reader = snap.open_timeline(_forked_file(tmp_path / "forks.snap"))
+    try:
+        app = SnapStateApp(reader, run_id=reader.runs[0].id, step=5)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert app.current_run.name == "parent" and app.selection.step == 5
+            await press(pilot, "r")
+            screen = app.screen
+            assert isinstance(screen, RunsScreen)
+            tree = screen.query_one("#runs-tree")
+            roots = [node.label.plain for node in tree.root.children]
+            assert len(roots) == 2 and "parent" in roots[0] and "other" in roots[1]
+            fork = tree.root.children[0].children[0]
+            assert "fork" in fork.label.plain and "at step 3" in fork.label.plain
+            tree.move_cursor(fork)
+            await press(pilot, "enter")
+            assert app.current_run.name == "fork"
+            assert app.selection.step == 2  # kept where it makes sense: clamped to the fork
+            await press(pilot, "left_square_bracket")  # back to the parent at step 5
+            assert app.current_run.name == "parent" and app.selection.step == 5
+    finally:
+        reader.close()
+
+
+async def test_live_follow_shows_new_steps(tmp_path):
+    path = tmp_path / "live.snap"
+    started, more, done = threading.Event(), threading.Event(), threading.Event()
+
+    def program():
+        with snap.record(path, name="live"):
+            for n in range(3):
+                snap.checkpoint(f"s{n}", n=n)
+            started.set()
+            more.wait(10)
+            for n in range(3, 6):
+                snap.checkpoint(f"s{n}", n=n)
+            done.set()
+            more.wait(10)
+
+    thread = threading.Thread(target=program)
+    thread.start()
+    try:
+        assert started.wait(10)
+        reader = snap.open_timeline(path)
+        app = SnapStateApp(reader)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert app.follow  # the run is being recorded: follow is on
+            assert app.step_count() == 3
+            more.set()
+            assert done.wait(10)
+            for _ in range(40):
+                await pilot.pause(0.1)
+                if app.selection.step == 5:
+                    break
+            assert app.selection.step == 5
+            assert app.screen.query_one("#timeline").count == 6
+            await press(pilot, "l")
+            assert not app.follow
+        reader.close()
+    finally:
+        more.set()
+        thread.join(10)
+
+
+async def test_help_lists_every_binding_and_palette_every_command(reader):
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert all(command.title in titles for command in keymap.COMMANDS
+                   if command.id != "palette")
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        from rich.console import Console
+
+        from snapstate_inspect.screens.help import help_table
+
+        console = Console(width=120, record=True)
+        console.print(help_table())
+        text = console.export_text()
+        for command in keymap.COMMANDS:
+            assert command.title in text and command.key_display in text
+        shown = app.export_screenshot().replace("&#160;", " ")
+        assert "Next exception" in shown and "Step over" in shown
+        await press(pilot, "q")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_palette_command_runs_the_action(reader):
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        command = next(c for c in app.get_system_commands(app.screen)
+                       if c.title == "Next exception")
+        command.callback()
+        await settle(pilot)
+        assert app.selection.step == 19
+
+
+async def test_file_text_is_shown_literally(reader):
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(pilot, "g", "6", "enter")
+        rows = labels(app.screen.query_one(VariablesView))
+        banner = next(r for r in rows if "banner" in r)
+        assert "'[bold red]not markup[/] \\x1b[31mred?\\x1b[0m'" in banner
+        secret = next(r for r in rows if r[2:].startswith("state"))
+        assert "sk-not" not in secret and "<redacted>" in secret
+        lock = next(r for r in rows if r[2:].startswith("lock"))
+        assert "[placeholder:" in lock
+
+
+async def test_big_values_page_and_never_block(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from make_big_timeline import make
+    finally:
+        sys.path.pop(0)
+    path = tmp_path / "big.snap"
+    make(path, 16)
+    reader = snap.open_timeline(path)
+    app = SnapStateApp(reader, step=0)  # main's frame holding the big values
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            tree = app.screen.query_one(VariablesView)
+            rows = labels(tree)
+            blob = next(r for r in rows if r[2:].startswith("blob"))
+            assert "str[10000000]" in blob and len(blob) < 300
+            assert any("list[1000000]" in r for r in rows)
+            await select_variable(pilot, "hostile")
+            await press(pilot, "enter")  # expand: the first page only
+            node = tree.cursor_node
+            assert len(node.children) == 101
+            assert node.children[-1].label.plain.startswith("… show 100 more (199900 left)")
+            tree.move_cursor(node.children[-1])
+            await press(pilot, "enter")
+            assert len(node.children) == 201
+            detail = str(app.screen.query_one("#detail").render())
+            assert len(detail) < 25_000
+    finally:
+        reader.close()
