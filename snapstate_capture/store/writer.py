@@ -179,9 +179,7 @@ class TimelineWriter:
                     " function, filename, lineno, depth, frames, extra, errors, n_changed, hash)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     _step_row(run_id, index, record, digest))
-                signed = self._signer.step(run_id, index + 1, digest)
-                conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
-                             (index + 1, digest, signed.signature, run_id))
+                signed = self._advance_chain(run_id, index + 1, digest)
                 if effect is not None:
                     signed = self._insert_effect(run_id, {**effect, "step": index}, after=signed)
                 conn.execute("COMMIT")
@@ -192,6 +190,16 @@ class TimelineWriter:
             signed.commit()
             self._chain[run_id] = (index + 1, digest)
             return index
+
+    def _advance_chain(self, run_id: str, step_count: int, head: bytes) -> Any:
+        """Inside an open transaction: set the run's step count and chain head, re-signed.
+
+        Returns the signer's pending signature; call its ``commit()`` once the transaction has.
+        """
+        signed = self._signer.step(run_id, step_count, head)
+        self._conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
+                           (step_count, head, signed.signature, run_id))
+        return signed
 
     def attach_run(self, run_id: str) -> None:
         """Continue appending to an existing run (its step count and chain head are re-read);
@@ -237,9 +245,7 @@ class TimelineWriter:
                 conn.execute(
                     "INSERT INTO trace_chunks (run_id, first, count, data, hash)"
                     " VALUES (?,?,?,?,?)", (run_id, first, count, data, digest))
-                signed = self._signer.step(run_id, first + count, digest)
-                conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
-                             (first + count, digest, signed.signature, run_id))
+                signed = self._advance_chain(run_id, first + count, digest)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -272,9 +278,7 @@ class TimelineWriter:
                     "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task,"
                     " function, filename, lineno, depth, frames, extra, errors, n_changed, hash)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-                signed = self._signer.step(run_id, index, previous)
-                conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
-                             (index, previous, signed.signature, run_id))
+                signed = self._advance_chain(run_id, index, previous)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.segment import Segment
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -22,6 +21,7 @@ from snapstate_capture import Step
 
 from ..model.alignment import AlignedRow
 from ..safe_text import escape_controls
+from .timeline import CURSOR_BINDINGS
 
 MARKS = {"same": "=", "state": "≠", "inserted": "+", "deleted": "-", "unknown": "?"}
 
@@ -42,14 +42,7 @@ class AlignedTimeline(ScrollView, can_focus=True):
     AlignedTimeline > .aligned--index { color: $text-muted; }
     """
 
-    BINDINGS = [
-        Binding("up", "move(-1)", "Previous", show=False),
-        Binding("down", "move(1)", "Next", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
-    ]
+    BINDINGS = CURSOR_BINDINGS
 
     cursor: reactive[int] = reactive(0, repaint=False)
 

@@ -10,7 +10,6 @@ number of locals changed at that step.
 from __future__ import annotations
 
 from rich.segment import Segment
-from rich.style import Style
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
@@ -41,6 +40,18 @@ def format_offset(seconds: float) -> str:
     return f"+{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
 
 
+
+#: Keys of a virtual list with a row cursor: arrows, pages, first and last. Handled by the
+#: widget's ``move``, ``page`` and ``jump`` actions (shared with ``AlignedTimeline``).
+CURSOR_BINDINGS = [
+    Binding("up", "move(-1)", "Previous", show=False),
+    Binding("down", "move(1)", "Next", show=False),
+    Binding("pageup", "page(-1)", "Page up", show=False),
+    Binding("pagedown", "page(1)", "Page down", show=False),
+    Binding("home", "jump(0)", "First", show=False),
+    Binding("end", "jump(-1)", "Last", show=False),
+]
+
 class TimelineView(ScrollView, can_focus=True):
     """Rows of a run's steps with a cursor on the selected step.
 
@@ -64,14 +75,7 @@ class TimelineView(ScrollView, can_focus=True):
     TimelineView > .timeline--hit { background: $warning 30%; }
     """
 
-    BINDINGS = [
-        Binding("up", "move(-1)", "Previous", show=False),
-        Binding("down", "move(1)", "Next", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
-    ]
+    BINDINGS = CURSOR_BINDINGS
 
     cursor: reactive[int] = reactive(0, repaint=False)
 
