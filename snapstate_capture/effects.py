@@ -33,7 +33,7 @@ import threading
 import time as _time
 import types
 import uuid as _uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from .frames import _PACKAGE_DIR

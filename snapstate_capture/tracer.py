@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import pickle
 import sys
 import threading
 import time
@@ -35,7 +34,6 @@ from .async_tasks import pending_tasks
 from .codeinfo import CodeInfo, analyse
 from .frames import FrameCapturer
 from .include import IncludeRule
-from .integrity import content_hash
 from .options import CaptureOptions
 from .recorder import current_task_name
 from .trace_stream import (ADOPT, BLOB, DELETED, EXCEPTION, GAP, INLINE_STR, LINE_BITS, OPEN, RETURN,
@@ -289,7 +287,7 @@ class Tracer:
                    pairs: list[Any]) -> Any:
         """Return the local trace function of one frame (a closure holding its state)."""
         touched = info.touched
-        secret = info.secret
+        secret = info.secret  # names matching a secret pattern: stored redacted, never inline
         app = self.items.append
         encoder = self.encoder
         scalar = SCALAR_TYPES
@@ -313,7 +311,11 @@ class Tracer:
             for name in stored:
                 value = loc.get(name, _MISSING)
                 cls = value.__class__
-                if cls in scalar or (cls is str and len(value) <= inline):
+                if secret and name in secret and value is not _MISSING:
+                    out.append(name)
+                    out.append(encoder.redacted(value))
+                    known.pop(name, None)
+                elif cls in scalar or (cls is str and len(value) <= inline):
                     out.append(name)
                     out.append(value)
                     if name in known:
@@ -367,7 +369,13 @@ class Tracer:
                 if info.module and name.startswith("__") and name.endswith("__"):
                     continue
                 cls = value.__class__
-                if cls in scalar or (cls is str and len(value) <= inline):
+                if secret and name in secret:
+                    last = known.get(name)
+                    if last is None or last[0] is not value:
+                        known[name] = (value, None)
+                        out.append(name)
+                        out.append(encoder.redacted(value))
+                elif cls in scalar or (cls is str and len(value) <= inline):
                     last = known.get(name)
                     if last is not None and last[0].__class__ is cls and last[0] == value:
                         continue

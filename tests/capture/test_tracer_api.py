@@ -5,6 +5,7 @@ steps."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,28 @@ def test_checkpoints_share_the_step_sequence(snap_path):
 def test_bad_trace_value():
     with pytest.raises(ValueError):
         snap.record("x.snap", trace="everything")
+
+
+def _holds_secrets():
+    api_key = "sk-line-secret-0001"
+    counter = 1
+    counter += 1
+    session_token = "tok-line-secret-0002"
+    return counter
+
+
+@pytest.mark.parametrize("trace", ["lines", "calls"])
+def test_traced_steps_redact_secret_names(tmp_path, monkeypatch, trace):
+    monkeypatch.chdir(Path(__file__).resolve().parent)  # this file is "user code" by default
+    path = tmp_path / "secrets.snap"
+    with snap.record(path, trace=trace):
+        _holds_secrets()
+    seen = {}
+    with snap.open_timeline(path) as timeline:
+        for step in timeline.runs[-1].steps:
+            for frame in step.frames:
+                for name in ("api_key", "session_token"):
+                    if name in frame.locals:
+                        seen.setdefault(name, set()).add(
+                            (frame.locals[name].repr, frame.locals[name].is_redacted))
+    assert seen == {"api_key": {("<redacted>", True)}, "session_token": {("<redacted>", True)}}
