@@ -158,16 +158,29 @@ class Timeline:
         return rows[0] if rows else None
 
     def check_size(self, key: str, limit: int) -> None:
-        """Raise ``IntegrityError`` when blob ``key`` claims more than ``limit`` bytes: frame
-        records, previews and source are never that big, and a hostile file's zlib bomb must
-        not be inflated to find out (``sanitize.MAX_RECORD``)."""
+        """Raise ``IntegrityError`` when blob ``key``, or any delta base it is decoded against,
+        claims more than ``limit`` bytes: frame records, previews and source are never that big,
+        and a hostile file's zlib bomb must not be inflated to find out (``sanitize.MAX_RECORD``)."""
         try:
             raw = bytes.fromhex(key)
         except (ValueError, TypeError):
             raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
-        rows = self.query("SELECT size FROM blobs WHERE hash=?", (raw,))
-        if rows and (not isinstance(rows[0][0], int) or rows[0][0] > limit):
-            raise IntegrityError(self.path, f"blob {key[:12]} is too large for what it holds")
+        # A delta row is decoded against its base, so every base down the chain must fit too:
+        # only sizes and the 16-byte base reference are read, nothing is inflated.
+        for _ in range(blobs.MAX_NESTING + 1):
+            rows = self.query("SELECT codec, size, substr(data, 1, ?) FROM blobs WHERE hash=?",
+                              (blobs.DIGEST_SIZE, raw))
+            if not rows:
+                return
+            codec, size, head = rows[0]
+            if not isinstance(size, int) or size > limit:
+                raise IntegrityError(self.path, f"blob {key[:12]} is too large for what it holds")
+            if not isinstance(codec, int) or not isinstance(head, bytes):
+                return  # malformed: the full read reports it
+            base = blobs.delta_base(codec, head)
+            if base is None:
+                return
+            raw = base
 
     def blob_sizes(self, keys: Sequence[str]) -> dict[str, int]:
         """Uncompressed sizes in bytes of the blobs ``keys`` (hex) that exist, in one query
