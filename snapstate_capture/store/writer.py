@@ -11,10 +11,12 @@ import json
 import os
 import socket
 import sqlite3
+import contextlib
 import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +84,12 @@ def chain_fields(kind: str, label: str | None, wall: float, mono: float, thread:
 def chunk_chain_fields(data: bytes, first: int, count: int) -> dict[str, Any]:
     """Return the dict hashed into the chain for one trace chunk (see ``append_chunk``)."""
     return {"chunk": content_hash(data).hex(), "first": first, "count": count}
+_INSERT_STEP = (
+    "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task, function, filename,"
+    " lineno, depth, frames, extra, errors, n_changed, hash)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+
+
 def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tuple:
     return (run_id, index, record.kind, record.label, record.wall, record.mono, record.thread,
             record.task, record.function, record.filename, record.lineno, record.depth,
@@ -113,6 +121,7 @@ class TimelineWriter:
         self._conn: sqlite3.Connection = open_for_writing(self.path)
         self._lock = threading.Lock()
         self._known: set[str] = set()
+        self._pending: list[str] = []  # blobs queued in the open transaction
         #: Recently written inner bytes and their delta-chain depth, for deltas (bounded LRU).
         self._recent: OrderedDict[str, tuple[bytes, int]] = OrderedDict()
         self._recent_bytes = 0
@@ -133,9 +142,7 @@ class TimelineWriter:
                       env=json.dumps(env), parent_run=parent[0] if parent else None,
                       parent_step=parent[1] if parent else None)
         with self._lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with self._transaction("BEGIN IMMEDIATE") as conn:
                 self._insert_blobs(blobs or {})
                 seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
                 signed = self._signer.begin(run_id, **header)
@@ -143,13 +150,7 @@ class TimelineWriter:
                     "INSERT INTO runs (id, seq, status, name, started, pid, host, proc_start,"
                     " entry, env, parent_run, parent_step, signature, key_id)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, seq, "running", *header.values(), signed.signature,
-                     signed.key_id))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                self._known.difference_update(blobs or {})
-                raise
+                    (run_id, seq, "running", *header.values(), signed.signature, signed.key_id))
             signed.commit()
             self._chain[run_id] = (0, GENESIS)
         return run_id
@@ -157,6 +158,28 @@ class TimelineWriter:
     def has_blob(self, key: str) -> bool:
         """True when blob ``key`` (hex) was written by this writer already (cheap, in memory)."""
         return key in self._known
+
+    @contextlib.contextmanager
+    def _transaction(self, begin: str = "BEGIN") -> Iterator[sqlite3.Connection]:
+        """One write transaction (call with ``self._lock`` held): COMMIT at the end of the block,
+        ROLLBACK on any exception — and then forget the blobs ``_insert_blobs`` queued in it, so
+        nothing later skips or deltas against a blob that never reached the file."""
+        conn = self._conn
+        self._pending = []
+        conn.execute(begin)
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            self._known.difference_update(self._pending)
+            for key in self._pending:
+                old = self._recent.pop(key, None)
+                if old is not None:
+                    self._recent_bytes -= len(old[0])
+            raise
+        finally:
+            self._pending = []
 
     def append_step(self, run_id: str, record: StepRecord,
                     effect: dict[str, Any] | None = None) -> int:
@@ -169,24 +192,12 @@ class TimelineWriter:
         with self._lock:
             index, previous = self._chain[run_id]
             digest = chain_hash(previous, record.chain_fields())
-            conn = self._conn
-            added: list[str] = []
-            conn.execute("BEGIN")
-            try:
-                added = self._insert_blobs(record.blobs, record.manifests, record.bases)
-                conn.execute(
-                    "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task,"
-                    " function, filename, lineno, depth, frames, extra, errors, n_changed, hash)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    _step_row(run_id, index, record, digest))
+            with self._transaction() as conn:
+                self._insert_blobs(record.blobs, record.manifests, record.bases)
+                conn.execute(_INSERT_STEP, _step_row(run_id, index, record, digest))
                 signed = self._advance_chain(run_id, index + 1, digest)
                 if effect is not None:
                     signed = self._insert_effect(run_id, {**effect, "step": index}, after=signed)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                self._known.difference_update(added)
-                raise
             signed.commit()
             self._chain[run_id] = (index + 1, digest)
             return index
@@ -238,19 +249,12 @@ class TimelineWriter:
         with self._lock:
             first, previous = self._chain[run_id]
             digest = chain_hash(previous, chunk_chain_fields(data, first, count))
-            conn = self._conn
-            conn.execute("BEGIN")
-            try:
+            with self._transaction() as conn:
                 self._insert_blobs(blob_items)
                 conn.execute(
                     "INSERT INTO trace_chunks (run_id, first, count, data, hash)"
                     " VALUES (?,?,?,?,?)", (run_id, first, count, data, digest))
                 signed = self._advance_chain(run_id, first + count, digest)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                self._known.difference_update(blob_items)
-                raise
             signed.commit()
             self._chain[run_id] = (first + count, digest)
             return first
@@ -264,36 +268,24 @@ class TimelineWriter:
         """
         with self._lock:
             index, previous = self._chain[run_id]
-            conn = self._conn
             rows = []
-            added: list[str] = []
-            conn.execute("BEGIN")
-            try:
+            with self._transaction() as conn:
                 for record in records:
                     digest = chain_hash(previous, record.chain_fields())
-                    added += self._insert_blobs(record.blobs, record.manifests, record.bases)
+                    self._insert_blobs(record.blobs, record.manifests, record.bases)
                     rows.append(_step_row(run_id, index, record, digest))
                     index, previous = index + 1, digest
-                conn.executemany(
-                    "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task,"
-                    " function, filename, lineno, depth, frames, extra, errors, n_changed, hash)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                conn.executemany(_INSERT_STEP, rows)
                 signed = self._advance_chain(run_id, index, previous)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                self._known.difference_update(added)
-                raise
             signed.commit()
             self._chain[run_id] = (index, previous)
             return index - 1
 
     def _insert_blobs(self, items: dict[str, bytes], manifests: set[str] | frozenset = frozenset(),
-                      bases: dict[str, str] | None = None) -> list[str]:
-        """Queue the blobs not yet in the file (as deltas where a base is known); return their
-        keys (forgotten again by the caller if the transaction is rolled back)."""
+                      bases: dict[str, str] | None = None) -> None:
+        """Queue the blobs not yet in the file (as deltas where a base is known), inside a
+        ``_transaction``, which forgets them again if it is rolled back."""
         rows = []
-        added = []
         for key, data in items.items():
             if key in self._known:
                 continue
@@ -309,12 +301,11 @@ class TimelineWriter:
                 depth = self._recent[base_key][1] + 1  # type: ignore[index]
             rows.append((digest, codec, len(data), stored))
             self._known.add(key)
-            added.append(key)
+            self._pending.append(key)
             self._remember(key, data, depth)
         if rows:
             self._conn.executemany(
                 "INSERT OR IGNORE INTO blobs (hash, codec, size, data) VALUES (?,?,?,?)", rows)
-        return added
 
     def _remember(self, key: str, data: bytes, depth: int) -> None:
         """Keep ``data`` as a possible delta base (only blobs small enough to be worth it)."""
@@ -330,31 +321,17 @@ class TimelineWriter:
         """Insert blob rows exactly as another file stores them (``(hash, codec, size, data)``;
         deltas need their bases among them). For ``export``; one transaction."""
         with self._lock:
-            conn = self._conn
-            conn.execute("BEGIN")
-            try:
+            with self._transaction() as conn:
                 conn.executemany("INSERT OR IGNORE INTO blobs (hash, codec, size, data)"
                                  " VALUES (?,?,?,?)", rows)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
             self._known.update(row[0].hex() for row in rows)
 
     def add_effect(self, run_id: str, row: dict[str, Any], blob_items: dict[str, bytes]) -> None:
         """Append one entry to the run's effect journal (see schema ``effects``)."""
         with self._lock:
-            conn = self._conn
-            added: list[str] = []
-            conn.execute("BEGIN")
-            try:
-                added = self._insert_blobs(blob_items)
+            with self._transaction():
+                self._insert_blobs(blob_items)
                 signed = self._insert_effect(run_id, row)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                self._known.difference_update(added)
-                raise
             signed.commit()
 
     def _insert_effect(self, run_id: str, row: dict[str, Any], after: Any = None) -> Any:

@@ -7,6 +7,8 @@ import os
 
 import pytest
 
+import snapstate_capture as snap
+from snapstate_capture.integrity import GENESIS, content_hash
 from snapstate_capture.store import blobs
 
 
@@ -79,3 +81,34 @@ def test_delta_chains_are_bounded_by_the_writer(tmp_path):
     writer.close()
     assert max(depths.values()) <= blobs.MAX_CHAIN
     assert list(depths.values()).count(0) >= 2  # whole copies come back
+
+
+def test_rolled_back_blobs_are_forgotten(tmp_path):
+    """A step whose transaction fails leaves no trace in the writer: its blobs are written
+    again by the next step, never skipped as known or used as a delta base."""
+    import sqlite3 as _sqlite3
+
+    from snapstate_capture.store.writer import StepRecord, TimelineWriter
+
+    writer = TimelineWriter(tmp_path / "rb.snap")
+    run_id = writer.begin_run(name="rb", entry={}, env={})
+
+    def record(data: bytes) -> StepRecord:
+        key = content_hash(data).hex()
+        return StepRecord(kind="checkpoint", label=None, wall=0.0, mono=0.0, thread="t",
+                          task=None, function=None, filename=None, lineno=None, depth=0,
+                          frames=[key], blobs={key: data})
+
+    writer.append_step(run_id, record(b"first step"))
+    good = writer._chain[run_id]
+    writer._chain[run_id] = (0, GENESIS)  # step 0 again: the INSERT fails on its primary key
+    data = b"x" * 5000
+    with pytest.raises(_sqlite3.IntegrityError):
+        writer.append_step(run_id, record(data))
+    key = content_hash(data).hex()
+    assert not writer.has_blob(key) and key not in writer._recent
+    writer._chain[run_id] = good
+    writer.append_step(run_id, record(data))
+    writer.close()
+    with snap.open_timeline(tmp_path / "rb.snap") as timeline:
+        assert timeline.blob(key) == data
