@@ -53,7 +53,15 @@ class ChunkBuilder:
         items = self.items
         count = self.count
         limit = chunks.CHUNK_STEPS
-        for item in batch:
+        stream = iter(batch)
+        for item in stream:
+            if type(item) is str:
+                # the flat common line step: name, value, key (see trace_stream)
+                try:
+                    value = next(stream)
+                    item = (next(stream), item, value)
+                except StopIteration:  # a truncated batch: never from our recorder
+                    break
             if type(item) is int:
                 frame = frames.get(item >> LINE_BITS)
                 if frame is not None:
