@@ -10,6 +10,9 @@ Item forms (all ``marshal``-able; see ``store.chunks`` for the stored form):
 
 - ``int k`` — a ``line`` step of frame ``k >> LINE_BITS`` at line ``k & LINE_MASK``, no change;
 - ``(k, name, value, ...)`` — a ``line`` step that rebinds or changed those locals;
+- ``name, value, k`` — three flat items, the common case of the former with one scalar: a str
+  item is always a name whose value is the next item and whose step key follows (the tracer
+  adds the three in one ``list.extend``, so no other thread's item lands between them);
 - ``(CODE, ...)`` tuples with a negative first element — call, return, exception, gap steps and
   the records that are not steps (blobs, marshal copies of values, frame openings,
   pending-task lists, time marks).

@@ -53,7 +53,30 @@ class ChunkBuilder:
         items = self.items
         count = self.count
         limit = chunks.CHUNK_STEPS
-        for item in batch:
+        stream = iter(batch)
+        for item in stream:
+            if type(item) is str:
+                # the flat common line step: name, value (a scalar), key (see trace_stream);
+                # stored in the chunk as the tuple (key, name, value)
+                try:
+                    value = next(stream)
+                    key = next(stream)
+                except StopIteration:  # a truncated batch: never from our recorder
+                    break
+                if state.closed is not None:
+                    item = (key, item, value)  # the general path below handles it
+                else:
+                    frame = frames.get(key >> LINE_BITS)
+                    if frame is not None:
+                        frame.lineno = key & LINE_MASK
+                        frame.locals[item] = value
+                    items.append((key, item, value))
+                    count += 1
+                    if count >= limit:
+                        self.count = count
+                        self.write_chunk()
+                        items, count = self.items, 0
+                    continue
             if type(item) is int:
                 frame = frames.get(item >> LINE_BITS)
                 if frame is not None:
