@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from snapstate_capture import Run, SnapStateError, Step, Timeline
 
 from . import keymap
+from .idle_gc import CHECK_SECONDS, IdleCollector
 from .model.background import Activity
 from .model.history import History, Selection
 from .model.navigation import Navigator
@@ -74,6 +75,7 @@ class SnapStateApp(App[None]):
         self.diff_mark: tuple[str, int] | None = None
         self.history = History()
         self.activity = Activity()  # background scans step aside while keys are pressed
+        self.idle_gc = IdleCollector(self.activity)  # full collections between keys
         self.loader = PreviewLoader(activity=self.activity)
         self.search = SearchState()
         self._runs = {run.id: run for run in reader.runs}
@@ -264,11 +266,16 @@ class SnapStateApp(App[None]):
 
     # -- commands --------------------------------------------------------------------------
     def on_mount(self) -> None:
+        self.idle_gc.start()
+        self.set_interval(CHECK_SECONDS, self.idle_gc.tick)
         self.push_screen(InspectorScreen())
         if self.other is not None or self.compare_run:
             from .screens.diff_commands import open_comparison
 
             open_comparison(self)
+
+    def on_unmount(self) -> None:
+        self.idle_gc.stop()
 
     def run_command(self, command_id: str) -> None:
         """Run the registered command ``command_id`` (palette entries and bindings use this)."""

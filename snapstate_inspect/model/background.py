@@ -44,7 +44,11 @@ class Activity:
 
     def busy(self) -> bool:
         """True while the UI was used within the last ``quiet`` seconds."""
-        return time.monotonic() - self._last < self.quiet
+        return self.idle_for() < self.quiet
+
+    def idle_for(self) -> float:
+        """Seconds since the last key or click (infinite before the first)."""
+        return time.monotonic() - self._last
 
     def pause(self, cancelled: Callable[[], bool] | None = None) -> None:
         """Between two chunks of a scan: yield the interpreter for a moment, and keep waiting
