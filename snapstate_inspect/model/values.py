@@ -8,24 +8,30 @@
 - ``PreviewLoader`` reads previews without freezing a UI: a preview blob larger than
   ``LARGE_PREVIEW`` bytes is decoded with the pure-Python JSON scanner, which lets other threads
   run between its steps (the C scanner holds the GIL for the whole document; a hostile 10 MB
-  preview would stall the event loop for a quarter of a second or more).
+  preview would stall the event loop for a quarter of a second or more); given the app's
+  ``Activity`` it also waits while a person is using the UI (``model/background.py``).
 - ``child_page(preview, offset)`` cuts a container's children into pages of ``PAGE`` rows, so
   a preview with 200,000 children shows 100 at a time.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import json.scanner
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from snapstate_capture import Frame, Run, SnapStateError, Value
 
+from .background import Activity
+
 ADDED, CHANGED, REMOVED, SAME = "added", "changed", "removed", "same"
 LARGE_PREVIEW = 256 * 1024
+STEP_ASIDE_EVERY = 512
 PAGE = 100
 
 
@@ -86,9 +92,28 @@ def matching_frame(run: Run, step_index: int, position: int, function: str) -> F
     return None
 
 
-def _slow_loads(text: str) -> Any:
-    """``json.loads`` through the pure-Python scanner (slower, but yields the GIL often)."""
+def _slow_loads(text: str, step_aside: Callable[[], None] | None = None) -> Any:
+    """``json.loads`` through the pure-Python scanner (slower, but yields the GIL often).
+
+    ``step_aside`` is called every ``STEP_ASIDE_EVERY`` containers decoded (e.g.
+    ``Activity.step_aside``: a worker thread waits there while the UI is in use)."""
     decoder = json.JSONDecoder()
+    if step_aside is not None:
+        count = itertools.count()
+        parse_object, parse_array = decoder.parse_object, decoder.parse_array
+
+        def each_object(*args: Any) -> Any:
+            if next(count) % STEP_ASIDE_EVERY == 0:
+                step_aside()
+            return parse_object(*args)
+
+        def each_array(*args: Any) -> Any:
+            if next(count) % STEP_ASIDE_EVERY == 0:
+                step_aside()
+            return parse_array(*args)
+
+        decoder.parse_object = each_object  # type: ignore[method-assign]
+        decoder.parse_array = each_array  # type: ignore[method-assign]
     decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
     return decoder.decode(text)
 
@@ -100,8 +125,9 @@ class PreviewLoader:
     ``{"type": "?", "repr": "<unreadable preview: …>", "error": message}``.
     """
 
-    def __init__(self, size: int = 512) -> None:
+    def __init__(self, size: int = 512, activity: Activity | None = None) -> None:
         self.size = size
+        self.activity = activity  # large previews decoded off the UI thread wait while it is used
         self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -140,10 +166,11 @@ class PreviewLoader:
         kids = top.get("kids") if isinstance(top, dict) else None
         return kids if isinstance(kids, str) else None
 
-    @staticmethod
-    def _decode(raw: bytes) -> Any:
+    def _decode(self, raw: bytes) -> Any:
         text = raw.decode("utf-8")
-        return json.loads(text) if len(raw) <= LARGE_PREVIEW else _slow_loads(text)
+        if len(raw) <= LARGE_PREVIEW:
+            return json.loads(text)
+        return _slow_loads(text, self.activity.step_aside if self.activity else None)
 
     def load(self, value: Value) -> dict[str, Any]:
         """The preview of ``value`` (reads and decodes it when not cached)."""

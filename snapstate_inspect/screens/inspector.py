@@ -322,6 +322,7 @@ class InspectorScreen(Screen[None]):
         buckets = min(PLOT_BUCKETS, max(count, 1))
         data = []
         for bucket in range(buckets):
+            self.app.activity.step_aside(lambda: worker.is_cancelled)
             if worker.is_cancelled:
                 return
             start, stop = bucket * count // buckets, (bucket + 1) * count // buckets
@@ -448,7 +449,7 @@ class InspectorScreen(Screen[None]):
         worker = get_current_worker()
         app = self.app
         found = find_change(app.current_run, key, current, backward=backward, loader=app.loader,
-                            cancelled=polite(worker))
+                            cancelled=polite(worker, app.activity))
         if worker.is_cancelled:
             return
         app.call_from_thread(self._change_found, key, found, backward)
