@@ -22,7 +22,7 @@ from textual.worker import get_current_worker
 from snapstate_capture import SnapStateError
 
 from .. import keymap
-from ..model.background import polite
+from ..model.background import pause, polite
 from ..model.history import Selection
 from ..model.values import REMOVED, SAME, frame_changes, matching_frame
 from ..model.var_history import find_change
@@ -36,6 +36,7 @@ from ..widgets.timeline import TimelineView
 from ..widgets.variables import VariablesView, tags
 
 PLOT_BUCKETS = 200
+LOCK_PAUSE = 0.0003  # seconds; enough for a thread blocked on the reader's lock to wake
 
 
 def collect_rows(loader, step, frame, previous, cancelled=None):
@@ -116,7 +117,8 @@ class InspectorScreen(Screen[None]):
         app = self.app
         self.query_one(TimelineView).set_run(app.current_run, app.step_count())
         self.query_one(TimelineView).set_hits(frozenset(app.search.hits))
-        self._load_plot(app.current_run)
+        # the plot scans the whole run: after the panels are painted, not before
+        self.call_after_refresh(self._load_plot, app.current_run)
 
     # -- reacting to the selection ---------------------------------------------------------
     def _on_selection(self, selection: Selection | None) -> None:
@@ -316,7 +318,8 @@ class InspectorScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="plot")
     def _load_plot(self, run) -> None:
         """Locals changed per slice of the run, one short query per slice (the reader's lock
-        is never held long, so navigation stays quick while this runs)."""
+        is never held long, and a short pause after each query lets a waiting UI read take the
+        lock: a thread that releases and retakes a lock at once would otherwise starve it)."""
         worker = get_current_worker()
         count = len(run.steps)
         buckets = min(PLOT_BUCKETS, max(count, 1))
@@ -326,6 +329,7 @@ class InspectorScreen(Screen[None]):
                 return
             start, stop = bucket * count // buckets, (bucket + 1) * count // buckets
             data.append(float(run.steps.changed_totals(start, stop, 1)[0]) if stop > start else 0)
+            pause(LOCK_PAUSE)
         self.app.call_from_thread(self._apply_plot, data)
 
     def _apply_plot(self, data: list[float]) -> None:
