@@ -53,9 +53,12 @@ class SnapStateApp(App[None]):
     TITLE = "SnapState"
     SCREENS = SCREENS
 
-    selection: reactive[Selection | None] = reactive(None, init=False)
-    variable: reactive[VariableKey | None] = reactive(None, init=False)
-    follow: reactive[bool] = reactive(False, init=False)
+    # repaint=False: a reactive on the App repaints the whole screen when it changes by
+    # default (App.refresh -> Screen.refresh). The panels watching these redraw themselves, so
+    # a key repaints only what changed instead of every cell of the terminal.
+    selection: reactive[Selection | None] = reactive(None, init=False, repaint=False)
+    variable: reactive[VariableKey | None] = reactive(None, init=False, repaint=False)
+    follow: reactive[bool] = reactive(False, init=False, repaint=False)
 
     def __init__(self, reader: Timeline, *, other: Timeline | None = None,
                  run_id: str | None = None, step: int | None = None,

@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import marshal
 import os
+import queue
 import struct
 import sys
+import threading
 import time
 from typing import Any
 
@@ -53,7 +55,30 @@ class ChunkBuilder:
         items = self.items
         count = self.count
         limit = chunks.CHUNK_STEPS
-        for item in batch:
+        stream = iter(batch)
+        for item in stream:
+            if type(item) is str:
+                # the flat common line step: name, value (a scalar), key (see trace_stream);
+                # stored in the chunk as the tuple (key, name, value)
+                try:
+                    value = next(stream)
+                    key = next(stream)
+                except StopIteration:  # a truncated batch: never from our recorder
+                    break
+                if state.closed is not None:
+                    item = (key, item, value)  # the general path below handles it
+                else:
+                    frame = frames.get(key >> LINE_BITS)
+                    if frame is not None:
+                        frame.lineno = key & LINE_MASK
+                        frame.locals[item] = value
+                    items.append((key, item, value))
+                    count += 1
+                    if count >= limit:
+                        self.count = count
+                        self.write_chunk()
+                        items, count = self.items, 0
+                    continue
             if type(item) is int:
                 frame = frames.get(item >> LINE_BITS)
                 if frame is not None:
@@ -174,6 +199,28 @@ def _read_exact(stream: Any, size: int) -> bytes | None:
     return data
 
 
+def _drain(stream: Any, inbox: queue.SimpleQueue) -> None:
+    """Read every message from ``stream`` into ``inbox`` as soon as it arrives, then ``None``.
+
+    The recorder's hand-over never waits for this process to store the previous batch: what it
+    wrote is out of its memory at once (so a SIGKILL of the program loses only the items of the
+    last flush interval) and the program's flusher thread is not held up by a slow disk.
+    """
+    try:
+        while True:
+            head = _read_exact(stream, _HEADER.size)
+            if head is None:
+                break
+            body = _read_exact(stream, _HEADER.unpack(head)[0])
+            if body is None:
+                break
+            inbox.put(body)
+    except (OSError, ValueError):
+        pass
+    finally:
+        inbox.put(None)
+
+
 def _signer() -> Any:
     """The user's run signer (runs are signed whenever a user key exists), else unsigned."""
     from ..keys import find_key
@@ -191,14 +238,16 @@ def main(argv: list[str]) -> int:
     writer = TimelineWriter(path, signer=_signer())
     writer.attach_run(run_id)
     builder = ChunkBuilder(writer, run_id)
-    source = sys.stdin.buffer
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    # The drain thread needs the interpreter lock after every pipe read while this thread
+    # stores; a short switch interval keeps the recorder's writes from waiting on it.
+    sys.setswitchinterval(0.001)
+    threading.Thread(target=_drain, args=(sys.stdin.buffer, inbox), name="snapstate-drain",
+                     daemon=True).start()
     ended = False
     try:
         while True:
-            head = _read_exact(source, _HEADER.size)
-            if head is None:
-                break
-            body = _read_exact(source, _HEADER.unpack(head)[0])
+            body = inbox.get()
             if body is None:
                 break
             message = marshal.loads(body)

@@ -23,3 +23,33 @@ def test_capture_imports_no_ui_library(tmp_path):
     result = run_python("-c", CHECK, str(tmp_path / "h.snap"))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == []
+
+
+WRITER = """
+import json, sys
+import snapstate_capture.store.trace_writer
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("snapstate_capture."))))
+"""
+
+
+def test_trace_writer_process_loads_only_what_it_needs():
+    """Every traced recording waits for this process to start and to end: it must not load the
+    capture side (api, tracer, effects, frames), only storage and value previews."""
+    result = run_python("-c", WRITER)
+    assert result.returncode == 0, result.stderr
+    loaded = set(json.loads(result.stdout))
+    assert "snapstate_capture.store.writer" in loaded
+    assert not loaded & {"snapstate_capture.api", "snapstate_capture.recorder",
+                         "snapstate_capture.tracer", "snapstate_capture.effects",
+                         "snapstate_capture.frames"}
+
+
+def test_public_names_load_on_first_use():
+    result = run_python("-c", "import snapstate_capture as s, sys;"
+                        "print('snapstate_capture.api' in sys.modules);"
+                        "print(s.record.__module__, s.SnapStateError.__name__);"
+                        "from snapstate_capture import open_timeline, effects;"
+                        "print(open_timeline.__module__, effects.__name__)")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "snapstate_capture.api", "SnapStateError",
+                                     "snapstate_capture.store.reader", "snapstate_capture.effects"]

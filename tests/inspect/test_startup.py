@@ -33,21 +33,6 @@ def test_importing_the_app_loads_no_recorder_replay_or_commands():
     assert early == []
 
 
-def test_capture_names_still_there_on_first_use():
-    result = run_python("-c", "import sys, snapstate_capture as snap\n"
-                              "assert 'snapstate_capture.api' not in sys.modules\n"
-                              "print(snap.record.__module__, snap.effects.__name__,"
-                              " snap.Placeholder.__name__, 'checkpoint' in dir(snap))\n"
-                              "from snapstate_capture import step, effect\n"
-                              "print(step.__module__, effect.__module__)")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["snapstate_capture.api", "snapstate_capture.effects",
-                                     "Placeholder", "True", "snapstate_capture.api",
-                                     "snapstate_capture.effects"]
-    missing = run_python("-c", "import snapstate_capture as snap; snap.no_such_name")
-    assert missing.returncode == 1 and "has no attribute 'no_such_name'" in missing.stderr
-
-
 def test_python_sources_need_no_lexer_guess():
     assert lexer_name("/srv/agent/loop.py", "x = 1") == "python"
     assert lexer_name("types.pyi", "") == "python" and lexer_name("", "x") == "python"

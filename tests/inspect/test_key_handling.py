@@ -1,0 +1,47 @@
+"""Pilot tests for how a navigation key is handled: what it redraws (issue 4, point 6).
+
+Speed itself is measured by ``bench/bench_inspector.py``; these tests pin down the behaviour
+that makes a key cheap, so it cannot quietly come back: a step key repaints the panels that
+show the step, never the whole screen.
+"""
+
+from __future__ import annotations
+
+from textual._compositor import LayoutUpdate
+
+from snapstate_inspect.app import SnapStateApp
+from snapstate_inspect.widgets.status import StatusBar
+
+from .conftest import settle
+
+SIZE = (120, 36)
+
+
+def record_frames(app) -> list:
+    """Every frame the app draws from now on (``App._display`` gets each rendered update)."""
+    frames: list = []
+    original = app._display
+
+    def display(screen, renderable) -> None:
+        frames.append(renderable)
+        original(screen, renderable)
+
+    app._display = display
+    return frames
+
+
+async def test_a_step_key_repaints_only_what_changed(reader):
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        frames = record_frames(app)
+        for key in ("n", "n", "p", "o", "x", "less_than_sign"):
+            await pilot.press(key)
+            await settle(pilot)
+        drawn = [frame for frame in frames if frame is not None]
+        assert drawn, "the keys drew nothing"
+        full = [frame for frame in drawn if isinstance(frame, LayoutUpdate)]
+        assert full == [], f"{len(full)} of {len(drawn)} frames repainted the whole screen"
+        assert app.selection.step == 0
+        assert "step 0 of 29" in app.screen.query_one(StatusBar)._text.plain
+
