@@ -14,9 +14,9 @@ from typing import Any
 YIELD_SECONDS = 0.002
 
 
-def pause(seconds: float = YIELD_SECONDS) -> None:
-    """Give other threads (the UI) the interpreter, or a lock just released, for a moment."""
-    time.sleep(seconds)
+def pause() -> None:
+    """Give other threads (the UI) the interpreter for a moment."""
+    time.sleep(YIELD_SECONDS)
 
 
 def polite(worker: Any) -> Callable[[], bool]:

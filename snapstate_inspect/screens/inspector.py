@@ -9,6 +9,7 @@ variable previews (a hostile preview can be megabytes), the run plot, change sea
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from rich.text import Text
@@ -22,7 +23,7 @@ from textual.worker import get_current_worker
 from snapstate_capture import SnapStateError
 
 from .. import keymap
-from ..model.background import pause, polite
+from ..model.background import polite
 from ..model.history import Selection
 from ..model.values import REMOVED, SAME, frame_changes, matching_frame
 from ..model.var_history import find_change
@@ -37,7 +38,7 @@ from ..widgets.variables import VariablesView, tags
 
 PLOT_BUCKETS = 200
 PLOT_BUCKETS_PER_QUERY = 8  # 40,000 steps of a 1,000,000-step run: about 15 ms of SQLite
-LOCK_PAUSE = 0.0003  # seconds; enough for a thread blocked on the reader's lock to wake
+LOCK_PAUSE = 0.0003  # seconds: enough for a thread blocked on the reader's lock to wake
 
 
 def collect_rows(loader, step, frame, previous, cancelled=None):
@@ -76,6 +77,8 @@ class InspectorScreen(Screen[None]):
                                 command.title, show=command.footer,
                                 key_display=command.key_display.split(",")[0])
         self._loaded_for: tuple | None = None
+        self._plot_for = None  # a run whose plot waits for the first complete screen
+        self._awaiting_variables = False
         self._detail_shown: tuple | None = None
         self._note = ""
 
@@ -118,7 +121,16 @@ class InspectorScreen(Screen[None]):
         app = self.app
         self.query_one(TimelineView).set_run(app.current_run, app.step_count())
         self.query_one(TimelineView).set_hits(frozenset(app.search.hits))
-        self._load_plot(app.current_run)
+        # The plot scans the whole run: it starts once the panels show the selection, so at
+        # start-up it does not compete with the first screen (see ``_start_plot``).
+        self._plot_for = app.current_run
+
+    def _start_plot(self) -> None:
+        """Start the pending run plot: called once the panels were drawn with the variables
+        (or with the reason there are none)."""
+        run, self._plot_for = self._plot_for, None
+        if run is not None:
+            self._load_plot(run)
 
     # -- reacting to the selection ---------------------------------------------------------
     def _on_selection(self, selection: Selection | None) -> None:
@@ -126,6 +138,8 @@ class InspectorScreen(Screen[None]):
             return
         with self.app.batch_update():  # one repaint for every panel
             self._show_selection(selection)
+        if not self._awaiting_variables:
+            self.call_after_refresh(self._start_plot)
 
     def _show_selection(self, selection: Selection) -> None:
         app = self.app
@@ -174,6 +188,8 @@ class InspectorScreen(Screen[None]):
         return [(name, self.app.loader.load(value)) for name, value in step.extra.items()]
 
     def _show_error(self, message: str) -> None:
+        self._awaiting_variables = False
+        self.call_after_refresh(self._start_plot)
         self._note = message
         self.query_one(VariablesView).show_loading(message)
         self._update_status()
@@ -195,10 +211,12 @@ class InspectorScreen(Screen[None]):
             return
         if quick:
             self.workers.cancel_group(self, "variables")
+            self._awaiting_variables = False
             self._apply_variables(selection, position, *collect_rows(app.loader, step, frame,
                                                                      previous))
         else:
             self.query_one(VariablesView).show_loading("loading large values…")
+            self._awaiting_variables = True
             self._variables_worker(selection, position)
 
     @work(thread=True, exclusive=True, group="variables")
@@ -220,7 +238,12 @@ class InspectorScreen(Screen[None]):
 
     def _apply_variables(self, selection: Selection, position: int, function: str,
                          rows: list, extra: list) -> None:
-        if self.app.selection != selection or not self.is_attached:
+        if not self.is_attached:
+            return
+        if self._awaiting_variables:  # a worker's result: the screen is complete once drawn
+            self._awaiting_variables = False
+            self.call_after_refresh(self._start_plot)
+        if self.app.selection != selection:
             return
         chosen = self.app.variable
         select = chosen.name if chosen is not None and chosen.function == function else None
@@ -334,7 +357,7 @@ class InspectorScreen(Screen[None]):
             totals = (run.steps.changed_totals(start, stop, last - first) if stop > start
                       else [0] * (last - first))
             data.extend(float(total) for total in totals)
-            pause(LOCK_PAUSE)
+            time.sleep(LOCK_PAUSE)
         self.app.call_from_thread(self._apply_plot, data)
 
     def _apply_plot(self, data: list[float]) -> None:
