@@ -11,7 +11,9 @@
   the UI thread (one ``json.loads`` call holds the GIL for the whole document; a hostile 10 MB
   preview would stall the event loop for a quarter of a second or more). The pure-Python
   scanner also yields, but is five to eight times slower, which a hostile preview on the first
-  step turns into seconds of start-up.
+  step turns into seconds of start-up;
+  given the app's ``Activity`` it also waits while a person is using the UI
+  (``model/background.py``).
 - ``child_page(preview, offset)`` cuts a container's children into pages of ``PAGE`` rows, so
   a preview with 200,000 children shows 100 at a time.
 """
@@ -29,8 +31,15 @@ from typing import Any
 
 from snapstate_capture import Frame, Run, SnapStateError, Value
 
+from .background import Activity
+
 ADDED, CHANGED, REMOVED, SAME = "added", "changed", "removed", "same"
 LARGE_PREVIEW = 256 * 1024
+#: Members of a large preview's top levels decoded between two explicit hand-overs of the GIL
+#: (well under a millisecond of work). The interpreter would switch by itself after its 5 ms
+#: switch interval, but a thread coming back from SQLite or a lock would then wait that long
+#: for every round trip.
+STEP_ASIDE_EVERY = 512
 PAGE = 100
 
 
@@ -99,10 +108,6 @@ _SPACE = frozenset(" \t\n\r")
 #: C-scanner call. Level 0 is the preview (or a children blob's list), level 1 its members
 #: (the children list), so each child ``[label, preview]`` is decoded in one call.
 SPLIT_LEVELS = 2
-#: Members decoded between two explicit hand-overs of the GIL (about a millisecond of work).
-#: The interpreter would switch by itself after its 5 ms switch interval, but a thread coming
-#: back from SQLite or a lock would then wait that long for every round trip.
-YIELD_EVERY = 1024
 
 
 def _hand_over() -> None:
@@ -113,8 +118,8 @@ def piecewise_loads(text: str, step_aside: Callable[[], None] | None = None) -> 
     """``json.loads(text)`` for a large document, decoded in pieces so other threads can run.
 
     Objects and arrays of the first ``SPLIT_LEVELS`` nesting levels are walked here and each of
-    their members is decoded by the C scanner on its own; every ``YIELD_EVERY`` members the GIL
-    is handed over and ``step_aside()`` is called (e.g. to wait while a person uses the UI).
+    their members is decoded by the C scanner on its own; every ``STEP_ASIDE_EVERY`` members the
+    GIL is handed over and ``step_aside()`` is called (e.g. to wait while a person uses the UI).
     Three times faster than the pure-Python scanner on a 200,000-child preview.
     The result equals ``json.loads(text)`` (duplicate keys: the last wins). Raises
     ``ValueError`` (``json.JSONDecodeError``) for malformed text, ``RecursionError`` for nesting
@@ -169,7 +174,7 @@ def _array(text: str, at: int, level: int, breathe: Callable[[], None]) -> tuple
         return items, at + 1
     deepest = level >= SPLIT_LEVELS  # members are single C-scanner calls: the hot loop
     while True:
-        if len(items) % YIELD_EVERY == YIELD_EVERY - 1:
+        if len(items) % STEP_ASIDE_EVERY == STEP_ASIDE_EVERY - 1:
             breathe()
         if deepest:
             try:
@@ -224,8 +229,9 @@ class PreviewLoader:
     ``{"type": "?", "repr": "<unreadable preview: …>", "error": message}``.
     """
 
-    def __init__(self, size: int = 512) -> None:
+    def __init__(self, size: int = 512, activity: Activity | None = None) -> None:
         self.size = size
+        self.activity = activity  # large previews decoded off the UI thread wait while it is used
         self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -264,10 +270,11 @@ class PreviewLoader:
         kids = top.get("kids") if isinstance(top, dict) else None
         return kids if isinstance(kids, str) else None
 
-    @staticmethod
-    def _decode(raw: bytes) -> Any:
+    def _decode(self, raw: bytes) -> Any:
         text = raw.decode("utf-8")
-        return json.loads(text) if len(raw) <= LARGE_PREVIEW else piecewise_loads(text)
+        if len(raw) <= LARGE_PREVIEW:
+            return json.loads(text)
+        return piecewise_loads(text, self.activity.step_aside if self.activity else None)
 
     def load(self, value: Value) -> dict[str, Any]:
         """The preview of ``value`` (reads and decodes it when not cached)."""

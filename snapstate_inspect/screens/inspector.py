@@ -350,6 +350,7 @@ class InspectorScreen(Screen[None]):
         buckets = min(PLOT_BUCKETS, max(count, 1))
         data: list[float] = []
         for first in range(0, buckets, PLOT_BUCKETS_PER_QUERY):
+            self.app.activity.step_aside(lambda: worker.is_cancelled)
             if worker.is_cancelled:
                 return
             last = min(first + PLOT_BUCKETS_PER_QUERY, buckets)
@@ -480,7 +481,7 @@ class InspectorScreen(Screen[None]):
         worker = get_current_worker()
         app = self.app
         found = find_change(app.current_run, key, current, backward=backward, loader=app.loader,
-                            cancelled=polite(worker))
+                            cancelled=polite(worker, app.activity))
         if worker.is_cancelled:
             return
         app.call_from_thread(self._change_found, key, found, backward)
