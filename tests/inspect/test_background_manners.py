@@ -2,7 +2,7 @@
 
 No timing: the tests check who waits for whom. A worker thread's ``step_aside`` keeps waiting
 while the UI was used within ``quiet`` seconds (until cancelled); the UI thread never waits;
-keys tell the app's ``Activity``; a large preview's slow decode stops to step aside.
+keys tell the app's ``Activity``; a large preview's decode stops to step aside.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import threading
 
 from snapstate_inspect.app import SnapStateApp
 from snapstate_inspect.model.background import Activity
-from snapstate_inspect.model.values import STEP_ASIDE_EVERY, _slow_loads
+from snapstate_inspect.model.values import STEP_ASIDE_EVERY, piecewise_loads
 
 from .conftest import settle
 
@@ -51,15 +51,14 @@ def test_the_ui_thread_never_waits_and_a_quiet_ui_lets_workers_run():
     assert done == [1]
 
 
-def test_slow_decode_steps_aside_and_decodes_the_same():
+def test_large_preview_decode_steps_aside_and_decodes_the_same():
     preview = {"type": "builtins.list", "len": 3000,
                "children": [[f"[{n}]", {"type": "builtins.int", "repr": str(n)}]
                             for n in range(3000)]}
     text = json.dumps(preview)
     calls = []
-    assert _slow_loads(text, lambda: calls.append(1)) == preview
-    containers = 1 + 1 + 2 * 3000
-    assert len(calls) == (containers + STEP_ASIDE_EVERY - 1) // STEP_ASIDE_EVERY
+    assert piecewise_loads(text, lambda: calls.append(1)) == preview
+    assert len(calls) == 3000 // STEP_ASIDE_EVERY  # between children, every so many
 
 
 async def test_keys_and_clicks_mark_the_ui_in_use(reader):
