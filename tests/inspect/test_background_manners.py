@@ -73,3 +73,50 @@ async def test_keys_and_clicks_mark_the_ui_in_use(reader):
         await pilot.click("#timeline")
         assert app.activity.busy()
         assert app.loader.activity is app.activity  # large previews step aside too
+
+
+def test_a_scan_waits_only_for_keys_pressed_after_it_started():
+    import time
+
+    activity = Activity(quiet=3600)
+    activity.touch()  # the key that asks for the scan
+    since = time.monotonic()  # the scan starts
+    polls = []
+    worker = threading.Thread(target=activity.pause,
+                              args=(lambda: polls.append(1) or False, since))
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive() and polls == []  # did not wait for the key that started it
+    activity.touch()  # a later key: now it steps aside
+    assert activity.busy(since)
+    release = threading.Event()
+    worker = threading.Thread(target=activity.pause,
+                              args=(lambda: polls.append(1) or len(polls) >= 3, since))
+    worker.start()
+    worker.join(timeout=30)
+    assert len(polls) >= 3
+
+
+async def test_next_change_is_not_held_up_by_its_own_key(reader):
+    """``V`` with no earlier change scans to step 0 and says so, even though the UI counts as
+    in use for an hour after each key (the scan steps aside only for later keys)."""
+    import asyncio
+
+    from .test_views import select_variable
+
+    app = SnapStateApp(reader)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.activity.quiet = 3600
+        app.go(6, jump=True)
+        await settle(pilot)
+        await select_variable(pilot, "memory")
+        for _ in range(3):
+            await pilot.press("V")
+            try:  # a scan waiting for its own key would wait the whole hour
+                await asyncio.wait_for(settle(pilot), 20)
+            except asyncio.TimeoutError:
+                app.workers.cancel_all()  # let the stuck thread go before failing
+                raise AssertionError("the change scan waited for the key that started it")
+        assert app.selection.step == 0
+        assert "no earlier change of memory" in app.screen._note
