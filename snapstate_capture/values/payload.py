@@ -191,9 +191,51 @@ def _has_secret_name(pickler: pickle.Pickler, data: bytes, options: ValueOptions
                     cache.clear()
                 found = cache[raw] = is_secret(raw.decode("utf-8", "replace"))
             if found:
-                return True
+                return _plain_keys_secret(pickler, options) is not False
         pos = find(_SHORT_STR, pos + 1)
     return _classes_have_secret_fields(pickler, options)
+
+
+#: Types the C pickler memoizes that hold no names of their own: in a pickle whose memo holds
+#: only these, every name is a key of one of its exact dicts.
+_PLAIN_MEMO = frozenset({str, bytes, bytearray, dict, list, tuple, set, frozenset})
+
+
+def _plain_keys_secret(pickler: pickle.Pickler, options: ValueOptions) -> bool | None:
+    """Settle a secret-looking short string found by the byte scan: in plain data (only the
+    ``_PLAIN_MEMO`` types were written — no class, function or instance, so no attribute names
+    and no namedtuple fields), names are exactly the str keys of its dicts. Returns whether
+    one of them is a secret name, or None when the data is not plain (then any short string
+    may be a name). A short *value* such as a note mentioning a token is thus no longer sent
+    down the part-by-part path (W1's scratchpad and plan hit this at every step).
+
+    The dicts are read after they were written, as the part-by-part walk reads them before:
+    another thread mutating them meanwhile is the same race either way; a dict changing size
+    while read here answers None (the careful path)."""
+    cache = secret_cache(options)
+    is_secret = options.is_secret
+    dicts = []
+    try:
+        for _, written in pickler.memo.copy().values():
+            cls = type(written)
+            if cls is dict:
+                dicts.append(written)
+            elif cls not in _PLAIN_MEMO:
+                return None
+        for mapping in dicts:
+            for key in list(mapping):
+                if type(key) is not str:
+                    continue
+                found = cache.get(key)
+                if found is None:
+                    if len(cache) > 20_000:
+                        cache.clear()
+                    found = cache[key] = is_secret(key)
+                if found:
+                    return True
+    except RuntimeError:  # a dict changed size while read (another thread)
+        return None
+    return False
 
 
 def _classes_have_secret_fields(pickler: pickle.Pickler, options: ValueOptions) -> bool:
