@@ -273,19 +273,22 @@ class ValueCache:
         old = entry.chunks if entry is not None else []
         chunks: list[_Chunk] = []
         changed: list[int] = []
+        dumps, protocol, known = pickle.dumps, chunked.PROTOCOL, len(old)
         for index, start in enumerate(range(0, length, per_chunk)):
             part_ids = ids[index * width:(index + 1) * width]
-            prev = old[index] if index < len(old) else None
-            if prev is not None and prev.scalars and prev.ids == part_ids:
+            prev = old[index] if index < known else None
+            same_objects = prev is not None and prev.ids == part_ids
+            if same_objects and prev.scalars:
                 chunks.append(prev)
                 continue
             part = items[start:start + per_chunk]
             try:
-                detector = chunked.dumps_chunk(part)
+                detector = dumps(part, protocol)  # chunked.dumps_chunk, inlined: the hot loop
             except Exception:  # noqa: BLE001 - fall back to whole-value capture (dill, placeholders)
                 return None
             if prev is not None and prev.detector == detector:
-                chunks.append(_Chunk(part, part_ids, prev.scalars, detector, prev.key))
+                chunks.append(prev if same_objects else
+                              _Chunk(part, part_ids, prev.scalars, detector, prev.key))
                 continue
             data = self._chunk_payload(part, name)
             if data is None:
