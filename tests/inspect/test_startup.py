@@ -37,3 +37,21 @@ def test_python_sources_need_no_lexer_guess():
     assert lexer_name("/srv/agent/loop.py", "x = 1") == "python"
     assert lexer_name("types.pyi", "") == "python" and lexer_name("", "x") == "python"
     assert lexer_name("page.html", "<p>hi</p>") == "html"  # anything else: pygments decides
+
+
+CLI_LOADED = """
+import json, sys
+from snapstate_inspect import cli
+code = cli.main([sys.argv[1]])  # `snapstate FILE` on a missing file: the one-line error
+print(json.dumps([code, sorted(sys.modules)]))
+"""
+
+
+def test_snapstate_file_loads_the_inspect_command_alone(tmp_path):
+    result = run_python("-c", CLI_LOADED, str(tmp_path / "missing.snap"))
+    assert result.returncode == 0, result.stderr
+    code, loaded = json.loads(result.stdout)
+    assert code == 2 and "no such file" in result.stderr
+    commands = sorted(m for m in loaded if m.startswith("snapstate_inspect.commands."))
+    assert commands == ["snapstate_inspect.commands.common", "snapstate_inspect.commands.inspect"]
+    assert not {"snapstate_capture.recorder", "snapstate_capture.replay"} & set(loaded)
