@@ -187,6 +187,11 @@ class Tracer:
             return theirs
         return _chain(ours, theirs)
 
+    def _info_of(self, code: types.CodeType) -> CodeInfo | bool:
+        """The ``CodeInfo`` of ``code`` (False: not traced), analysed on first sight."""
+        info = self._infos.get(code)
+        return self._info(code) if info is None else info
+
     def _info(self, code: types.CodeType) -> CodeInfo | bool:
         info: CodeInfo | bool = False
         if self.rule.includes(code.co_filename):
@@ -212,9 +217,7 @@ class Tracer:
         fid = self._fids.get(frame)
         if fid is not None:
             return fid
-        info = self._infos.get(frame.f_code)
-        if info is None:
-            info = self._info(frame.f_code)
+        info = self._info_of(frame.f_code)
         if info is False:
             return 0
         return self._open(frame, info, ADOPT)[0]
@@ -225,9 +228,7 @@ class Tracer:
             fid = self._fids.get(back)
             if fid is not None:
                 return fid
-            info = self._infos.get(back.f_code)
-            if info is None:
-                info = self._info(back.f_code)
+            info = self._info_of(back.f_code)
             if info is not False:
                 return self._open(back, info, ADOPT)[0]
             back = back.f_back

@@ -14,9 +14,10 @@ a key binding on the main screen, a help entry and a command-palette entry.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -25,7 +26,8 @@ from textual.worker import get_current_worker
 from snapstate_capture import Run, SnapStateError, Step, Timeline
 
 from . import keymap
-from .model.background import pause
+from .idle_gc import CHECK_SECONDS, IdleCollector
+from .model.background import Activity
 from .model.history import History, Selection
 from .model.navigation import Navigator
 from .model.runs import step_in_other_run
@@ -35,6 +37,9 @@ from .model.var_history import Progress
 from .model.values import PreviewLoader, VariableKey
 from .screens import SCREENS
 from .screens.inspector import InspectorScreen
+
+SEARCH_CHUNK = 1000  # steps per search chunk: ~8 ms of work on the bench's run
+PROGRESS_SECONDS = 0.2  # how often a running search updates the status bar
 
 
 class SnapStateApp(App[None]):
@@ -69,7 +74,9 @@ class SnapStateApp(App[None]):
         self.compare_run = compare_run  # issue 8: with `other`, opens the compare screen
         self.diff_mark: tuple[str, int] | None = None
         self.history = History()
-        self.loader = PreviewLoader()
+        self.activity = Activity()  # background scans step aside while keys are pressed
+        self.idle_gc = IdleCollector(self.activity)  # full collections between keys
+        self.loader = PreviewLoader(activity=self.activity)
         self.search = SearchState()
         self._runs = {run.id: run for run in reader.runs}
         self._run: Run | None = reader.run(run_id) if self._runs else None
@@ -218,14 +225,23 @@ class SnapStateApp(App[None]):
 
     @work(thread=True, exclusive=True, group="search")
     def _search_worker(self, run: Run, state: SearchState) -> None:
+        """Small chunks (a few ms each) with ``activity.pause`` between them, so a key never
+        waits long for the interpreter; progress reaches the screen a few times a second."""
         worker = get_current_worker()
-        for item in iter_search(run, state.query, loader=self.loader):
-            if worker.is_cancelled or state.stopped:
+
+        def cancelled() -> bool:
+            return worker.is_cancelled or state.stopped
+
+        shown = 0.0
+        for item in iter_search(run, state.query, loader=self.loader, chunk=SEARCH_CHUNK):
+            if cancelled():
                 return
             if isinstance(item, Progress):
                 state.done = item.done
-                self.call_from_thread(self._search_changed)
-                pause()
+                if time.monotonic() - shown >= PROGRESS_SECONDS:
+                    self.call_from_thread(self._search_changed)
+                    shown = time.monotonic()
+                self.activity.pause(cancelled)
             else:
                 with state.lock:
                     for hit in item:
@@ -240,13 +256,26 @@ class SnapStateApp(App[None]):
             if refresh is not None:
                 refresh()
 
+    # -- input ---------------------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        """Keys and clicks tell ``activity`` the UI is in use (background scans step aside)."""
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown,
+                              events.MouseScrollUp)):
+            self.activity.touch()
+        await super().on_event(event)
+
     # -- commands --------------------------------------------------------------------------
     def on_mount(self) -> None:
+        self.idle_gc.start()
+        self.set_interval(CHECK_SECONDS, self.idle_gc.tick)
         self.push_screen(InspectorScreen())
         if self.other is not None or self.compare_run:
             from .screens.diff_commands import open_comparison
 
             open_comparison(self)
+
+    def on_unmount(self) -> None:
+        self.idle_gc.stop()
 
     def run_command(self, command_id: str) -> None:
         """Run the registered command ``command_id`` (palette entries and bindings use this)."""

@@ -75,9 +75,7 @@ class ChunkBuilder:
                     items.append((key, item, value))
                     count += 1
                     if count >= limit:
-                        self.count = count
-                        self.write_chunk()
-                        items, count = self.items, 0
+                        items, count = self._next_chunk(count)
                     continue
             if type(item) is int:
                 frame = frames.get(item >> LINE_BITS)
@@ -111,9 +109,7 @@ class ChunkBuilder:
                     count += 1
                     items.append(item)
                     if count >= limit:
-                        self.count = count
-                        self.write_chunk()
-                        items, count = self.items, 0
+                        items, count = self._next_chunk(count)
                     continue
                 if code != BLOB and code != FULL and self._has_marks(item):
                     item = self._resolve(item)
@@ -128,9 +124,7 @@ class ChunkBuilder:
                     self.blobs[item[1]] = item[2]
                     continue
                 elif code == FULL:
-                    self.count = count
-                    self.write_chunk()
-                    items, count = self.items, 0
+                    items, count = self._next_chunk(count)
                     self._write_full(item[1])
                     continue
                 else:
@@ -138,12 +132,17 @@ class ChunkBuilder:
                         count += 1
                     items.append(item)
             if count >= limit:
-                self.count = count
-                self.write_chunk()
-                items, count = self.items, 0
+                items, count = self._next_chunk(count)
         self.count = count
         if count and time.monotonic() - self.opened > CHUNK_SECONDS:
             self.write_chunk()
+
+    def _next_chunk(self, count: int) -> tuple[list[Any], int]:
+        """Store the chunk being built (``count`` steps so far); return the new one's items and
+        step count."""
+        self.count = count
+        self.write_chunk()
+        return self.items, 0
 
     def _value(self, item: Any) -> None:
         _, key, name, data = item

@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
                          entry=_entry(args.module, target, argv,
                                       {"name": args.name or label, "trace": args.trace,
                                        "include": args.include, "exclude": args.exclude}))
+    _warn_untraced(args.module, target, args.include, args.exclude)
     previous_term = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
@@ -168,6 +169,42 @@ def _print_traceback(exc: BaseException) -> None:
                               or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")):
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb)
+
+
+def _target_file(module: str | None, target: str) -> str | None:
+    """The file the program starts in: the script, or the ``-m`` module's top-level package or
+    module (found without importing anything); None when it cannot be found."""
+    if module is None:
+        return os.path.abspath(target)
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module.split(".")[0])
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.has_location else None
+
+
+def _warn_untraced(module: str | None, target: str, include: list[str],
+                   exclude: list[str]) -> None:
+    """Say so before running when the program's own file will not be traced (the default traces
+    only your code, as ``coverage run`` measures only it), with the option that changes it."""
+    from snapstate_capture.include import IncludeRule
+
+    path = _target_file(module, target)
+    if path is None or IncludeRule(include, exclude).includes(path):
+        return
+    if include or exclude:
+        why = "it matches no --include glob" if include else "an --exclude glob matches it"
+    else:
+        why = ("only your own code is traced by default: files under the current directory, "
+               "outside the standard library and site-packages")
+    folder = os.path.basename(os.path.dirname(path))
+    glob = f"*/{folder}/*" if os.path.basename(path) == "__init__.py" else \
+        f"*/{os.path.basename(path)}"
+    what = f"{module} ({path})" if module else path
+    sys.stderr.write(f"snapstate: note: {what} will not be traced: {why}; "
+                     f"to trace it add --include '{glob}'\n")
 
 
 def _default_output(label: str) -> Path:

@@ -20,7 +20,6 @@ from textual.worker import get_current_worker
 
 from snapstate_capture import Value
 
-from ..model.background import pause
 from ..model.values import VariableKey, children
 from ..model.var_history import Change, Progress, iter_changes
 from ..safe_text import plain
@@ -68,7 +67,7 @@ class VariableHistoryScreen(ModalScreen[int | None]):
             else:
                 app.call_from_thread(self._add, batch, item)
                 batch = []
-                pause()
+                app.activity.pause(lambda: worker.is_cancelled)
         app.call_from_thread(self._add, batch, None)
 
     def _repr(self, ref: dict[str, Any] | None) -> str:

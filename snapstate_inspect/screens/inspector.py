@@ -2,13 +2,15 @@
 
 It watches the app's ``selection`` and ``variable`` and keeps every panel in step. Keys come from
 ``keymap.COMMANDS`` (bound in ``__init__``), each calling ``app.run_command(id)``, which lands
-in an ``action_<id>`` method here for built-in commands. Slow work runs in worker threads:
-variable previews (a hostile preview can be megabytes), the run plot, change searches.
+in an ``action_<id>`` method for built-in commands (``inspector_actions.py``). Slow work runs
+in worker threads: variable previews (a hostile preview can be megabytes), the run plot,
+change searches.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from rich.text import Text
@@ -22,10 +24,8 @@ from textual.worker import get_current_worker
 from snapstate_capture import SnapStateError
 
 from .. import keymap
-from ..model.background import polite
 from ..model.history import Selection
 from ..model.values import REMOVED, SAME, frame_changes, matching_frame
-from ..model.var_history import find_change
 from ..safe_text import plain
 from ..widgets.detail import DetailView
 from ..widgets.sparkline import RunPlot
@@ -34,8 +34,11 @@ from ..widgets.source import SourceView
 from ..widgets.status import StatusBar
 from ..widgets.timeline import TimelineView
 from ..widgets.variables import VariablesView, tags
+from .inspector_actions import InspectorActions
 
 PLOT_BUCKETS = 200
+PLOT_BUCKETS_PER_QUERY = 8  # 40,000 steps of a 1,000,000-step run: about 15 ms of SQLite
+LOCK_PAUSE = 0.0003  # seconds: enough for a thread blocked on the reader's lock to wake
 
 
 def collect_rows(loader, step, frame, previous, cancelled=None):
@@ -60,7 +63,7 @@ def collect_rows(loader, step, frame, previous, cancelled=None):
 DETAIL_LIMIT = 20_000
 
 
-class InspectorScreen(Screen[None]):
+class InspectorScreen(InspectorActions, Screen[None]):
     """The inspector's main screen (see module docstring)."""
 
     AUTO_FOCUS = "#timeline"
@@ -74,6 +77,8 @@ class InspectorScreen(Screen[None]):
                                 command.title, show=command.footer,
                                 key_display=command.key_display.split(",")[0])
         self._loaded_for: tuple | None = None
+        self._plot_for = None  # a run whose plot waits for the first complete screen
+        self._awaiting_variables = False
         self._detail_shown: tuple | None = None
         self._note = ""
 
@@ -116,7 +121,16 @@ class InspectorScreen(Screen[None]):
         app = self.app
         self.query_one(TimelineView).set_run(app.current_run, app.step_count())
         self.query_one(TimelineView).set_hits(frozenset(app.search.hits))
-        self._load_plot(app.current_run)
+        # The plot scans the whole run: it starts once the panels show the selection, so at
+        # start-up it does not compete with the first screen (see ``_start_plot``).
+        self._plot_for = app.current_run
+
+    def _start_plot(self) -> None:
+        """Start the pending run plot: called once the panels were drawn with the variables
+        (or with the reason there are none)."""
+        run, self._plot_for = self._plot_for, None
+        if run is not None:
+            self._load_plot(run)
 
     # -- reacting to the selection ---------------------------------------------------------
     def _on_selection(self, selection: Selection | None) -> None:
@@ -124,6 +138,8 @@ class InspectorScreen(Screen[None]):
             return
         with self.app.batch_update():  # one repaint for every panel
             self._show_selection(selection)
+        if not self._awaiting_variables:
+            self.call_after_refresh(self._start_plot)
 
     def _show_selection(self, selection: Selection) -> None:
         app = self.app
@@ -172,6 +188,8 @@ class InspectorScreen(Screen[None]):
         return [(name, self.app.loader.load(value)) for name, value in step.extra.items()]
 
     def _show_error(self, message: str) -> None:
+        self._awaiting_variables = False
+        self.call_after_refresh(self._start_plot)
         self._note = message
         self.query_one(VariablesView).show_loading(message)
         self._update_status()
@@ -193,10 +211,12 @@ class InspectorScreen(Screen[None]):
             return
         if quick:
             self.workers.cancel_group(self, "variables")
+            self._awaiting_variables = False
             self._apply_variables(selection, position, *collect_rows(app.loader, step, frame,
                                                                      previous))
         else:
             self.query_one(VariablesView).show_loading("loading large values…")
+            self._awaiting_variables = True
             self._variables_worker(selection, position)
 
     @work(thread=True, exclusive=True, group="variables")
@@ -218,7 +238,12 @@ class InspectorScreen(Screen[None]):
 
     def _apply_variables(self, selection: Selection, position: int, function: str,
                          rows: list, extra: list) -> None:
-        if self.app.selection != selection or not self.is_attached:
+        if not self.is_attached:
+            return
+        if self._awaiting_variables:  # a worker's result: the screen is complete once drawn
+            self._awaiting_variables = False
+            self.call_after_refresh(self._start_plot)
+        if self.app.selection != selection:
             return
         chosen = self.app.variable
         select = chosen.name if chosen is not None and chosen.function == function else None
@@ -315,17 +340,25 @@ class InspectorScreen(Screen[None]):
     # -- background ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="plot")
     def _load_plot(self, run) -> None:
-        """Locals changed per slice of the run, one short query per slice (the reader's lock
-        is never held long, so navigation stays quick while this runs)."""
+        """Locals changed per slice of the run, ``PLOT_BUCKETS_PER_QUERY`` slices per query: few
+        round trips (after each one this thread must win the GIL back from busy threads), each
+        short enough that a UI read waiting for the reader's lock is not held up for long;
+        a short pause after each query lets a waiting read take the lock (a thread that releases
+        and retakes a lock at once would otherwise starve it)."""
         worker = get_current_worker()
         count = len(run.steps)
         buckets = min(PLOT_BUCKETS, max(count, 1))
-        data = []
-        for bucket in range(buckets):
+        data: list[float] = []
+        for first in range(0, buckets, PLOT_BUCKETS_PER_QUERY):
+            self.app.activity.step_aside(lambda: worker.is_cancelled)
             if worker.is_cancelled:
                 return
-            start, stop = bucket * count // buckets, (bucket + 1) * count // buckets
-            data.append(float(run.steps.changed_totals(start, stop, 1)[0]) if stop > start else 0)
+            last = min(first + PLOT_BUCKETS_PER_QUERY, buckets)
+            start, stop = first * count // buckets, last * count // buckets
+            totals = (run.steps.changed_totals(start, stop, last - first) if stop > start
+                      else [0] * (last - first))
+            data.extend(float(total) for total in totals)
+            time.sleep(LOCK_PAUSE)
         self.app.call_from_thread(self._apply_plot, data)
 
     def _apply_plot(self, data: list[float]) -> None:
@@ -346,190 +379,3 @@ class InspectorScreen(Screen[None]):
             timeline.set_count(count)
             app.go(count - 1)
         self._update_status()
-
-    # -- actions (built-in commands; see keymap) -------------------------------------------
-    def _nav(self, target: int | None, *, jump: bool, nothing: str) -> None:
-        if target is None:
-            self.say(nothing)
-            return
-        self._note = ""
-        self.app.go(target, jump=jump)
-
-    def _here(self) -> int:
-        sel = self.app.selection
-        return sel.step if sel is not None else -1
-
-    def action_next_step(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.next(self._here()), jump=False, nothing="at the last step")
-
-    def action_prev_step(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.previous(self._here()), jump=False, nothing="at the first step")
-
-    def action_first_step(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.first(), jump=True, nothing="no steps")
-
-    def action_last_step(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.last(), jump=True, nothing="no steps")
-
-    def action_step_over(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.step_over(self._here()), jump=False,
-                  nothing="no later step at this depth")
-
-    def action_step_back_over(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.step_over(self._here(), backward=True), jump=False,
-                  nothing="no earlier step at this depth")
-
-    def action_next_call(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.call(self._here()), jump=True, nothing="no later call of it")
-
-    def action_prev_call(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.call(self._here(), backward=True), jump=True,
-                  nothing="no earlier call of it")
-
-    def action_next_exception(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.exception(self._here()), jump=True, nothing="no later exception")
-
-    def action_prev_exception(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.exception(self._here(), backward=True), jump=True,
-                  nothing="no earlier exception")
-
-    def action_back(self) -> None:
-        sel = self.app.selection
-        place = self.app.history.back(sel.place) if sel else None
-        if place is None:
-            self.say("nothing to go back to")
-        else:
-            self.app.visit(place.run_id, place.step)
-
-    def action_forward(self) -> None:
-        sel = self.app.selection
-        place = self.app.history.forward(sel.place) if sel else None
-        if place is None:
-            self.say("nothing to go forward to")
-        else:
-            self.app.visit(place.run_id, place.step)
-
-    def action_goto_step(self) -> None:
-        from .goto import GotoScreen
-
-        self.app.push_screen(GotoScreen(self.app.step_count()), self._goto_done)
-
-    def _goto_done(self, step: int | None) -> None:
-        if step is not None:
-            self.app.go(step, jump=True)
-
-    def action_next_change(self) -> None:
-        self._find_change(backward=False)
-
-    def action_prev_change(self) -> None:
-        self._find_change(backward=True)
-
-    def _find_change(self, *, backward: bool) -> None:
-        key = self.app.variable
-        if key is None:
-            self.say("select a variable first (in the Variables panel)")
-            return
-        self.say(f"looking for the {'previous' if backward else 'next'} change of "
-                 f"{key.display}…")
-        self._change_worker(key, self._here(), backward)
-
-    @work(thread=True, exclusive=True, group="find-change")
-    def _change_worker(self, key, current: int, backward: bool) -> None:
-        worker = get_current_worker()
-        app = self.app
-        found = find_change(app.current_run, key, current, backward=backward, loader=app.loader,
-                            cancelled=polite(worker))
-        if worker.is_cancelled:
-            return
-        app.call_from_thread(self._change_found, key, found, backward)
-
-    def _change_found(self, key, step: int | None, backward: bool) -> None:
-        if step is None:
-            self.say(f"no {'earlier' if backward else 'later'} change of {key.display}")
-        else:
-            self._note = ""
-            self.app.go(step, jump=True)
-
-    def action_variable_history(self) -> None:
-        from .history import VariableHistoryScreen
-
-        key = self.app.variable
-        if key is None:
-            self.say("select a variable first (in the Variables panel)")
-            return
-        self.app.push_screen(VariableHistoryScreen(key), self._goto_done)
-
-    def action_search(self) -> None:
-        from .search import SearchScreen
-
-        self.app.push_screen(SearchScreen(), self._search_done)
-
-    def _search_done(self, step: int | None) -> None:
-        self.refresh_hits()
-        if step is not None:
-            self.app.go(step, jump=True)
-
-    def refresh_hits(self) -> None:
-        """The search moved on: mark hits on the timeline, show progress in the status bar."""
-        state = self.app.search
-        with state.lock:
-            hits = frozenset(state.hits)
-        timeline = self.query_one(TimelineView)
-        if hits != timeline.hits:
-            timeline.set_hits(hits)
-        self._update_status()
-
-    def action_stop_search(self) -> None:
-        self.app.stop_search()
-
-    def action_next_hit(self) -> None:
-        self._hit(forward=True)
-
-    def action_prev_hit(self) -> None:
-        self._hit(forward=False)
-
-    def _hit(self, *, forward: bool) -> None:
-        import bisect
-
-        hits = self.app.search_hits
-        here = self._here()
-        if forward:
-            position = bisect.bisect_right(hits, here)
-            target = hits[position] if position < len(hits) else None
-        else:
-            position = bisect.bisect_left(hits, here)
-            target = hits[position - 1] if position > 0 else None
-        self._nav(target, jump=True, nothing="no more search hits" if hits else "no search yet")
-
-    def action_runs(self) -> None:
-        from .runs import RunsScreen
-
-        self.app.refresh_runs()
-        self.app.push_screen(RunsScreen(), self._run_chosen)
-
-    def _run_chosen(self, run_id: str | None) -> None:
-        if run_id is not None:
-            self.app.switch_run(run_id)
-
-    def action_toggle_follow(self) -> None:
-        self.app.follow = not self.app.follow
-        self.say("following the recording" if self.app.follow else "follow off")
-
-    def action_help(self) -> None:
-        self.app.push_screen("help")
-
-    def action_palette(self) -> None:
-        self.app.action_command_palette()
-
-    def action_quit(self) -> None:
-        self.app.exit()

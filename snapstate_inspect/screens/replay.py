@@ -29,13 +29,12 @@ from textual.widgets import Label, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
 from snapstate_capture import Run, SnapStateError
-from snapstate_capture.replay.drift import find_drift
-from snapstate_capture.replay.launch import replay
-from snapstate_capture.trust import require_trust
 
 from .. import keymap
-from ..commands.replay import render_result
 from ..safe_text import plain
+
+# The replay machinery (snapstate_capture.replay, .trust, the command line's rendering) is
+# imported where it is used: the inspector's start-up does not pay for it.
 
 REPLAY = "Replay and fork"
 MODES = (("pdb", "pdb on the live frame at this step"),
@@ -83,6 +82,8 @@ class ReplayOutcomeScreen(ModalScreen[int | None]):
     def __init__(self, result: dict[str, Any], path: str) -> None:
         super().__init__()
         self.result, self.path = result, path
+        from ..commands.replay import render_result
+
         #: The outcome as shown: the command line's rendering, as one plain ``Text``.
         self.text = Text("\n").join(render_result(result, timeline=path).renderables)
 
@@ -109,6 +110,9 @@ class ReplayOutcomeScreen(ModalScreen[int | None]):
 
 def _preflight(app: Any, run: Run) -> str | None:
     """Why ``run`` cannot be replayed from here (trust, drift), or None."""
+    from snapstate_capture.replay.drift import find_drift
+    from snapstate_capture.trust import require_trust
+
     try:
         require_trust(run, trust=bool(getattr(app, "trust", False)), what="payloads for replay")
         drift = find_drift(run)
@@ -142,6 +146,8 @@ def fork(app: Any, run: Run, index: int, mode: str) -> dict[str, Any] | None:
     """Replay ``run`` to step ``index`` in the terminal (the app suspended), then show the new
     branch. Where the app cannot suspend (a headless test), ``live`` runs with its output
     captured; pdb and the console need a terminal. Returns the replay's result or None."""
+    from snapstate_capture.replay.launch import replay
+
     try:
         try:
             with app.suspend():
@@ -213,6 +219,7 @@ def replay_check(app: Any) -> None:
         app.notify(problem, title="Cannot replay", severity="error", timeout=8)
         return
     app.notify(f"replaying run {run.id[:8]}…", timeout=2)
+    from snapstate_capture.replay.launch import replay
 
     def work() -> None:
         try:

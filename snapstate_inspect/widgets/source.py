@@ -22,12 +22,23 @@ from ..safe_text import escape_controls
 
 SYNC_LINES = 3000
 THEME = "monokai"
+#: Endings only pygments' Python lexer claims (its ``filenames``): no need to ask pygments, whose
+#: guess imports every lexer module it has (a fifth of a second at start-up).
+PYTHON_ENDINGS = (".py", ".pyw", ".pyi")
+
+
+def lexer_name(filename: str, code: str) -> str:
+    """The pygments lexer alias for ``filename`` holding ``code``: ``python`` for Python files
+    (and when there is no name), else pygments' guess from the name and text."""
+    if not filename or filename.lower().endswith(PYTHON_ENDINGS):
+        return "python"
+    return Syntax.guess_lexer(filename, code)
 
 
 def highlight(lines: tuple[str, ...], filename: str) -> list[Text]:
     """Syntax-highlighted ``lines`` (escaped first), one ``Text`` per line, tabs expanded."""
     code = "\n".join(escape_controls(line, keep_newlines=False) for line in lines)
-    lexer = Syntax.guess_lexer(filename, code) if filename else "python"
+    lexer = lexer_name(filename, code)
     syntax = Syntax(code, lexer, theme=THEME, tab_size=4)
     text = syntax.highlight(code)
     out = text.split("\n", allow_blank=True)

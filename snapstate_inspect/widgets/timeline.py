@@ -125,8 +125,15 @@ class TimelineView(ScrollView, can_focus=True):
         self.refresh()
 
     def watch_cursor(self, old: int, new: int) -> None:
+        """Scroll to the cursor; without a scroll only the two rows that changed are redrawn
+        (a key then repaints 2 rows of this panel, not all of them)."""
+        top = self.scroll_offset.y
         self.scroll_to_cursor()
-        self.refresh()
+        if self.scroll_offset.y != top:
+            self.refresh()
+        else:
+            self.refresh_line(old)
+            self.refresh_line(new)
 
     def scroll_to_cursor(self) -> None:
         """Scroll so the cursor row is visible (centred when it was far away)."""

@@ -38,6 +38,16 @@ def test_json_tool_module_with_include(tmp_path):
     assert "main" in functions and "JSONDecoder.decode" in functions
 
 
+def test_module_outside_your_code_gets_a_note_naming_the_include(tmp_path):
+    """By default only your own code is traced (as coverage measures only it): recording a
+    standard-library module says so before it runs, with the --include that traces it."""
+    proc, out = _record(tmp_path, "-m", "calendar", "2024", "2")
+    assert proc.returncode == 0
+    assert "will not be traced" in proc.stderr and "--include '*/calendar.py'" in proc.stderr
+    traced, _ = _record(tmp_path, "--include", "*/calendar.py", "-m", "calendar", "2024", "2")
+    assert "will not be traced" not in traced.stderr
+
+
 def test_calendar_module_lines(tmp_path):
     plain = run_python("-m", "calendar", "2024", "2", cwd=tmp_path)
     proc, out = _record(tmp_path, "--include", "*/calendar.py", "-m", "calendar", "2024", "2")

@@ -11,6 +11,7 @@ from textual._compositor import LayoutUpdate
 
 from snapstate_inspect.app import SnapStateApp
 from snapstate_inspect.widgets.status import StatusBar
+from snapstate_inspect.widgets.timeline import TimelineView
 
 from .conftest import settle
 
@@ -45,3 +46,29 @@ async def test_a_step_key_repaints_only_what_changed(reader):
         assert app.selection.step == 0
         assert "step 0 of 29" in app.screen.query_one(StatusBar)._text.plain
 
+
+
+def styled_lines(widget) -> list[list[tuple[str, object]]]:
+    """The widget's lines, text and style per segment, as the compositor would take them now
+    (from the widget's render caches)."""
+    return [[(segment.text, segment.style) for segment in strip]
+            for strip in widget.render_lines(widget.size.region)]
+
+
+async def test_moving_the_cursor_redraws_both_rows_and_nothing_stale(reader):
+    """A cursor move without a scroll redraws just the old and the new row: what is drawn
+    then equals a redraw of the whole panel from scratch."""
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        timeline = app.screen.query_one(TimelineView)
+        for key in ("n", "n", "n", "p", "o"):
+            top = timeline.scroll_offset.y
+            await pilot.press(key)
+            await settle(pilot)
+            assert timeline.scroll_offset.y == top  # no scroll: the two-row path
+            drawn = styled_lines(timeline)
+            timeline._strips.clear()
+            timeline._styles_cache.clear()
+            assert drawn == styled_lines(timeline), f"a stale row after {key!r}"
+        assert app.selection.step > 0

@@ -1,0 +1,207 @@
+"""The actions of the inspector's main screen: the built-in commands of ``keymap``.
+
+``app.run_command(id)`` lands in ``action_<id>`` here. Navigation asks the app's ``Navigator``
+(UI-free, one SQL query per answer) for a target and moves with ``app.go``; a key with nowhere
+to go stays put and says so in the status bar. Change searches run in a worker thread that
+steps aside while keys are pressed (``model/background.py``). ``InspectorActions`` is a mixin of
+``InspectorScreen`` (it uses the screen's ``say``, ``_note`` and panels).
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from textual import work
+from textual.worker import get_current_worker
+
+from ..model.background import polite
+from ..model.var_history import find_change
+from ..widgets.timeline import TimelineView
+
+
+class InspectorActions:
+    """Navigation, search and view actions of the main screen (see module docstring)."""
+
+    def _nav(self, target: int | None, *, jump: bool, nothing: str) -> None:
+        if target is None:
+            self.say(nothing)
+            return
+        self._note = ""
+        self.app.go(target, jump=jump)
+
+    def _here(self) -> int:
+        sel = self.app.selection
+        return sel.step if sel is not None else -1
+
+    def action_next_step(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.next(self._here()), jump=False, nothing="at the last step")
+
+    def action_prev_step(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.previous(self._here()), jump=False, nothing="at the first step")
+
+    def action_first_step(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.first(), jump=True, nothing="no steps")
+
+    def action_last_step(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.last(), jump=True, nothing="no steps")
+
+    def action_step_over(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.step_over(self._here()), jump=False,
+                  nothing="no later step at this depth")
+
+    def action_step_back_over(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.step_over(self._here(), backward=True), jump=False,
+                  nothing="no earlier step at this depth")
+
+    def action_next_call(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.call(self._here()), jump=True, nothing="no later call of it")
+
+    def action_prev_call(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.call(self._here(), backward=True), jump=True,
+                  nothing="no earlier call of it")
+
+    def action_next_exception(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.exception(self._here()), jump=True, nothing="no later exception")
+
+    def action_prev_exception(self) -> None:
+        nav = self.app.navigator
+        self._nav(nav and nav.exception(self._here(), backward=True), jump=True,
+                  nothing="no earlier exception")
+
+    def action_back(self) -> None:
+        sel = self.app.selection
+        place = self.app.history.back(sel.place) if sel else None
+        if place is None:
+            self.say("nothing to go back to")
+        else:
+            self.app.visit(place.run_id, place.step)
+
+    def action_forward(self) -> None:
+        sel = self.app.selection
+        place = self.app.history.forward(sel.place) if sel else None
+        if place is None:
+            self.say("nothing to go forward to")
+        else:
+            self.app.visit(place.run_id, place.step)
+
+    def action_goto_step(self) -> None:
+        from .goto import GotoScreen
+
+        self.app.push_screen(GotoScreen(self.app.step_count()), self._goto_done)
+
+    def _goto_done(self, step: int | None) -> None:
+        if step is not None:
+            self.app.go(step, jump=True)
+
+    def action_next_change(self) -> None:
+        self._find_change(backward=False)
+
+    def action_prev_change(self) -> None:
+        self._find_change(backward=True)
+
+    def _find_change(self, *, backward: bool) -> None:
+        key = self.app.variable
+        if key is None:
+            self.say("select a variable first (in the Variables panel)")
+            return
+        self.say(f"looking for the {'previous' if backward else 'next'} change of "
+                 f"{key.display}…")
+        self._change_worker(key, self._here(), backward)
+
+    @work(thread=True, exclusive=True, group="find-change")
+    def _change_worker(self, key, current: int, backward: bool) -> None:
+        worker = get_current_worker()
+        app = self.app
+        found = find_change(app.current_run, key, current, backward=backward, loader=app.loader,
+                            cancelled=polite(worker, app.activity))
+        if worker.is_cancelled:
+            return
+        app.call_from_thread(self._change_found, key, found, backward)
+
+    def _change_found(self, key, step: int | None, backward: bool) -> None:
+        if step is None:
+            self.say(f"no {'earlier' if backward else 'later'} change of {key.display}")
+        else:
+            self._note = ""
+            self.app.go(step, jump=True)
+
+    def action_variable_history(self) -> None:
+        from .history import VariableHistoryScreen
+
+        key = self.app.variable
+        if key is None:
+            self.say("select a variable first (in the Variables panel)")
+            return
+        self.app.push_screen(VariableHistoryScreen(key), self._goto_done)
+
+    def action_search(self) -> None:
+        from .search import SearchScreen
+
+        self.app.push_screen(SearchScreen(), self._search_done)
+
+    def _search_done(self, step: int | None) -> None:
+        self.refresh_hits()
+        if step is not None:
+            self.app.go(step, jump=True)
+
+    def refresh_hits(self) -> None:
+        """The search moved on: mark hits on the timeline, show progress in the status bar."""
+        state = self.app.search
+        with state.lock:
+            hits = frozenset(state.hits)
+        timeline = self.query_one(TimelineView)
+        if hits != timeline.hits:
+            timeline.set_hits(hits)
+        self._update_status()
+
+    def action_stop_search(self) -> None:
+        self.app.stop_search()
+
+    def action_next_hit(self) -> None:
+        self._hit(forward=True)
+
+    def action_prev_hit(self) -> None:
+        self._hit(forward=False)
+
+    def _hit(self, *, forward: bool) -> None:
+        hits = self.app.search_hits
+        here = self._here()
+        if forward:
+            position = bisect.bisect_right(hits, here)
+            target = hits[position] if position < len(hits) else None
+        else:
+            position = bisect.bisect_left(hits, here)
+            target = hits[position - 1] if position > 0 else None
+        self._nav(target, jump=True, nothing="no more search hits" if hits else "no search yet")
+
+    def action_runs(self) -> None:
+        from .runs import RunsScreen
+
+        self.app.refresh_runs()
+        self.app.push_screen(RunsScreen(), self._run_chosen)
+
+    def _run_chosen(self, run_id: str | None) -> None:
+        if run_id is not None:
+            self.app.switch_run(run_id)
+
+    def action_toggle_follow(self) -> None:
+        self.app.follow = not self.app.follow
+        self.say("following the recording" if self.app.follow else "follow off")
+
+    def action_help(self) -> None:
+        self.app.push_screen("help")
+
+    def action_palette(self) -> None:
+        self.app.action_command_palette()
+
+    def action_quit(self) -> None:
+        self.app.exit()

@@ -1,0 +1,57 @@
+"""What the inspector's start-up loads: the reader and the first screen, not the recorder, the
+replay machinery or the other commands (they are imported when used), and no pygments guess."""
+
+from __future__ import annotations
+
+import json
+
+from snapstate_inspect.widgets.source import lexer_name
+from tests.conftest import run_python
+
+LOADED = """
+import json, sys
+import snapstate_capture as snap
+from snapstate_inspect.app import SnapStateApp
+print(json.dumps(sorted(sys.modules)))
+"""
+
+#: Modules a reader and the first screen never need (each is imported where it is used).
+NOT_AT_START = (
+    "snapstate_capture.api", "snapstate_capture.effects", "snapstate_capture.frames",
+    "snapstate_capture.recorder", "snapstate_capture.replay", "snapstate_capture.trust",
+    "snapstate_inspect.commands", "deepdiff", "pygments.lexers.python",
+)
+
+
+def test_importing_the_app_loads_no_recorder_replay_or_commands():
+    result = run_python("-c", LOADED)
+    assert result.returncode == 0, result.stderr
+    loaded = set(json.loads(result.stdout))
+    assert "snapstate_capture.store.reader" in loaded and "textual.app" in loaded
+    early = sorted(name for name in loaded
+                   if any(name == lazy or name.startswith(lazy + ".") for lazy in NOT_AT_START))
+    assert early == []
+
+
+def test_python_sources_need_no_lexer_guess():
+    assert lexer_name("/srv/agent/loop.py", "x = 1") == "python"
+    assert lexer_name("types.pyi", "") == "python" and lexer_name("", "x") == "python"
+    assert lexer_name("page.html", "<p>hi</p>") == "html"  # anything else: pygments decides
+
+
+CLI_LOADED = """
+import json, sys
+from snapstate_inspect import cli
+code = cli.main([sys.argv[1]])  # `snapstate FILE` on a missing file: the one-line error
+print(json.dumps([code, sorted(sys.modules)]))
+"""
+
+
+def test_snapstate_file_loads_the_inspect_command_alone(tmp_path):
+    result = run_python("-c", CLI_LOADED, str(tmp_path / "missing.snap"))
+    assert result.returncode == 0, result.stderr
+    code, loaded = json.loads(result.stdout)
+    assert code == 2 and "no such file" in result.stderr
+    commands = sorted(m for m in loaded if m.startswith("snapstate_inspect.commands."))
+    assert commands == ["snapstate_inspect.commands.common", "snapstate_inspect.commands.inspect"]
+    assert not {"snapstate_capture.recorder", "snapstate_capture.replay"} & set(loaded)
