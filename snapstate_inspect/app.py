@@ -265,10 +265,14 @@ class SnapStateApp(App[None]):
         await super().on_event(event)
 
     # -- commands --------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen:
+        """The inspector's main screen is the first screen: Textual's empty default screen is
+        never composed, drawn and then covered (start-up time)."""
+        return InspectorScreen()
+
     def on_mount(self) -> None:
         self.idle_gc.start()
         self.set_interval(CHECK_SECONDS, self.idle_gc.tick)
-        self.push_screen(InspectorScreen())
         if self.other is not None or self.compare_run:
             from .screens.diff_commands import open_comparison
 

@@ -18,7 +18,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer
 from textual.worker import get_current_worker
 
 from snapstate_capture import SnapStateError
@@ -28,6 +27,7 @@ from ..model.history import Selection
 from ..model.values import REMOVED, SAME, frame_changes, matching_frame
 from ..safe_text import plain
 from ..widgets.detail import DetailView
+from ..widgets.footer import KeysFooter
 from ..widgets.sparkline import RunPlot
 from ..widgets.stack import StackView
 from ..widgets.source import SourceView
@@ -95,7 +95,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
                     yield VariablesView(id="variables")
                     yield DetailView(id="detail")
         yield StatusBar(id="status")
-        yield Footer()
+        yield KeysFooter()
 
     # -- setup -----------------------------------------------------------------------------
     def on_mount(self) -> None:

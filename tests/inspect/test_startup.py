@@ -55,3 +55,27 @@ def test_snapstate_file_loads_the_inspect_command_alone(tmp_path):
     commands = sorted(m for m in loaded if m.startswith("snapstate_inspect.commands."))
     assert commands == ["snapstate_inspect.commands.common", "snapstate_inspect.commands.inspect"]
     assert not {"snapstate_capture.recorder", "snapstate_capture.replay"} & set(loaded)
+
+
+async def test_footer_is_rebuilt_only_when_its_keys_change(reader):
+    from textual.widgets._footer import FooterKey
+
+    from snapstate_inspect.app import SnapStateApp
+    from snapstate_inspect.widgets.footer import KeysFooter
+
+    from .conftest import settle
+
+    app = SnapStateApp(reader)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        footer = app.screen.query_one(KeysFooter)
+        keys = list(footer.query(FooterKey))
+        assert {key.description for key in keys} >= {"Next step", "Quit"}
+        app.screen.refresh_bindings()  # the same keys: nothing rebuilt
+        await settle(pilot)
+        assert list(footer.query(FooterKey)) == keys
+        app.screen._bindings.bind("z", "app.bell", "Zap", show=True)
+        app.screen.refresh_bindings()  # a new key: rebuilt with it
+        await settle(pilot)
+        shown = list(footer.query(FooterKey))
+        assert "Zap" in {key.description for key in shown} and shown[0] is not keys[0]
