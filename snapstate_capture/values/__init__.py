@@ -40,18 +40,19 @@ class CapturedValue:
 
 
 def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
-                  payloads: bool = True) -> CapturedValue:
+                  payloads: bool = True, reuse: dict[int, list] | None = None) -> CapturedValue:
     """Capture ``obj`` (found under ``name``) as preview + payload; never raises.
 
     Secret names (``options.is_secret``) give a redacted preview and no payload. A value that
     cannot be serialized gets ``preview["placeholder"] = {"reason", "path", "type", "repr"}``
     and no payload; parts that cannot be serialized are listed in ``preview["placeholders"]``
-    and come back as ``Placeholder`` objects when the payload is loaded.
+    and come back as ``Placeholder`` objects when the payload is loaded. ``reuse``: the
+    children memo of this value's previous capture (``PreviewBuilder.reuse``), updated.
     """
     try:
         if name is not None and options.is_secret(name):
             return CapturedValue(redacted_preview(obj), None, None)
-        builder = PreviewBuilder(options)
+        builder = PreviewBuilder(options, reuse=reuse)
         preview = builder.build(obj)
         if not payloads:
             texts = secret_texts(builder.secret_values)
