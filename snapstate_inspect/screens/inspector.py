@@ -112,6 +112,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
             self._note = "this file holds no runs"
             self.query_one(VariablesView).show_loading("(the file holds no runs)")
             self._update_status()
+            self.call_after_refresh(self._panels_complete)
             return
         self._show_run()
         app.selection = app.initial_selection()
@@ -122,15 +123,17 @@ class InspectorScreen(InspectorActions, Screen[None]):
         self.query_one(TimelineView).set_run(app.current_run, app.step_count())
         self.query_one(TimelineView).set_hits(frozenset(app.search.hits))
         # The plot scans the whole run: it starts once the panels show the selection, so at
-        # start-up it does not compete with the first screen (see ``_start_plot``).
+        # start-up it does not compete with the first screen (see ``_panels_complete``).
         self._plot_for = app.current_run
 
-    def _start_plot(self) -> None:
-        """Start the pending run plot: called once the panels were drawn with the variables
-        (or with the reason there are none)."""
+    def _panels_complete(self) -> None:
+        """The panels were drawn with the selection's variables (or the reason there are
+        none): start what waited for that — the pending run plot, and at start-up the app's
+        work between keys (``SnapStateApp.first_screen_shown``)."""
         run, self._plot_for = self._plot_for, None
         if run is not None:
             self._load_plot(run)
+        self.app.first_screen_shown()
 
     # -- reacting to the selection ---------------------------------------------------------
     def _on_selection(self, selection: Selection | None) -> None:
@@ -139,7 +142,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
         with self.app.batch_update():  # one repaint for every panel
             self._show_selection(selection)
         if not self._awaiting_variables:
-            self.call_after_refresh(self._start_plot)
+            self.call_after_refresh(self._panels_complete)
 
     def _show_selection(self, selection: Selection) -> None:
         app = self.app
@@ -189,7 +192,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
 
     def _show_error(self, message: str) -> None:
         self._awaiting_variables = False
-        self.call_after_refresh(self._start_plot)
+        self.call_after_refresh(self._panels_complete)
         self._note = message
         self.query_one(VariablesView).show_loading(message)
         self._update_status()
@@ -242,7 +245,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
             return
         if self._awaiting_variables:  # a worker's result: the screen is complete once drawn
             self._awaiting_variables = False
-            self.call_after_refresh(self._start_plot)
+            self.call_after_refresh(self._panels_complete)
         if self.app.selection != selection:
             return
         chosen = self.app.variable

@@ -79,3 +79,26 @@ async def test_footer_is_rebuilt_only_when_its_keys_change(reader):
         await settle(pilot)
         shown = list(footer.query(FooterKey))
         assert "Zap" in {key.description for key in shown} and shown[0] is not keys[0]
+
+
+async def test_plot_and_idle_collections_wait_for_the_first_complete_screen(reader):
+    import threading
+
+    from snapstate_inspect.app import SnapStateApp
+
+    from .conftest import settle
+
+    app = SnapStateApp(reader)
+    release = threading.Event()
+    load = app.loader.load
+    app.loader.quick = lambda values, budget=0: False  # the worker path, as for a huge preview
+    app.loader.load = lambda value: (release.wait(30), load(value))[1]
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert screen._awaiting_variables and screen._plot_for is not None  # plot not started
+        assert app._idle_timer is None  # no full collection while the first screen loads
+        release.set()
+        await settle(pilot)
+        assert screen._loaded_for is not None and screen._plot_for is None
+        assert app._idle_timer is not None
