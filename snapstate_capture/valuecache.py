@@ -34,7 +34,7 @@ from .integrity import canonical_json, content_hash
 from .options import CaptureOptions
 from .store.blobs import manifest_bytes, manifest_hash
 from .values import capture_value
-from .values.payload import serialize
+from .values.payload import is_plain_payload, serialize
 from .values.preview import PreviewBuilder
 from .values.preview_json import encode_preview
 
@@ -55,6 +55,20 @@ def add_blob(out: Any, data: bytes, base: str | None = None) -> str:
     if base is not None and base != key:
         out.bases[key] = base
     return key
+
+
+_CONSTANT_KEYS: dict[bytes, tuple[str, bytes]] = {}
+
+
+def _constant_piece(out: Any, data: bytes) -> bytes:
+    """Queue one of the constant pieces of a chunked payload (header, trailer) and return its
+    16-byte key, hashed once per process."""
+    known = _CONSTANT_KEYS.get(data)
+    if known is None:
+        raw = content_hash(data)
+        known = _CONSTANT_KEYS[data] = (raw.hex(), raw)
+    out.blobs[known[0]] = data
+    return known[1]
 
 
 def add_manifest(out: Any, pieces: list[bytes], base: str | None = None) -> str:
@@ -219,8 +233,11 @@ class ValueCache:
         if type(value) is dict or type(value) is list:
             memo = (previous.memo if previous is not None and previous.memo is not None
                     and previous.kind is type(value) else {})
+        plain = (detector if detector is not None and self.options.payloads
+                 and is_plain_payload(value, detector, self.options.values) else None)
         captured = capture_value(value, name=name, options=self.options.values,
-                                 payloads=self.options.payloads, reuse=memo)
+                                 payloads=self.options.payloads, reuse=memo,
+                                 plain_payload=plain)
         top_key, kids_key, kids_data = self._store_preview(captured.preview, previous, out,
                                                            split=False, memo=memo)
         ref: dict[str, Any] = {"p": top_key}
@@ -290,7 +307,9 @@ class ValueCache:
                 chunks.append(prev if same_objects else
                               _Chunk(part, part_ids, prev.scalars, detector, prev.key))
                 continue
-            data = self._chunk_payload(part, name)
+            data = (chunked.piece(detector)
+                    if is_plain_payload(part, detector, self.options.values)
+                    else self._chunk_payload(part, name))
             if data is None:
                 return None
             flat = part if cls is list else chain.from_iterable(part)
@@ -302,8 +321,8 @@ class ValueCache:
             entry.chunks, entry.ids = chunks, ids
             return entry.ref
         header = chunked.LIST_HEADER if cls is list else chunked.DICT_HEADER
-        pieces = [bytes.fromhex(add_blob(out, header)), *(c.key for c in chunks),
-                  bytes.fromhex(add_blob(out, chunked.TRAILER))]
+        pieces = [_constant_piece(out, header), *(c.key for c in chunks),
+                  _constant_piece(out, chunked.TRAILER)]
         payload_key = add_manifest(out, pieces, entry.ref.get("b") if entry is not None else None)
         top_key, kids_key, kids_data, preview = self._chunked_preview(
             value, name, length, changed, entry, per_chunk, out)

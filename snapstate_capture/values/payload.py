@@ -34,7 +34,7 @@ from .scrub import scrub_text, secret_texts
 from .reducers import REDUCERS, importable, module_reduce
 from .walk import PROTOCOL, PartWalker, describe, needs_static_setter
 
-__all__ = ["PROTOCOL", "Serialized", "loads", "serialize"]
+__all__ = ["PROTOCOL", "Serialized", "is_plain_payload", "loads", "serialize"]
 
 
 @dataclass(frozen=True)
@@ -165,6 +165,17 @@ def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
     if loadable is False:
         return None
     return Serialized(data, "pickle", error, loadable)
+
+
+def is_plain_payload(obj: Any, data: bytes, options: ValueOptions) -> bool:
+    """True when ``data``, the plain protocol-5 pickle of ``obj``, is what ``serialize`` writes
+    for it: ``obj`` is flat plain data (``_flat_names``) with no secret name and within the
+    payload size limit. Lets a caller that pickled a value already (a change detector) keep
+    those bytes as its payload instead of pickling it again."""
+    if len(data) > options.max_payload_bytes:
+        return False
+    names = _flat_names(obj)
+    return names is not None and not (options.redact_secrets and _any_secret(names, options))
 
 
 #: Scalars whose pickle is a plain opcode (no class reference, no reduce): always loadable.

@@ -154,6 +154,9 @@ def test_reused_preview_children_give_the_bytes_of_a_fresh_preview():
             stored = out.blobs.get(ref["p"])
             if stored is not None:  # else unchanged since the last step (checked there)
                 assert stored == canonical_json(fresh.preview), (name, step)
+            payload_bytes = out.blobs.get(ref["b"])
+            if payload_bytes is not None:
+                assert payload_bytes == fresh.payload, (name, step)
 
 
 def test_a_secret_key_at_a_reused_position_is_redacted():
@@ -173,3 +176,23 @@ def test_a_secret_key_at_a_reused_position_is_redacted():
     assert SECRET.encode() not in out.blobs[ref["b"]]
     shown = json.loads(out.blobs[ref["p"]])["children"][1][1]
     assert shown == {"type": "builtins.str", "repr": "<redacted>", "redacted": True}
+
+
+@pytest.mark.parametrize("value", [
+    [{"role": "user", "content": "the token budget"}] * 3 + [{"n": 1, "x": 2.5, "b": b"z"}],
+    {"a": "x", "b": None, "c": True},
+    ["plain", 1, 2.0],
+])
+def test_a_plain_detector_pickle_is_the_payload_serialize_writes(value):
+    data = pickle.dumps(value, 5)
+    assert payload.is_plain_payload(value, data, OPTIONS)
+    assert payload.serialize(value, OPTIONS).data == data
+
+
+@pytest.mark.parametrize("value", [
+    [{"role": "user", "api_key": SECRET}],
+    [{"nested": {"a": 1}}],
+    [collections.OrderedDict(a=1)],
+])
+def test_secret_or_nested_data_is_never_taken_as_a_plain_payload(value):
+    assert not payload.is_plain_payload(value, pickle.dumps(value, 5), OPTIONS)
