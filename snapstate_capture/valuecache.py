@@ -205,7 +205,8 @@ class ValueCache:
             return self._capture(slot, value, name, out, None)
         if entry is not None and entry.kind is cls and entry.detector == detector:
             return entry.ref
-        if cls in _SCALARS and len(detector) <= self.options.values.max_payload_bytes:
+        if (cls in _SCALARS and self.options.payloads
+                and len(detector) <= self.options.values.max_payload_bytes):
             return self._scalar(slot, value, detector, entry, out)
         return self._capture(slot, value, name, out,
                              detector if len(detector) <= DETECTOR_MAX else None)

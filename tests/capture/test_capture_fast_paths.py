@@ -196,3 +196,13 @@ def test_a_plain_detector_pickle_is_the_payload_serialize_writes(value):
 ])
 def test_secret_or_nested_data_is_never_taken_as_a_plain_payload(value):
     assert not payload.is_plain_payload(value, pickle.dumps(value, 5), OPTIONS)
+
+
+def test_changed_scalars_get_no_payload_when_payloads_are_off():
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.valuecache import ValueCache
+
+    cache = ValueCache(CaptureOptions(payloads=False))
+    for value in (1, 2, "text", {"a": "b"}, {"a": "c"}):
+        ref, out = _slot_ref(cache, value)
+        assert "b" not in ref and set(out.blobs) == {ref["p"]}
