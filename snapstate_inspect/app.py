@@ -279,11 +279,10 @@ class SnapStateApp(App[None]):
             open_comparison(self)
 
     def first_screen_shown(self) -> None:
-        """The main screen was drawn complete (called by it, each time its panels are): the
-        first time, start the idle-time collections. Before that the app is not idle, only
-        waiting — e.g. for a worker decoding a huge preview of the first step — and a full
-        collection then (100 ms and more with such a preview half decoded) delays the first
-        screen."""
+        """The main screen was drawn complete for the first time (it calls this): start the
+        idle-time collections. Before that the app is not idle, only waiting — e.g. for a
+        worker decoding a huge preview of the first step — and a full collection then (100 ms
+        and more with such a preview half decoded) delays the first screen."""
         if self._idle_timer is None:
             self._idle_timer = self.set_interval(CHECK_SECONDS, self.idle_gc.tick)
 

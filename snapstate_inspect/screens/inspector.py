@@ -77,8 +77,9 @@ class InspectorScreen(InspectorActions, Screen[None]):
                                 command.title, show=command.footer,
                                 key_display=command.key_display.split(",")[0])
         self._loaded_for: tuple | None = None
-        self._plot_for = None  # a run whose plot waits for the first complete screen
+        self._plot_for = None  # a run whose plot waits for the panels to be complete
         self._awaiting_variables = False
+        self._was_complete = False  # the panels were drawn complete at least once
         self._detail_shown: tuple | None = None
         self._note = ""
 
@@ -133,7 +134,9 @@ class InspectorScreen(InspectorActions, Screen[None]):
         run, self._plot_for = self._plot_for, None
         if run is not None:
             self._load_plot(run)
-        self.app.first_screen_shown()
+        if not self._was_complete:
+            self._was_complete = True
+            self.app.first_screen_shown()
 
     # -- reacting to the selection ---------------------------------------------------------
     def _on_selection(self, selection: Selection | None) -> None:
@@ -141,7 +144,8 @@ class InspectorScreen(InspectorActions, Screen[None]):
             return
         with self.app.batch_update():  # one repaint for every panel
             self._show_selection(selection)
-        if not self._awaiting_variables:
+        if not self._awaiting_variables and (self._plot_for is not None
+                                             or not self._was_complete):
             self.call_after_refresh(self._panels_complete)
 
     def _show_selection(self, selection: Selection) -> None:
