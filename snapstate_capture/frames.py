@@ -90,7 +90,9 @@ class FrameCapturer:
         self._sources: dict[str, tuple[str | None, bytes | None]] = {}
         self._code_hashes: dict[types.CodeType, str] = {}
         self._values = ValueCache(options)
-        self._last_records: dict[tuple[types.CodeType, int], str] = {}
+        #: Per (code, stack position): the last frame record's blob key, dict and bytes.
+        self._last_records: dict[tuple[types.CodeType, int],
+                                 tuple[str, dict[str, Any], bytes]] = {}
         #: ``encryption.Sealer`` when recording with ``encrypt=True``: previews and payloads
         #: are sealed and their refs carry ``"x": key_id``.
         self.sealer: Any = None
@@ -147,10 +149,16 @@ class FrameCapturer:
                 out.errors.append(f"frame {frame.f_code.co_name}: {type(exc).__name__}: {exc}")
                 continue
             slot = (frame.f_code, position)
-            key = add_blob(out, canonical_json(record), self._last_records.get(slot))
+            last = self._last_records.get(slot)
+            if last is not None and last[1] == record:
+                key, data = last[0], last[2]  # same refs, same line: same bytes, not re-encoded
+                out.blobs[key] = data
+            else:
+                data = canonical_json(record)
+                key = add_blob(out, data, last[0] if last else None)
             if len(self._last_records) > MAX_SLOTS:
                 self._last_records.clear()
-            self._last_records[slot] = key
+            self._last_records[slot] = (key, record, data)
             out.frames.append(key)
             if innermost:
                 out.function = record["function"]

@@ -13,10 +13,7 @@ Manners (issue 6 point 3, after PySnooper's ``tracer.py``):
   itself and records a ``gap`` step;
 - a forked child stops tracing (its steps would interleave with the parent's).
 
-Hot path: a ``line`` event with nothing rebound on the line before costs one ``dict.get`` and one
-``list.append`` of an int; names rebound there are read from ``f_locals`` (scalars appended as
-they are, anything else captured as preview + payload); a name used on a line that calls
-something is re-captured only when its pickle changed (``codeinfo``).
+The per-frame work (line steps, returns, exceptions) is ``frame_trace``'s.
 """
 
 from __future__ import annotations
@@ -32,18 +29,13 @@ from typing import Any, Callable
 
 from .async_tasks import pending_tasks
 from .codeinfo import CodeInfo, analyse
+from .frame_trace import local_trace_function
 from .frames import FrameCapturer
 from .include import IncludeRule
 from .options import CaptureOptions
 from .recorder import current_task_name
-from .trace_stream import (ADOPT, BLOB, DELETED, EXCEPTION, GAP, INLINE_STR, LINE_BITS, OPEN, RETURN,
-                           SCALAR_TYPES, TASKS, Stream, ValueEncoder)
+from .trace_stream import ADOPT, BLOB, GAP, OPEN, TASKS, Stream, ValueEncoder
 
-_YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
-_MISSING = object()
-#: Objects compared by identity only when re-checked (re-pickling a module is pointless).
-_BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType,
-                types.MethodType)
 _SUSPENDED_LIMIT = 10_000
 
 _active: list[Tracer] = []
@@ -98,7 +90,7 @@ class Tracer:
             if info:
                 fid = self._fid_of(root)
                 if self.lines and fid:
-                    root.f_trace = self._local_for(root, info, fid, [])
+                    root.f_trace = local_trace_function(self, root, info, fid, [])
                     root.f_trace_lines = True
         threading.settrace(self._hook)
         sys.settrace(self._hook)
@@ -210,7 +202,7 @@ class Tracer:
         fid, pairs = self._open(frame, info, OPEN)
         if info.suspends:
             self._tasks_changed()
-        return self._local_for(frame, info, fid, pairs)
+        return local_trace_function(self, frame, info, fid, pairs)
 
     def _fid_of(self, frame: types.FrameType) -> int:
         """The fid of ``frame``, adopting it (and its untraced included callers) if needed."""
@@ -284,203 +276,12 @@ class Tracer:
             self.items.append((TASKS, tasks))
 
     # -- per-frame local trace functions ---------------------------------------------------
-    def _local_for(self, frame: types.FrameType, info: CodeInfo, fid: int,
-                   pairs: list[Any]) -> Any:
-        """Return the local trace function of one frame (a closure holding its state)."""
-        touched = info.touched
-        secret = info.secret  # names matching a secret pattern: stored redacted, never inline
-        app = self.items.append
-        ext = self.items.extend
-        encoder = self.encoder
-        scalar = SCALAR_TYPES
-        inline = INLINE_STR
-        fkey = fid << LINE_BITS
-        lines = self.lines
-        known: dict[str, tuple[Any, Any]] = {}  # name -> (object, ref) of non-scalars
-        prev = frame.f_lineno
-        tracer = self
-
-        def delta(frame: types.FrameType, names: Any, out: list[Any]) -> None:
-            loc = frame.f_locals
-            if names.__class__ is str:
-                stored, loaded = (names,), ()
-            else:
-                stored, loaded = names
-                if stored is None:
-                    stored = ()
-                elif stored.__class__ is str:
-                    stored = (stored,)
-            for name in stored:
-                value = loc.get(name, _MISSING)
-                cls = value.__class__
-                if secret and name in secret and value is not _MISSING:
-                    out.append(name)
-                    out.append(encoder.redacted(value))
-                    known.pop(name, None)
-                elif cls in scalar or (cls is str and len(value) <= inline):
-                    out.append(name)
-                    out.append(value)
-                    if name in known:
-                        del known[name]
-                elif value is _MISSING:
-                    if not info.module or name in known:
-                        out.append(name)
-                        out.append(DELETED)
-                        known.pop(name, None)
-                else:
-                    ref = changed_ref(name, value)
-                    if ref is not None:
-                        out.append(name)
-                        out.append(ref)
-            for name in loaded:
-                if name in known:  # held a non-scalar: maybe changed in place
-                    value = loc.get(name, _MISSING)
-                    cls = value.__class__
-                    if cls in scalar or (cls is str and len(value) <= inline):
-                        del known[name]  # rebound to a scalar on the fast path
-                    elif value is not _MISSING:
-                        ref = changed_ref(name, value)
-                        if ref is not None:
-                            out.append(name)
-                            out.append(ref)
-
-        def changed_ref(name: str, value: Any) -> Any:
-            """The reference to store for ``name`` now, or None when its content is unchanged
-            (the encoder answers equal contents from its cache, without a new capture)."""
-            last = known.get(name)
-            if last is not None and last[0] is value and isinstance(value, _BY_IDENTITY):
-                return None
-            ref = encoder.capture(value, name)
-            if last is not None and last[1] == ref:
-                if last[0] is not value:
-                    known[name] = (value, ref)
-                return None
-            known[name] = (value, ref)
-            return ref
-
-        def finish(frame: types.FrameType, out: list[Any]) -> None:
-            if lines:
-                names = touched.get(prev)
-                if names is not None:
-                    delta(frame, names, out)
-            else:
-                snapshot_changes(frame, out)
-
-        def snapshot_changes(frame: types.FrameType, out: list[Any]) -> None:
-            for name, value in list(frame.f_locals.items()):
-                if info.module and name.startswith("__") and name.endswith("__"):
-                    continue
-                cls = value.__class__
-                if secret and name in secret:
-                    last = known.get(name)
-                    if last is None or last[0] is not value:
-                        known[name] = (value, None)
-                        out.append(name)
-                        out.append(encoder.redacted(value))
-                elif cls in scalar or (cls is str and len(value) <= inline):
-                    last = known.get(name)
-                    if last is not None and last[0].__class__ is cls and last[0] == value:
-                        continue
-                    known[name] = (value, value)
-                    out.append(name)
-                    out.append(value)
-                else:
-                    ref = changed_ref(name, value)
-                    if ref is not None:
-                        out.append(name)
-                        out.append(ref)
-
-        def local(frame: types.FrameType, event: str, arg: Any) -> Any:
-            nonlocal prev
-            if event == "line":
-                # Hot path: keep it to a few operations (issue 6 point 7). Measured variants:
-                # one extend beats a kept tuple (~10%) and three appends; a helper call here
-                # costs ~10% of a step.
-                names = touched.get(prev)
-                prev = frame.f_lineno
-                if names is None:
-                    app(fkey | prev)
-                    return local
-                if names.__class__ is not str:
-                    store, loaded = names
-                    if known and not known.keys().isdisjoint(loaded):
-                        line_step(frame, names)
-                        return local
-                    if store is None:
-                        app(fkey | prev)
-                        return local
-                    if store.__class__ is not str:
-                        line_step(frame, names)
-                        return local
-                    names = store
-                value = frame.f_locals.get(names, _MISSING)
-                if value.__class__ in scalar:
-                    # (a stale ``known`` entry for ``names`` is dropped by the next full check)
-                    # Flat (name, value, key): no tuple kept alive per step, so no work for the
-                    # cyclic GC; one ``extend`` call, so threads never interleave inside it.
-                    ext((names, value, fkey | prev))
-                else:
-                    line_step(frame, names)
-                return local
-            try:
-                if event == "return":
-                    suspended = info.suspends and _is_yield(frame)
-                    out = [RETURN, fid, frame.f_lineno, time.time(), time.monotonic(),
-                           "yield" if suspended else None, encode_value(arg, "return")]
-                    finish(frame, out)
-                    app(tuple(out))
-                    prev = frame.f_lineno
-                    if suspended:
-                        tracer._suspend(frame, local, fid)
-                    else:
-                        tracer._fids.pop(frame, None)
-                    return local
-                if event == "exception":
-                    exc = arg[1]
-                    out = [EXCEPTION, fid, frame.f_lineno, time.time(), time.monotonic(),
-                           type(exc).__name__, encoder.capture(exc, None)]
-                    finish(frame, out)
-                    app(tuple(out))
-                    prev = frame.f_lineno
-            except Exception:  # noqa: BLE001 - never raise into the program
-                pass
-            return local
-
-        def line_step(frame: types.FrameType, names: Any) -> None:
-            out = [fkey | prev]
-            try:
-                delta(frame, names, out)
-            except Exception:  # noqa: BLE001 - never raise into the program
-                pass
-            app(tuple(out) if len(out) > 1 else out[0])
-
-        def encode_value(value: Any, name: str) -> Any:
-            cls = value.__class__
-            if cls in scalar or (cls is str and len(value) <= inline):
-                return value
-            return encoder.capture(value, name)
-
-        # Remember what the call step stored, so unchanged values are not stored again.
-        current = frame.f_locals
-        for name, ref in zip(pairs[::2], pairs[1::2]):
-            value = current.get(name, _MISSING)
-            if value is not _MISSING and (not lines or type(ref) is tuple):
-                known[name] = (value, ref)
-        return local
-
     def _suspend(self, frame: types.FrameType, local: Any, fid: int) -> None:
         """Keep a suspended generator's or coroutine's state until it resumes (bounded)."""
         self._fids.pop(frame, None)
         if len(self._suspended) >= _SUSPENDED_LIMIT:
             self._suspended.pop(next(iter(self._suspended)))
         self._suspended[frame] = (local, fid)
-
-
-def _is_yield(frame: types.FrameType) -> bool:
-    try:
-        return frame.f_code.co_code[frame.f_lasti] == _YIELD_VALUE
-    except (IndexError, AttributeError):
-        return False
 
 
 def _chain(ours: Any, theirs: Any) -> Any:

@@ -21,6 +21,7 @@ pickle may leave out state that their preview shows.
 from __future__ import annotations
 
 import pickle
+import random
 import sys
 import types
 from array import array
@@ -33,7 +34,9 @@ from .integrity import canonical_json, content_hash
 from .options import CaptureOptions
 from .store.blobs import manifest_bytes, manifest_hash
 from .values import capture_value
-from .values.payload import serialize
+from .values.payload import is_plain_payload, serialize
+from .values.preview import PreviewBuilder
+from .values.preview_json import encode_preview
 
 #: Children JSON larger than this is stored as its own blob (``"kids"``), so a preview whose
 #: length alone changed costs a small top node.
@@ -52,6 +55,20 @@ def add_blob(out: Any, data: bytes, base: str | None = None) -> str:
     if base is not None and base != key:
         out.bases[key] = base
     return key
+
+
+_CONSTANT_KEYS: dict[bytes, tuple[str, bytes]] = {}
+
+
+def _constant_piece(out: Any, data: bytes) -> bytes:
+    """Queue one of the constant pieces of a chunked payload (header, trailer) and return its
+    16-byte key, hashed once per process."""
+    known = _CONSTANT_KEYS.get(data)
+    if known is None:
+        raw = content_hash(data)
+        known = _CONSTANT_KEYS[data] = (raw.hex(), raw)
+    out.blobs[known[0]] = data
+    return known[1]
 
 
 def add_manifest(out: Any, pieces: list[bytes], base: str | None = None) -> str:
@@ -88,6 +105,7 @@ class _Entry:
     chunks: list[_Chunk] = field(default_factory=list)
     ids: bytes = b""                 # identity snapshot of the whole container
     obj: Any = None                  # modules and functions: the object itself
+    memo: dict[int, list] | None = None  # exact dict/list: its preview's children memo
 
 
 def _identity(values: list[Any]) -> bytes:
@@ -152,6 +170,7 @@ class ValueCache:
     def __init__(self, options: CaptureOptions) -> None:
         self.options = options
         self._slots: dict[Any, _Entry] = {}
+        self._builder = PreviewBuilder(options.values)
 
     def clear(self) -> None:
         """Forget every slot."""
@@ -171,7 +190,7 @@ class ValueCache:
                 result = self._chunked(slot, value, cls, per_chunk, name, out)
                 if result is not None:
                     return result
-        if cls not in _BUILTIN and not _plain_pickling(cls):
+        if cls not in _BUILTIN and cls not in _PICKLE_SHOWS_ALL and not _plain_pickling(cls):
             return self._capture(slot, value, name, out, None)
         entry = self._slots.get(slot)
         if isinstance(value, _BY_IDENTITY):
@@ -186,17 +205,42 @@ class ValueCache:
             return self._capture(slot, value, name, out, None)
         if entry is not None and entry.kind is cls and entry.detector == detector:
             return entry.ref
+        if (cls in _SCALARS and self.options.payloads
+                and len(detector) <= self.options.values.max_payload_bytes):
+            return self._scalar(slot, value, detector, entry, out)
         return self._capture(slot, value, name, out,
                              detector if len(detector) <= DETECTOR_MAX else None)
+
+    def _scalar(self, slot: Any, value: Any, detector: bytes, previous: _Entry | None,
+                out: Any) -> dict[str, Any]:
+        """A changed scalar (a step counter) without the general capture: its preview is the
+        builder's node for it, its payload the detector pickle — the bytes ``capture_value``
+        would write (its fast path pickles the same way; a test compares them), no test-load
+        (a scalar's pickle always loads). Secret names never get here (``ref``)."""
+        preview = self._builder.node(value, 0, set())
+        top_base = previous.top_key if previous is not None else None
+        ref: dict[str, Any] = {"p": add_blob(out, canonical_json(preview), top_base)}
+        base = previous.ref.get("b") if previous is not None else None
+        ref["b"] = add_blob(out, detector, base)
+        ref["s"] = "pickle"
+        self._slots[slot] = _Entry(type(value), ref, detector, None, ref["p"])
+        return ref
 
     # -- whole values ---------------------------------------------------------------------
     def _capture(self, slot: Any, value: Any, name: str | None, out: Any,
                  detector: bytes | None) -> dict[str, Any]:
-        captured = capture_value(value, name=name, options=self.options.values,
-                                 payloads=self.options.payloads)
         previous = self._slots.get(slot)
+        memo = None
+        if type(value) is dict or type(value) is list:
+            memo = (previous.memo if previous is not None and previous.memo is not None
+                    and previous.kind is type(value) else {})
+        plain = (detector if detector is not None and self.options.payloads
+                 and is_plain_payload(value, detector, self.options.values) else None)
+        captured = capture_value(value, name=name, options=self.options.values,
+                                 payloads=self.options.payloads, reuse=memo,
+                                 plain_payload=plain)
         top_key, kids_key, kids_data = self._store_preview(captured.preview, previous, out,
-                                                           split=False)
+                                                           split=False, memo=memo)
         ref: dict[str, Any] = {"p": top_key}
         if captured.payload is not None:
             base = previous.ref.get("b") if previous is not None else None
@@ -204,13 +248,16 @@ class ValueCache:
             ref["s"] = captured.serializer
         if captured.error:  # no payload, placeholder parts, or not loadable: counted on the step
             out.errors.append(f"{name}: {captured.error}")
-        self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data)
+        self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data,
+                                   memo=memo)
         return ref
 
     def _store_preview(self, preview: dict[str, Any], previous: _Entry | None, out: Any, *,
-                       split: bool = True) -> tuple[str, str | None, bytes | None]:
+                       split: bool = True, memo: dict[int, list] | None = None
+                       ) -> tuple[str, str | None, bytes | None]:
         """Store ``preview``; with ``split``, large children go into their own blob (chunked
-        containers, whose preview is often reused with a new length). Returns (top key, kids
+        containers, whose preview is often reused with a new length). ``memo``: the children
+        memo the preview was built with (``values/preview_json.py``). Returns (top key, kids
         key, kids bytes)."""
         top_base = previous.top_key if previous is not None else None
         children = preview.get("children")
@@ -222,7 +269,7 @@ class ValueCache:
                 top = {k: v for k, v in preview.items() if k != "children"}
                 top["kids"] = kids_key
                 return add_blob(out, canonical_json(top), top_base), kids_key, kids
-        return add_blob(out, canonical_json(preview), top_base), None, None
+        return add_blob(out, encode_preview(preview, memo), top_base), None, None
 
     # -- chunked containers ---------------------------------------------------------------
     def _chunked(self, slot: Any, value: Any, cls: type, per_chunk: int, name: str | None,
@@ -244,21 +291,26 @@ class ValueCache:
         old = entry.chunks if entry is not None else []
         chunks: list[_Chunk] = []
         changed: list[int] = []
+        dumps, protocol, known = pickle.dumps, chunked.PROTOCOL, len(old)
         for index, start in enumerate(range(0, length, per_chunk)):
             part_ids = ids[index * width:(index + 1) * width]
-            prev = old[index] if index < len(old) else None
-            if prev is not None and prev.scalars and prev.ids == part_ids:
+            prev = old[index] if index < known else None
+            same_objects = prev is not None and prev.ids == part_ids
+            if same_objects and prev.scalars:
                 chunks.append(prev)
                 continue
             part = items[start:start + per_chunk]
             try:
-                detector = chunked.dumps_chunk(part)
+                detector = dumps(part, protocol)  # chunked.dumps_chunk, inlined: the hot loop
             except Exception:  # noqa: BLE001 - fall back to whole-value capture (dill, placeholders)
                 return None
             if prev is not None and prev.detector == detector:
-                chunks.append(_Chunk(part, part_ids, prev.scalars, detector, prev.key))
+                chunks.append(prev if same_objects else
+                              _Chunk(part, part_ids, prev.scalars, detector, prev.key))
                 continue
-            data = self._chunk_payload(part, name)
+            data = (chunked.piece(detector)
+                    if is_plain_payload(part, detector, self.options.values)
+                    else self._chunk_payload(part, name))
             if data is None:
                 return None
             flat = part if cls is list else chain.from_iterable(part)
@@ -270,8 +322,8 @@ class ValueCache:
             entry.chunks, entry.ids = chunks, ids
             return entry.ref
         header = chunked.LIST_HEADER if cls is list else chunked.DICT_HEADER
-        pieces = [bytes.fromhex(add_blob(out, header)), *(c.key for c in chunks),
-                  bytes.fromhex(add_blob(out, chunked.TRAILER))]
+        pieces = [_constant_piece(out, header), *(c.key for c in chunks),
+                  _constant_piece(out, chunked.TRAILER)]
         payload_key = add_manifest(out, pieces, entry.ref.get("b") if entry is not None else None)
         top_key, kids_key, kids_data, preview = self._chunked_preview(
             value, name, length, changed, entry, per_chunk, out)
@@ -315,3 +367,9 @@ class ValueCache:
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
 _BUILTIN = frozenset({list, dict, tuple, set, frozenset, str, bytes, int, float, bool, complex,
                       type(None)})
+#: Captured by ``ValueCache._scalar`` when they change.
+_SCALARS = frozenset({int, float, bool, type(None), str})
+#: Classes with their own ``__reduce__`` whose pickle still holds everything their preview
+#: shows (a ``random.Random``: its whole generator state), so equal pickles mean an equal
+#: capture and the pickle can be the change detector.
+_PICKLE_SHOWS_ALL = frozenset({random.Random})

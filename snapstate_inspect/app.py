@@ -76,6 +76,7 @@ class SnapStateApp(App[None]):
         self.history = History()
         self.activity = Activity()  # background scans step aside while keys are pressed
         self.idle_gc = IdleCollector(self.activity)  # full collections between keys
+        self._idle_timer = None  # ticks once the first screen is shown
         self.loader = PreviewLoader(activity=self.activity)
         self.search = SearchState()
         self._runs = {run.id: run for run in reader.runs}
@@ -266,14 +267,25 @@ class SnapStateApp(App[None]):
         await super().on_event(event)
 
     # -- commands --------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen:
+        """The inspector's main screen is the first screen: Textual's empty default screen is
+        never composed, drawn and then covered (start-up time)."""
+        return InspectorScreen()
+
     def on_mount(self) -> None:
         self.idle_gc.start()
-        self.set_interval(CHECK_SECONDS, self.idle_gc.tick)
-        self.push_screen(InspectorScreen())
         if self.other is not None or self.compare_run:
             from .screens.diff_commands import open_comparison
 
             open_comparison(self)
+
+    def first_screen_shown(self) -> None:
+        """The main screen was drawn complete for the first time (it calls this): start the
+        idle-time collections. Before that the app is not idle, only waiting — e.g. for a
+        worker decoding a huge preview of the first step — and a full collection then (100 ms
+        and more with such a preview half decoded) delays the first screen."""
+        if self._idle_timer is None:
+            self._idle_timer = self.set_interval(CHECK_SECONDS, self.idle_gc.tick)
 
     def on_unmount(self) -> None:
         self.idle_gc.stop()

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from snapstate_capture import SnapStateError
 
-from .commands import MODULES
+from . import commands
 
 EXIT_ERROR = 2
 
@@ -23,26 +23,28 @@ class UsageError(SnapStateError):
     """Bad command-line arguments discovered after parsing (exit code 2)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the ``snapstate`` argument parser with every subcommand registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Return the ``snapstate`` argument parser with every subcommand registered (or just
+    ``only``: the others' modules are then not imported)."""
     parser = argparse.ArgumentParser(
         prog="snapstate",
         description="Time-travel debugger for Python programs: record, browse, diff, replay.",
         epilog="`snapstate FILE` opens FILE in the inspector. Set SNAPSTATE_DEBUG=1 to see "
                "tracebacks of internal errors.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in MODULES:
-        module.register(sub)
+    for name in commands.NAMES if only is None else (only,):
+        commands.load(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``snapstate`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    commands = {name for name in parser._subparsers._group_actions[0].choices}  # type: ignore[union-attr]
-    if args_list and args_list[0] not in commands and not args_list[0].startswith("-"):
+    if args_list and args_list[0] not in commands.NAMES and not args_list[0].startswith("-"):
         args_list.insert(0, "inspect")
+    # `snapstate COMMAND ...` needs that command's parser only (start-up of `snapstate FILE`)
+    chosen = args_list[0] if args_list and args_list[0] in commands.NAMES else None
+    parser = build_parser(chosen)
     if not args_list:
         parser.print_help()
         return EXIT_ERROR

@@ -104,14 +104,17 @@ def key_for(inner: bytes, manifest: bool = False) -> bytes:
 
 
 def encode(data: bytes, base: tuple[bytes, bytes] | None = None, *, manifest: bool = False,
-           use_zstd: bool | None = None) -> tuple[bytes, int, bytes]:
+           use_zstd: bool | None = None, key: bytes | None = None) -> tuple[bytes, int, bytes]:
     """Return ``(key, codec, stored_bytes)`` for inner bytes ``data``.
 
     ``base`` is ``(base_key, base_inner_bytes)`` of a previous version of the same thing; when
     given, a delta against it is tried and kept if smaller. ``use_zstd`` forces the choice of
-    compressor (default: zstandard when installed).
+    compressor (default: zstandard when installed). ``key``: the key, when the caller hashed
+    ``data`` already (the capture side does: hashing again cost ~15 µs per W1 step); every
+    read checks it against the bytes either way.
     """
-    key = key_for(data, manifest)
+    if key is None:
+        key = key_for(data, manifest)
     flag = MANIFEST if manifest else 0
     zstd = HAVE_ZSTD if use_zstd is None else (use_zstd and HAVE_ZSTD)
     if len(data) < COMPRESS_MIN:
@@ -235,13 +238,17 @@ class BlobSource:
     """
 
     def __init__(self, fetch: Callable[[bytes], Row | None], *,
-                 cache_bytes: int = 64 * 1024 * 1024) -> None:
+                 cache_bytes: int = 64 * 1024 * 1024,
+                 fetch_chain: Callable[[bytes], dict[bytes, Row]] | None = None) -> None:
         self._fetch = fetch
+        #: Optional: the rows of a blob and of its delta bases at once (one round trip).
+        self._fetch_chain = fetch_chain
         self._cache: OrderedDict[bytes, tuple[bool, bytes]] = OrderedDict()
         self._cached = 0
         self._limit = cache_bytes
 
-    def inner(self, key: bytes, _depth: int = 0) -> tuple[bool, bytes]:
+    def inner(self, key: bytes, _depth: int = 0,
+              _rows: dict[bytes, Row] | None = None) -> tuple[bool, bytes]:
         """Return ``(is_manifest, inner_bytes)`` of blob ``key`` (checked against its hash)."""
         hit = self._cache.get(key)
         if hit is not None:
@@ -249,7 +256,13 @@ class BlobSource:
             return hit
         if _depth > MAX_NESTING:
             raise BlobError(key, "delta chain too long or cyclic")
-        row = self._fetch(key)
+        row = _rows.pop(key, None) if _rows else None
+        if row is None:
+            if _depth == 0 and self._fetch_chain is not None:
+                _rows = self._fetch_chain(key)
+                row = _rows.pop(key, None)
+            else:
+                row = self._fetch(key)
         if row is None:
             raise BlobError(key, "missing", missing=True)
         codec, size, data = row
@@ -257,7 +270,7 @@ class BlobSource:
                 or not isinstance(data, bytes):
             raise BlobError(key, "malformed row")
         base_key = delta_base(codec, data)
-        base = self.inner(base_key, _depth + 1)[1] if base_key is not None else None
+        base = self.inner(base_key, _depth + 1, _rows)[1] if base_key is not None else None
         try:
             inner = decode_inner(codec, data, size, base)
         except LookupError as exc:

@@ -146,6 +146,8 @@ def value_ref(ref: dict[str, Any]) -> dict[str, Any]:
 
 _KNOWN = {"type", "repr", "children", "len", "more", "truncated", "redacted", "placeholder",
           "not_loadable", "sealed"}
+#: A leaf node with only these keys, all well typed, is copied as it is (the fast path).
+_LEAF = frozenset({"type", "repr", "len"})
 
 
 def preview(data: dict[str, Any]) -> dict[str, Any]:
@@ -158,6 +160,14 @@ def preview(data: dict[str, Any]) -> dict[str, Any]:
     stack = [(data, root, 1)]
     while stack:
         node, out, depth = stack.pop()
+        if type(node) is dict and node.keys() <= _LEAF:  # most nodes: a str, a number
+            kind, text = node.get("type"), node.get("repr")
+            size = node.get("len", 0)
+            if type(kind) is str and type(text) is str and type(size) is int:
+                out["type"], out["repr"] = kind, text
+                if "len" in node:
+                    out["len"] = size
+                continue
         if not isinstance(node, dict):
             out.update(type="?", repr=MALFORMED)
             continue

@@ -40,23 +40,28 @@ class CapturedValue:
 
 
 def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
-                  payloads: bool = True) -> CapturedValue:
+                  payloads: bool = True, reuse: dict[int, list] | None = None,
+                  plain_payload: bytes | None = None) -> CapturedValue:
     """Capture ``obj`` (found under ``name``) as preview + payload; never raises.
 
     Secret names (``options.is_secret``) give a redacted preview and no payload. A value that
     cannot be serialized gets ``preview["placeholder"] = {"reason", "path", "type", "repr"}``
     and no payload; parts that cannot be serialized are listed in ``preview["placeholders"]``
-    and come back as ``Placeholder`` objects when the payload is loaded.
+    and come back as ``Placeholder`` objects when the payload is loaded. ``reuse``: the
+    children memo of this value's previous capture (``PreviewBuilder.reuse``), updated.
+    ``plain_payload``: the payload bytes when the caller has checked them with
+    ``payload.is_plain_payload`` (then the value is not serialized again).
     """
     try:
         if name is not None and options.is_secret(name):
             return CapturedValue(redacted_preview(obj), None, None)
-        builder = PreviewBuilder(options)
+        builder = PreviewBuilder(options, reuse=reuse)
         preview = builder.build(obj)
         if not payloads:
             texts = secret_texts(builder.secret_values)
             return CapturedValue(scrub(preview, texts) if texts else preview, None, None)
-        result: Serialized = serialize(obj, options, path=name or "")
+        result: Serialized = (serialize(obj, options, path=name or "") if plain_payload is None
+                              else Serialized(plain_payload, "pickle", None, True))
         captured = _combine(preview, result, name or "")
         texts = sorted(set(secret_texts(builder.secret_values)) | set(result.secret_texts),
                        key=len, reverse=True)

@@ -23,6 +23,7 @@ import io
 import pickle
 import types
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from ..options import ValueOptions
@@ -33,7 +34,7 @@ from .scrub import scrub_text, secret_texts
 from .reducers import REDUCERS, importable, module_reduce
 from .walk import PROTOCOL, PartWalker, describe, needs_static_setter
 
-__all__ = ["PROTOCOL", "Serialized", "loads", "serialize"]
+__all__ = ["PROTOCOL", "Serialized", "is_plain_payload", "loads", "serialize"]
 
 
 @dataclass(frozen=True)
@@ -153,14 +154,60 @@ def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
     except Exception:  # noqa: BLE001 - any failure: the part-by-part path finds the bad part
         return None
     data = buffer.getvalue()
-    if options.redact_secrets and _has_secret_name(pickler, data, options):
+    names = _flat_names(obj)
+    if options.redact_secrets and _has_secret_name(pickler, data, options, names):
         return None
     if len(data) > options.max_payload_bytes:
         return Serialized(None, None, f"payload too large ({len(data)} bytes)")
+    if names is not None:
+        return Serialized(data, "pickle", None, True)  # plain data always loads: no test-load
     loadable, error = _test_load("pickle", data, options)
     if loadable is False:
         return None
     return Serialized(data, "pickle", error, loadable)
+
+
+def is_plain_payload(obj: Any, data: bytes, options: ValueOptions) -> bool:
+    """True when ``data``, the plain protocol-5 pickle of ``obj``, is what ``serialize`` writes
+    for it: ``obj`` is flat plain data (``_flat_names``) with no secret name and within the
+    payload size limit. Lets a caller that pickled a value already (a change detector) keep
+    those bytes as its payload instead of pickling it again."""
+    if len(data) > options.max_payload_bytes:
+        return False
+    names = _flat_names(obj)
+    return names is not None and not (options.redact_secrets and _any_secret(names, options))
+
+
+#: Scalars whose pickle is a plain opcode (no class reference, no reduce): always loadable.
+_PLAIN_SCALARS = frozenset({str, bytes, int, float, bool, type(None)})
+
+
+def _flat_names(obj: Any) -> list[Any] | None:
+    """The names in ``obj`` when it is flat plain data, else None.
+
+    Flat plain data is an exact dict or list of ``_PLAIN_SCALARS`` (keys too), or an exact list
+    of such dicts (a chunk of chat messages). Its names are exactly its dicts' keys (no
+    attributes, no namedtuple fields), and its pickle holds no code, so the test-load cannot
+    fail and is skipped (~10 µs for W1's scratchpad). Checked with C-level type scans."""
+    cls = type(obj)
+    try:
+        if cls is dict:
+            keys = list(obj)
+            if (set(map(type, dict.values(obj))) <= _PLAIN_SCALARS
+                    and set(map(type, keys)) <= _PLAIN_SCALARS):
+                return keys
+        elif cls is list:
+            kinds = set(map(type, obj))
+            if kinds <= _PLAIN_SCALARS:
+                return []
+            if kinds == {dict}:
+                keys = list(set(chain.from_iterable(obj)))
+                if (set(map(type, chain.from_iterable(map(dict.values, obj)))) <= _PLAIN_SCALARS
+                        and set(map(type, keys)) <= _PLAIN_SCALARS):
+                    return keys
+    except RuntimeError:  # changed size while read (another thread): take the careful path
+        return None
+    return None
 
 
 #: Below this payload size, names are found by scanning the bytes for short strings (fast for
@@ -171,10 +218,14 @@ _SHORT_STR = b"\x8c"  # SHORT_BINUNICODE: every string under 256 bytes in protoc
 _NAME_MAX = 255  # every short string: names longer than 64 characters exist
 
 
-def _has_secret_name(pickler: pickle.Pickler, data: bytes, options: ValueOptions) -> bool:
+def _has_secret_name(pickler: pickle.Pickler, data: bytes, options: ValueOptions,
+                     names: list[Any] | None = None) -> bool:
     """True when a name in the pickle (a dict key or attribute name: a short string), or a
     field of a namedtuple class it wrote, is a secret name; then the part-by-part path redacts.
-    False positives (a short *value* such as ``"password"``) only cost the slower path."""
+    ``names``: every name, when the value is flat plain data (``_flat_names``). Otherwise
+    false positives (a short *value* such as ``"password"``) only cost the slower path."""
+    if names is not None:
+        return _any_secret(names, options)
     if len(data) > SCAN_BYTES_MAX:
         return _memo_has_secret_name(pickler, options)
     cache = secret_cache(options)
@@ -191,9 +242,50 @@ def _has_secret_name(pickler: pickle.Pickler, data: bytes, options: ValueOptions
                     cache.clear()
                 found = cache[raw] = is_secret(raw.decode("utf-8", "replace"))
             if found:
-                return True
+                return _plain_keys_secret(pickler, options) is not False
         pos = find(_SHORT_STR, pos + 1)
     return _classes_have_secret_fields(pickler, options)
+
+
+#: Types the C pickler memoizes that hold no names of their own: in a pickle whose memo holds
+#: only these, every name is a key of one of its exact dicts.
+_PLAIN_MEMO = frozenset({str, bytes, bytearray, dict, list, tuple, set, frozenset})
+
+
+def _any_secret(names: list[Any], options: ValueOptions) -> bool:
+    """True when one of ``names`` (str or other keys) is a secret name (cached per name)."""
+    cache = secret_cache(options)
+    found = list(map(cache.get, names))
+    if True in found:
+        return True
+    for name, known in zip(names, found):
+        if known is None and type(name) is str:
+            if len(cache) > 20_000:
+                cache.clear()
+            if cache.setdefault(name, options.is_secret(name)):
+                return True
+    return False
+
+
+def _plain_keys_secret(pickler: pickle.Pickler, options: ValueOptions) -> bool | None:
+    """Settle a secret-looking short string found by the byte scan: in plain data (only the
+    ``_PLAIN_MEMO`` types were written — no class, function or instance, so no attribute names
+    and no namedtuple fields), names are exactly the str keys of its dicts. Returns whether
+    one of them is a secret name, or None when the data is not plain (then any short string
+    may be a name). A short *value* such as a note mentioning a token is thus no longer sent
+    down the part-by-part path (W1's scratchpad and plan hit this at every step).
+
+    The dicts are read after they were written, as the part-by-part walk reads them before:
+    another thread mutating them meanwhile is the same race either way; a dict changing size
+    while read here answers None (the careful path)."""
+    try:
+        written = [entry[1] for entry in pickler.memo.copy().values()]
+        if not set(map(type, written)) <= _PLAIN_MEMO:
+            return None
+        names = list(chain.from_iterable(o for o in written if type(o) is dict))
+    except RuntimeError:  # a dict changed size while read (another thread)
+        return None
+    return _any_secret(names, options)
 
 
 def _classes_have_secret_fields(pickler: pickle.Pickler, options: ValueOptions) -> bool:

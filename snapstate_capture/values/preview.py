@@ -42,6 +42,8 @@ __all__ = ["PREVIEWS", "PreviewBuilder", "REDACTED_REPR", "clip", "redacted_prev
 _SCALARS = frozenset({int, float, complex, bool, type(None), type(Ellipsis),
                       type(NotImplemented)})
 _TEXT = (str, bytes, bytearray)
+#: Children whose node depends only on their label and identity (``PreviewBuilder.reuse``).
+_IMMUTABLE = frozenset({str, bytes, int, float, complex, bool, type(None)})
 _LEAF_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
                types.MethodType, types.CodeType, types.FrameType, types.TracebackType,
                types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
@@ -108,12 +110,15 @@ class PreviewBuilder:
     Handlers in ``PREVIEWS`` use ``node``, ``child`` and ``repr_of`` to build their parts.
     """
 
-    def __init__(self, options: ValueOptions) -> None:
+    def __init__(self, options: ValueOptions, *, reuse: dict[int, list] | None = None) -> None:
         self.options = options
         self._slow = options.slow_repr_seconds
         self._secrets = secret_cache(options)
         #: Values found under secret names (``scrub.py`` scrubs their text from reprs).
         self.secret_values: list[Any] = []
+        #: The top value's earlier children (``KidMemo``): an exact dict or list reuses the
+        #: node of each immutable child still at the same position, label and object.
+        self.reuse = reuse
 
     def is_secret(self, name: Any) -> bool:
         """``options.is_secret(name)`` through a per-options cache (names repeat at every step)."""
@@ -236,8 +241,9 @@ class PreviewBuilder:
         kids = []
         text_limit = min(self.options.max_string, self.options.max_repr)
         secrets, node_of = self._secrets, self.node
+        reuse = self.reuse if depth == 0 else None
         try:
-            for label, key, value in items:
+            for position, (label, key, value) in enumerate(items):
                 if key is not None:
                     secret = secrets.get(key)
                     if secret is None:
@@ -245,6 +251,11 @@ class PreviewBuilder:
                     if secret:
                         self.secret_values.append(value)
                         kids.append([label, redacted_preview(value)])
+                        continue
+                if reuse is not None:
+                    known = reuse.get(position)
+                    if known is not None and known[1] is value and known[0] == label:
+                        kids.append([label, known[2]])
                         continue
                 if type(value) is str:  # the commonest leaf, inlined
                     size = len(value)
@@ -254,6 +265,8 @@ class PreviewBuilder:
                     kids.append([label, {"type": "builtins.str", "len": size, "repr": text}])
                 else:
                     kids.append([label, node_of(value, depth + 1, path_ids)])
+                if reuse is not None and type(value) in _IMMUTABLE:
+                    reuse[position] = [label, value, kids[-1][1], None]
         finally:
             path_ids.discard(id(obj))
         node["children"] = kids

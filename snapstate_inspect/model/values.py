@@ -6,40 +6,29 @@
   ``same`` against the same frame at the previous step, comparing content hashes only (no
   preview is read).
 - ``PreviewLoader`` reads previews without freezing a UI: a preview blob larger than
-  ``LARGE_PREVIEW`` bytes is decoded piece by piece (``piecewise_loads``): the C scanner decodes
-  one element of the top levels at a time, and between elements the interpreter may switch to
-  the UI thread (one ``json.loads`` call holds the GIL for the whole document; a hostile 10 MB
-  preview would stall the event loop for a quarter of a second or more). The pure-Python
-  scanner also yields, but is five to eight times slower, which a hostile preview on the first
-  step turns into seconds of start-up;
-  given the app's ``Activity`` it also waits while a person is using the UI
-  (``model/background.py``).
+  ``LARGE_PREVIEW`` bytes is decoded in pieces (``piecewise_json.py``: one ``json.loads`` call
+  holds the GIL for the whole document; a hostile 10 MB preview would stall the event loop for
+  a quarter of a second or more); given the app's ``Activity`` it also waits while a person is
+  using the UI (``model/background.py``).
 - ``child_page(preview, offset)`` cuts a container's children into pages of ``PAGE`` rows, so
   a preview with 200,000 children shows 100 at a time.
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from snapstate_capture import Frame, Run, SnapStateError, Value
 
+from . import piecewise_json
 from .background import Activity
 
 ADDED, CHANGED, REMOVED, SAME = "added", "changed", "removed", "same"
 LARGE_PREVIEW = 256 * 1024
-#: Members of a large preview's top levels decoded between two explicit hand-overs of the GIL
-#: (well under a millisecond of work). The interpreter would switch by itself after its 5 ms
-#: switch interval, but a thread coming back from SQLite or a lock would then wait that long
-#: for every round trip.
-STEP_ASIDE_EVERY = 512
 PAGE = 100
 
 
@@ -100,128 +89,6 @@ def matching_frame(run: Run, step_index: int, position: int, function: str) -> F
     return None
 
 
-_SCAN = json.JSONDecoder().scan_once  # the C scanner when available
-_SCAN_KEY = json.decoder.scanstring
-_WHITESPACE = json.decoder.WHITESPACE.match
-_SPACE = frozenset(" \t\n\r")
-#: Nesting levels whose containers are walked here, member by member; anything deeper is one
-#: C-scanner call. Level 0 is the preview (or a children blob's list), level 1 its members
-#: (the children list), so each child ``[label, preview]`` is decoded in one call.
-SPLIT_LEVELS = 2
-
-
-def _hand_over() -> None:
-    time.sleep(0)  # releases the GIL: a thread waiting for it gets it at once
-
-
-def piecewise_loads(text: str, step_aside: Callable[[], None] | None = None) -> Any:
-    """``json.loads(text)`` for a large document, decoded in pieces so other threads can run.
-
-    Objects and arrays of the first ``SPLIT_LEVELS`` nesting levels are walked here and each of
-    their members is decoded by the C scanner on its own; every ``STEP_ASIDE_EVERY`` members the
-    GIL is handed over and ``step_aside()`` is called (e.g. to wait while a person uses the UI).
-    Three times faster than the pure-Python scanner on a 200,000-child preview.
-    The result equals ``json.loads(text)`` (duplicate keys: the last wins). Raises
-    ``ValueError`` (``json.JSONDecodeError``) for malformed text, ``RecursionError`` for nesting
-    deeper than the C scanner allows.
-
-    The cycle collector is paused meanwhile: JSON cannot form cycles, and the 200,000 new lists
-    of a hostile preview set off four full collections of the whole process in the decoding
-    thread (about 40% of its time, measured at the inspector's start); paused, they are
-    collected once, later.
-    """
-    def breathe() -> None:
-        _hand_over()
-        if step_aside is not None:
-            step_aside()
-
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        value, end = _piece(text, _skip(text, 0), 0, breathe)
-    finally:
-        if paused:
-            gc.enable()
-    end = _skip(text, end)
-    if end != len(text):
-        raise json.JSONDecodeError("Extra data", text, end)
-    return value
-
-
-def _skip(text: str, at: int) -> int:
-    """``at`` moved past any whitespace (canonical JSON has none: the common case is cheap)."""
-    return _WHITESPACE(text, at).end() if text[at:at + 1] in _SPACE else at
-
-
-def _piece(text: str, at: int, level: int, breathe: Callable[[], None]) -> tuple[Any, int]:
-    if level < SPLIT_LEVELS:
-        opener = text[at:at + 1]
-        if opener == "[":
-            return _array(text, at + 1, level + 1, breathe)
-        if opener == "{":
-            return _object(text, at + 1, level + 1, breathe)
-    try:
-        return _SCAN(text, at)
-    except StopIteration as stop:
-        raise json.JSONDecodeError("Expecting value", text, stop.value) from None
-
-
-def _array(text: str, at: int, level: int, breathe: Callable[[], None]) -> tuple[list, int]:
-    items: list = []
-    at = _skip(text, at)
-    if text[at:at + 1] == "]":
-        return items, at + 1
-    deepest = level >= SPLIT_LEVELS  # members are single C-scanner calls: the hot loop
-    while True:
-        if len(items) % STEP_ASIDE_EVERY == STEP_ASIDE_EVERY - 1:
-            breathe()
-        if deepest:
-            try:
-                item, at = _SCAN(text, at)
-            except StopIteration as stop:
-                raise json.JSONDecodeError("Expecting value", text, stop.value) from None
-        else:
-            item, at = _piece(text, at, level, breathe)
-        items.append(item)
-        separator = text[at:at + 1]
-        if separator in _SPACE:
-            at = _skip(text, at)
-            separator = text[at:at + 1]
-        if separator == ",":
-            at += 1
-            if text[at:at + 1] in _SPACE:
-                at = _skip(text, at)
-        elif separator == "]":
-            return items, at + 1
-        else:
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
-
-
-def _object(text: str, at: int, level: int, breathe: Callable[[], None]) -> tuple[dict, int]:
-    members: dict = {}
-    at = _skip(text, at)
-    if text[at:at + 1] == "}":
-        return members, at + 1
-    while True:
-        if text[at:at + 1] != '"':
-            raise json.JSONDecodeError("Expecting property name enclosed in double quotes",
-                                       text, at)
-        key, at = _SCAN_KEY(text, at + 1)
-        at = _skip(text, at)
-        if text[at:at + 1] != ":":
-            raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
-        members[key], at = _piece(text, _skip(text, at + 1), level, breathe)
-        at = _skip(text, at)
-        separator = text[at:at + 1]
-        if separator == ",":
-            at = _skip(text, at + 1)
-        elif separator == "}":
-            return members, at + 1
-        else:
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
-
-
 class PreviewLoader:
     """Reads value previews with an LRU cache of ``size`` entries; thread-safe; never raises.
 
@@ -274,7 +141,7 @@ class PreviewLoader:
         text = raw.decode("utf-8")
         if len(raw) <= LARGE_PREVIEW:
             return json.loads(text)
-        return piecewise_loads(text, self.activity.step_aside if self.activity else None)
+        return piecewise_json.loads(text, self.activity.step_aside if self.activity else None)
 
     def load(self, value: Value) -> dict[str, Any]:
         """The preview of ``value`` (reads and decodes it when not cached)."""

@@ -18,7 +18,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer
 from textual.worker import get_current_worker
 
 from snapstate_capture import SnapStateError
@@ -28,6 +27,7 @@ from ..model.history import Selection
 from ..model.values import REMOVED, SAME, frame_changes, matching_frame
 from ..safe_text import plain
 from ..widgets.detail import DetailView
+from ..widgets.footer import KeysFooter
 from ..widgets.sparkline import RunPlot
 from ..widgets.stack import StackView
 from ..widgets.source import SourceView
@@ -77,8 +77,9 @@ class InspectorScreen(InspectorActions, Screen[None]):
                                 command.title, show=command.footer,
                                 key_display=command.key_display.split(",")[0])
         self._loaded_for: tuple | None = None
-        self._plot_for = None  # a run whose plot waits for the first complete screen
+        self._plot_for = None  # a run whose plot waits for the panels to be complete
         self._awaiting_variables = False
+        self._was_complete = False  # the panels were drawn complete at least once
         self._detail_shown: tuple | None = None
         self._note = ""
 
@@ -95,7 +96,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
                     yield VariablesView(id="variables")
                     yield DetailView(id="detail")
         yield StatusBar(id="status")
-        yield Footer()
+        yield KeysFooter()
 
     # -- setup -----------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -112,6 +113,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
             self._note = "this file holds no runs"
             self.query_one(VariablesView).show_loading("(the file holds no runs)")
             self._update_status()
+            self.call_after_refresh(self._panels_complete)
             return
         self._show_run()
         app.selection = app.initial_selection()
@@ -122,15 +124,19 @@ class InspectorScreen(InspectorActions, Screen[None]):
         self.query_one(TimelineView).set_run(app.current_run, app.step_count())
         self.query_one(TimelineView).set_hits(frozenset(app.search.hits))
         # The plot scans the whole run: it starts once the panels show the selection, so at
-        # start-up it does not compete with the first screen (see ``_start_plot``).
+        # start-up it does not compete with the first screen (see ``_panels_complete``).
         self._plot_for = app.current_run
 
-    def _start_plot(self) -> None:
-        """Start the pending run plot: called once the panels were drawn with the variables
-        (or with the reason there are none)."""
+    def _panels_complete(self) -> None:
+        """The panels were drawn with the selection's variables (or the reason there are
+        none): start what waited for that — the pending run plot, and at start-up the app's
+        work between keys (``SnapStateApp.first_screen_shown``)."""
         run, self._plot_for = self._plot_for, None
         if run is not None:
             self._load_plot(run)
+        if not self._was_complete:
+            self._was_complete = True
+            self.app.first_screen_shown()
 
     # -- reacting to the selection ---------------------------------------------------------
     def _on_selection(self, selection: Selection | None) -> None:
@@ -138,8 +144,9 @@ class InspectorScreen(InspectorActions, Screen[None]):
             return
         with self.app.batch_update():  # one repaint for every panel
             self._show_selection(selection)
-        if not self._awaiting_variables:
-            self.call_after_refresh(self._start_plot)
+        if not self._awaiting_variables and (self._plot_for is not None
+                                             or not self._was_complete):
+            self.call_after_refresh(self._panels_complete)
 
     def _show_selection(self, selection: Selection) -> None:
         app = self.app
@@ -189,7 +196,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
 
     def _show_error(self, message: str) -> None:
         self._awaiting_variables = False
-        self.call_after_refresh(self._start_plot)
+        self.call_after_refresh(self._panels_complete)
         self._note = message
         self.query_one(VariablesView).show_loading(message)
         self._update_status()
@@ -242,7 +249,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
             return
         if self._awaiting_variables:  # a worker's result: the screen is complete once drawn
             self._awaiting_variables = False
-            self.call_after_refresh(self._start_plot)
+            self.call_after_refresh(self._panels_complete)
         if self.app.selection != selection:
             return
         chosen = self.app.variable

@@ -12,7 +12,8 @@ import threading
 
 from snapstate_inspect.app import SnapStateApp
 from snapstate_inspect.model.background import Activity
-from snapstate_inspect.model.values import STEP_ASIDE_EVERY, piecewise_loads
+from snapstate_inspect.model.piecewise_json import STEP_ASIDE_EVERY
+from snapstate_inspect.model.piecewise_json import loads as piecewise_loads
 
 from .conftest import settle
 

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 import snapstate_capture as snap
 from snapstate_inspect.model.history import History, Place
 from snapstate_inspect.model.navigation import Navigator
@@ -16,7 +12,7 @@ from snapstate_inspect.model.runs import run_tree, step_in_other_run
 from snapstate_inspect.model.search import Hit, iter_search
 from snapstate_inspect.model.values import (ADDED, CHANGED, REMOVED, SAME, PreviewLoader,
                                             VariableKey, child_changes, child_page,
-                                            frame_changes, piecewise_loads)
+                                            frame_changes)
 from snapstate_inspect.model.var_history import Change, find_change, iter_changes
 
 
@@ -106,43 +102,6 @@ def test_pages():
     assert len(page) == 100 and left == 150
     page, left = child_page(preview, 200)
     assert [label for label, _ in page][:2] == ["[200]", "[201]"] and left == 0
-
-
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner,
-                                                                max_size=5),
-    max_leaves=30)
-
-
-@settings(max_examples=150, deadline=None)
-@given(JSON_VALUES, st.sampled_from([None, 0, 2]), st.booleans())
-def test_piecewise_decoder_equals_json_loads(value, indent, compact):
-    separators = (",", ":") if compact and indent is None else None
-    text = json.dumps(value, indent=indent, separators=separators)
-    assert piecewise_loads(" " + text + "\n") == json.loads(text)
-
-
-def test_piecewise_decoder_refuses_what_json_refuses():
-    preview = {"children": [[f"[{n}]", {"repr": str(n), "type": "int"}] for n in range(40)],
-               "len": 40, "repr": "[0, 1, …]", "type": "builtins.list"}
-    text = json.dumps(preview, separators=(",", ":"))
-    assert piecewise_loads(text) == preview
-    for cut in range(len(text)):  # every truncation is malformed, as json.loads says too
-        try:
-            json.loads(text[:cut])
-        except ValueError:
-            pass
-        else:
-            raise AssertionError(f"{text[:cut]!r} is valid JSON")
-        with pytest.raises(ValueError):
-            piecewise_loads(text[:cut])
-    for bad in ('{"a" 1}', '{"a":1,}', '[1 2]', '[1,]', '{1:2}', '{"a":1}x', '', '[', '{"a":[1}'):
-        with pytest.raises(ValueError):
-            json.loads(bad)
-        with pytest.raises(ValueError):
-            piecewise_loads(bad)
-    assert piecewise_loads('{"a":1,"a":2}') == {"a": 2}  # duplicate keys: the last wins
 
 
 def test_preview_loader_reads_big_previews_slowly_and_caches(tmp_path):

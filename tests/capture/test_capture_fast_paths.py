@@ -1,0 +1,208 @@
+"""The capture fast paths give the same bytes as the careful paths they skip, and never skip
+a secret (issue 7: W1 capture overhead)."""
+
+from __future__ import annotations
+
+import collections
+import json
+import pickle
+
+import pytest
+
+from snapstate_capture.options import ValueOptions
+from snapstate_capture.values import capture_value, payload
+from snapstate_capture.values.placeholder import Placeholder
+
+OPTIONS = ValueOptions()
+SECRET = "sk-" + str(11 * 1_000_003 * 17)
+
+
+@pytest.fixture
+def by_parts_calls(monkeypatch):
+    """Counts the part-by-part walks (the slow path) taken while the test runs."""
+    calls = []
+    original = payload._by_parts
+
+    def counting(obj, options, path):
+        calls.append(path)
+        return original(obj, options, path)
+
+    monkeypatch.setattr(payload, "_by_parts", counting)
+    return calls
+
+
+def test_values_mentioning_secret_words_take_the_fast_path_with_the_same_bytes(by_parts_calls):
+    notes = {f"key{i}": f"the token budget of call {i}" for i in range(100)}
+    plan = [{"id": i, "task": "refresh the password policy", "status": "todo"}
+            for i in range(20)]
+    for value in (notes, plan):
+        fast = payload.serialize(value, OPTIONS, path="v")
+        careful = payload._by_parts(value, OPTIONS, "v")
+        assert fast.data == careful.data == pickle.dumps(value, 5)
+        assert fast.redacted == careful.redacted == ()
+    assert by_parts_calls == ["v", "v"]  # only the two explicit calls above
+
+
+@pytest.mark.parametrize("make", [
+    lambda: {"note": "token budget", "api_key": SECRET},
+    lambda: [{"note": "token budget"}, {"inner": {"password": SECRET}}],
+    lambda: collections.OrderedDict(note="token budget", token=SECRET),
+    lambda: ({"authorization": SECRET}, "token budget"),
+], ids=["dict", "nested", "ordered-dict", "tuple"])
+def test_secret_keys_are_still_redacted_from_payload_bytes(make):
+    value = make()
+    result = payload.serialize(value, OPTIONS, path="v")
+    assert result.data is not None and SECRET.encode() not in result.data
+    assert result.redacted
+    loaded = pickle.loads(result.data)
+    assert SECRET not in repr(loaded)
+    assert any(isinstance(p, Placeholder) for p in _leaves(loaded))
+    captured = capture_value(value, name="v", options=OPTIONS)
+    assert SECRET not in repr(captured.preview)
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def test_flat_plain_data_skips_the_test_load_and_other_data_keeps_it(monkeypatch):
+    loads = []
+    original = payload._test_load
+
+    def counting(serializer, data, options):
+        loads.append(serializer)
+        return original(serializer, data, options)
+
+    monkeypatch.setattr(payload, "_test_load", counting)
+    for flat in ({"a": "x", "b": 1}, ["x", 2.5, None], [{"role": "user", "content": "hi"}]):
+        result = payload.serialize(flat, OPTIONS)
+        assert result.data == pickle.dumps(flat, 5) and result.loadable is True
+    assert loads == []
+    payload.serialize({"a": ["nested"]}, OPTIONS)
+    payload.serialize([collections.OrderedDict(a=1)], OPTIONS)
+    assert loads == ["pickle", "pickle"]
+
+
+def _slot_ref(cache, value, name="v", out=None):
+    from snapstate_capture.frames import StackCapture
+
+    out = out or StackCapture()
+    return cache.ref(("f", 0, name), value, name, out), out
+
+
+def _preview_bytes(out, ref):
+    return out.blobs[ref["p"]]
+
+
+@pytest.mark.parametrize("values", [[0, 1, 2, 10**40], [1.5, float("nan"), -0.0],
+                                    ["a", "b" * 600, ""], [True, False, None]])
+def test_changed_scalars_store_what_capture_value_stores(values):
+    from snapstate_capture.integrity import canonical_json
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.valuecache import ValueCache
+
+    cache = ValueCache(CaptureOptions())
+    for value in values:
+        ref, out = _slot_ref(cache, value)
+        fresh = capture_value(value, name="v", options=OPTIONS)
+        assert _preview_bytes(out, ref) == canonical_json(fresh.preview)
+        assert out.blobs[ref["b"]] == fresh.payload and ref["s"] == fresh.serializer
+
+
+def test_a_random_generator_is_captured_again_only_when_its_state_moves():
+    import random
+
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.valuecache import ValueCache
+
+    cache = ValueCache(CaptureOptions())
+    rng = random.Random(3)
+    first, _ = _slot_ref(cache, rng)
+    same, out = _slot_ref(cache, rng)
+    assert same is first and not out.blobs
+    rng.random()
+    moved, out = _slot_ref(cache, rng)
+    assert moved["b"] != first["b"]
+    assert pickle.loads(out.blobs[moved["b"]]).random() == rng.random()
+
+
+def test_reused_preview_children_give_the_bytes_of_a_fresh_preview():
+    from snapstate_capture.integrity import canonical_json
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.valuecache import ValueCache
+
+    cache = ValueCache(CaptureOptions())
+    pad = {f"key{i}": f"note {i}" for i in range(80)}
+    items = ["a", 1, 2.5, None, "b"] * 12
+    for step in range(30):
+        pad[f"key{(step * 7) % 90}"] = f"changed at {step}"  # new keys too, past the shown 50
+        if step == 10:
+            del pad["key3"]
+        if step == 20:
+            pad["token_ref"] = "short token text"
+        items[1 + step % 59] = step if step % 3 else [step]  # (the first item decides chunking)
+        for name, value in (("pad", pad), ("items", items)):
+            ref, out = _slot_ref(cache, value, name)
+            fresh = capture_value(value, name=name, options=OPTIONS)
+            stored = out.blobs.get(ref["p"])
+            if stored is not None:  # else unchanged since the last step (checked there)
+                assert stored == canonical_json(fresh.preview), (name, step)
+            payload_bytes = out.blobs.get(ref["b"])
+            if payload_bytes is not None:
+                assert payload_bytes == fresh.payload, (name, step)
+
+
+def test_a_secret_key_at_a_reused_position_is_redacted():
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.valuecache import ValueCache
+
+    cache = ValueCache(CaptureOptions())
+    value = SECRET
+    long_plain = "x" * 90 + "plain"
+    long_secret = "x" * 90 + "password"  # same clipped label as long_plain
+    pad = {"a": "1", long_plain: value}
+    _slot_ref(cache, pad, "pad")
+    del pad[long_plain]
+    pad[long_secret] = value  # the same object, at the same position
+    ref, out = _slot_ref(cache, pad, "pad")
+    assert SECRET.encode() not in out.blobs[ref["p"]]
+    assert SECRET.encode() not in out.blobs[ref["b"]]
+    shown = json.loads(out.blobs[ref["p"]])["children"][1][1]
+    assert shown == {"type": "builtins.str", "repr": "<redacted>", "redacted": True}
+
+
+@pytest.mark.parametrize("value", [
+    [{"role": "user", "content": "the token budget"}] * 3 + [{"n": 1, "x": 2.5, "b": b"z"}],
+    {"a": "x", "b": None, "c": True},
+    ["plain", 1, 2.0],
+])
+def test_a_plain_detector_pickle_is_the_payload_serialize_writes(value):
+    data = pickle.dumps(value, 5)
+    assert payload.is_plain_payload(value, data, OPTIONS)
+    assert payload.serialize(value, OPTIONS).data == data
+
+
+@pytest.mark.parametrize("value", [
+    [{"role": "user", "api_key": SECRET}],
+    [{"nested": {"a": 1}}],
+    [collections.OrderedDict(a=1)],
+])
+def test_secret_or_nested_data_is_never_taken_as_a_plain_payload(value):
+    assert not payload.is_plain_payload(value, pickle.dumps(value, 5), OPTIONS)
+
+
+def test_changed_scalars_get_no_payload_when_payloads_are_off():
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.valuecache import ValueCache
+
+    cache = ValueCache(CaptureOptions(payloads=False))
+    for value in (1, 2, "text", {"a": "b"}, {"a": "c"}):
+        ref, out = _slot_ref(cache, value)
+        assert "b" not in ref and set(out.blobs) == {ref["p"]}
