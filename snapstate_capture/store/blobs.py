@@ -104,14 +104,17 @@ def key_for(inner: bytes, manifest: bool = False) -> bytes:
 
 
 def encode(data: bytes, base: tuple[bytes, bytes] | None = None, *, manifest: bool = False,
-           use_zstd: bool | None = None) -> tuple[bytes, int, bytes]:
+           use_zstd: bool | None = None, key: bytes | None = None) -> tuple[bytes, int, bytes]:
     """Return ``(key, codec, stored_bytes)`` for inner bytes ``data``.
 
     ``base`` is ``(base_key, base_inner_bytes)`` of a previous version of the same thing; when
     given, a delta against it is tried and kept if smaller. ``use_zstd`` forces the choice of
-    compressor (default: zstandard when installed).
+    compressor (default: zstandard when installed). ``key``: the key, when the caller hashed
+    ``data`` already (the capture side does: hashing again cost ~15 µs per W1 step); every
+    read checks it against the bytes either way.
     """
-    key = key_for(data, manifest)
+    if key is None:
+        key = key_for(data, manifest)
     flag = MANIFEST if manifest else 0
     zstd = HAVE_ZSTD if use_zstd is None else (use_zstd and HAVE_ZSTD)
     if len(data) < COMPRESS_MIN:

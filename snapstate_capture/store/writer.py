@@ -296,7 +296,8 @@ class TimelineWriter:
                 known = self._recent.get(base_key)
                 if known is not None and known[1] < blobs.max_chain(len(data)):
                     base = (bytes.fromhex(base_key), known[0])
-            digest, codec, stored = blobs.encode(data, base, manifest=key in manifests)
+            digest, codec, stored = blobs.encode(data, base, manifest=key in manifests,
+                                                 key=bytes.fromhex(key))
             if blobs.delta_base(codec, stored) is not None:
                 depth = self._recent[base_key][1] + 1  # type: ignore[index]
             rows.append((digest, codec, len(data), stored))

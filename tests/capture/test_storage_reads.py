@@ -64,3 +64,24 @@ def test_leaf_fast_path_gives_what_the_careful_path_gives(node, monkeypatch):
                                 "children": [["[0]", node]]})
     assert fast == careful
     assert list(fast["children"][0][1]) == list(careful["children"][0][1])  # same key order
+
+
+def test_the_writer_stores_blobs_under_the_capture_side_key_and_reads_check_it(tmp_path):
+    from snapstate_capture.integrity import content_hash
+    from snapstate_capture.store import StepRecord, TimelineWriter
+
+    path = tmp_path / "keys.snap"
+    writer = TimelineWriter(path)
+    run = writer.begin_run(name="keys", entry={}, env={})
+    good, bad = b'{"x": 1}', b'{"x": 2}'
+    wrong = content_hash(good).hex()  # a capture-side bug: the key of other bytes
+    right = content_hash(bad + b" ").hex()
+    writer.append_step(run, StepRecord(
+        kind="checkpoint", label=None, wall=0.0, mono=0.0, thread="t", task=None,
+        function=None, filename=None, lineno=None, depth=0, frames=[],
+        blobs={wrong: bad, right: bad + b" "}))
+    writer.close()
+    with snap.open_timeline(path) as timeline:
+        assert timeline.blob(right) == bad + b" "
+        with pytest.raises(snap.IntegrityError, match="corrupt"):
+            timeline.blob(wrong)
