@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 YIELD_SECONDS = 0.002
@@ -38,6 +39,19 @@ class Activity:
         self.quiet = quiet
         self._last = float("-inf")
         self._ui_thread: int | None = None
+        self._local = threading.local()  # ``since`` of the work running on each thread
+
+    @contextmanager
+    def asked_for(self) -> Iterator[None]:
+        """Work in this block was asked for by the last key (e.g. the variables of the step it
+        moved to): waits inside it, also ones without a ``since`` (a big preview's decode),
+        count only keys pressed after the block began."""
+        previous = getattr(self._local, "since", None)
+        self._local.since = time.monotonic()
+        try:
+            yield
+        finally:
+            self._local.since = previous
 
     def touch(self) -> None:
         """The person just pressed a key or clicked (call on the UI thread)."""
@@ -68,6 +82,8 @@ class Activity:
         """Wait while the UI is in use (cheap when it is not): for long work without chunks."""
         if threading.get_ident() == self._ui_thread:
             return
+        if since is None:
+            since = getattr(self._local, "since", None)
         while self.busy(since) and not (cancelled is not None and cancelled()):
             time.sleep(WAIT_SECONDS)
 

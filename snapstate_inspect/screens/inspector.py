@@ -235,8 +235,9 @@ class InspectorScreen(InspectorActions, Screen[None]):
             frame = step.frames[position]
             previous = matching_frame(app.current_run, selection.step - 1, position,
                                       frame.function)
-            result = collect_rows(app.loader, step, frame, previous,
-                                  cancelled=lambda: worker.is_cancelled)
+            with app.activity.asked_for():  # the key that moved here: no reason to wait
+                result = collect_rows(app.loader, step, frame, previous,
+                                      cancelled=lambda: worker.is_cancelled)
         except (IndexError, SnapStateError) as exc:
             app.call_from_thread(self._show_error, f"cannot read step {selection.step}: {exc}")
             return

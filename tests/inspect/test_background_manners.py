@@ -129,3 +129,27 @@ async def test_next_change_is_not_held_up_by_its_own_key(reader):
         assert "no earlier change of memory" in app.screen._note
         assert asked, "the scan never asked whether to step aside"
         assert would_wait == [], "the scan waited for the key that started it"
+
+
+def test_work_a_key_asked_for_waits_only_for_later_keys():
+    activity = Activity(quiet=3600)
+    activity.touch()  # the key that asked for the work
+    inside, touched = threading.Event(), threading.Event()
+    polls: list[str] = []
+
+    def work() -> None:
+        with activity.asked_for():
+            activity.step_aside(lambda: polls.append("first") is None)  # no wait: no poll
+            inside.set()
+            touched.wait(30)
+            activity.step_aside(lambda: polls.append("later") is None)  # a later key: waits
+        activity.step_aside(lambda: polls.append("outside") is None)  # any recent key counts
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    assert inside.wait(30)
+    activity.touch()
+    touched.set()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert polls == ["later", "outside"]
