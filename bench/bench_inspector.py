@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 NOT_MOVED_S = 1.0  # a key that has not moved the selection by then is taken as one that won't
-KEYS = ["n", "n", "p", "o", "O", "c", "C", "x", "X", "left_square_bracket",
+KEYS = ["n", "n", "p", "o", "O", "c", "C", "v", "V", "x", "X", "left_square_bracket",
         "right_square_bracket", "greater_than_sign", "less_than_sign", "pagedown", "pagedown"]
 
 

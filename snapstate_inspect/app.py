@@ -233,6 +233,7 @@ class SnapStateApp(App[None]):
         def cancelled() -> bool:
             return worker.is_cancelled or state.stopped
 
+        since = time.monotonic()  # keys after the one that started the search
         shown = 0.0
         for item in iter_search(run, state.query, loader=self.loader, chunk=SEARCH_CHUNK):
             if cancelled():
@@ -242,7 +243,7 @@ class SnapStateApp(App[None]):
                 if time.monotonic() - shown >= PROGRESS_SECONDS:
                     self.call_from_thread(self._search_changed)
                     shown = time.monotonic()
-                self.activity.pause(cancelled)
+                self.activity.pause(cancelled, since)
             else:
                 with state.lock:
                     for hit in item:

@@ -12,27 +12,35 @@ collection is left only as a safety net (``SAFETY_THRESHOLD`` generation-1 colle
 of CPython's 10); young collections stay automatic, so short-lived cycles are still freed at
 once. A timer calls ``tick()``, which runs the full collection itself once it is due (as many
 generation-1 collections as CPython's own threshold) and nobody has pressed a key or clicked
-for ``IDLE_SECONDS``. ``stop()`` puts the thresholds back (the app calls it on unmount).
+for ``IDLE_SECONDS``, at most ``MAX_SHARE`` of the time: after a collection that took t
+seconds the next waits t / MAX_SHARE (CPython's own rule, a full collection only once the
+survivors grew by a quarter, cannot be read from Python; this bounds the cost instead).
+``stop()`` puts the thresholds back (the app calls it on unmount).
 """
 
 from __future__ import annotations
 
 import gc
+import time
 
 from .model.background import Activity
 
 IDLE_SECONDS = 1.0
 CHECK_SECONDS = 0.5
 SAFETY_THRESHOLD = 200
+MAX_SHARE = 0.02  # at most 2% of the time in full collections (130 ms: one per 6.5 s at most)
 
 
 class IdleCollector:
     """Runs due full garbage collections when ``activity`` has been quiet for ``idle`` s."""
 
-    def __init__(self, activity: Activity, idle: float = IDLE_SECONDS) -> None:
+    def __init__(self, activity: Activity, idle: float = IDLE_SECONDS,
+                 share: float = MAX_SHARE) -> None:
         self.activity = activity
         self.idle = idle
+        self.share = share
         self.collections = 0  # full collections run by ``tick``
+        self._next = float("-inf")  # monotonic time before which no collection runs
         self._saved: tuple[int, int, int] | None = None
 
     @property
@@ -56,8 +64,11 @@ class IdleCollector:
 
     def tick(self) -> bool:
         """Run a full collection if one is due and the UI is idle; True when it ran."""
-        if gc.get_count()[2] < self.due_after or self.activity.idle_for() < self.idle:
+        if (gc.get_count()[2] < self.due_after or self.activity.idle_for() < self.idle
+                or time.monotonic() < self._next):
             return False
+        started = time.monotonic()
         gc.collect()
         self.collections += 1
+        self._next = time.monotonic() + (time.monotonic() - started) / self.share
         return True

@@ -29,6 +29,8 @@ class Activity:
 
     ``touch()`` is called on the UI thread for each key or click; ``pause()`` and
     ``step_aside()`` in worker threads (called on the UI thread itself they never wait).
+    ``since`` (a ``time.monotonic()`` value, e.g. when a scan started) counts only keys after
+    it: a scan a key asked for (next change of a variable) does not wait for that very key.
     Thread-safe: one float and one thread id, written by the UI thread only.
     """
 
@@ -42,36 +44,43 @@ class Activity:
         self._ui_thread = threading.get_ident()
         self._last = time.monotonic()
 
-    def busy(self) -> bool:
-        """True while the UI was used within the last ``quiet`` seconds."""
+    def busy(self, since: float | None = None) -> bool:
+        """True while the UI was used within the last ``quiet`` seconds (and after ``since``)."""
+        if since is not None and self._last <= since:
+            return False
         return self.idle_for() < self.quiet
 
     def idle_for(self) -> float:
         """Seconds since the last key or click (infinite before the first)."""
         return time.monotonic() - self._last
 
-    def pause(self, cancelled: Callable[[], bool] | None = None) -> None:
+    def pause(self, cancelled: Callable[[], bool] | None = None,
+              since: float | None = None) -> None:
         """Between two chunks of a scan: yield the interpreter for a moment, and keep waiting
         while the UI is in use (until ``cancelled()`` turns true)."""
         if threading.get_ident() == self._ui_thread:
             return
         time.sleep(YIELD_SECONDS)
-        self.step_aside(cancelled)
+        self.step_aside(cancelled, since)
 
-    def step_aside(self, cancelled: Callable[[], bool] | None = None) -> None:
+    def step_aside(self, cancelled: Callable[[], bool] | None = None,
+                   since: float | None = None) -> None:
         """Wait while the UI is in use (cheap when it is not): for long work without chunks."""
         if threading.get_ident() == self._ui_thread:
             return
-        while self.busy() and not (cancelled is not None and cancelled()):
+        while self.busy(since) and not (cancelled is not None and cancelled()):
             time.sleep(WAIT_SECONDS)
 
 
 def polite(worker: Any, activity: Activity | None = None) -> Callable[[], bool]:
     """A ``cancelled()`` callback for chunked scans that also yields between chunks (and steps
-    aside while the UI is in use, given its ``activity``)."""
+    aside while the UI is in use, given its ``activity``: for keys pressed after this call,
+    so not for the key that started the scan)."""
+    since = time.monotonic()
+
     def cancelled() -> bool:
         if activity is not None:
-            activity.pause(lambda: bool(worker.is_cancelled))
+            activity.pause(lambda: bool(worker.is_cancelled), since)
         else:
             time.sleep(YIELD_SECONDS)
         return bool(worker.is_cancelled)

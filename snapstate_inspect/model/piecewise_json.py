@@ -32,7 +32,7 @@ from typing import Any
 #: Elements decoded between two calls of ``step_aside`` (well under a millisecond of work).
 STEP_ASIDE_EVERY = 512
 HAND_OVER_SECONDS = 0.002
-#: Characters of elements decoded in one C call, about (some 600 small children, 0.4 ms).
+#: Characters of elements decoded in one C call, roughly (some 600 small children, 0.4 ms).
 RUN_CHARS = 32 * 1024
 #: How far past ``RUN_CHARS`` a run's end is looked for before giving up on runs.
 RUN_SLACK = 64 * 1024
@@ -52,8 +52,8 @@ def loads(text: str, step_aside: Callable[[], None] | None = None) -> Any:
     ``Activity.step_aside``: wait while a person uses the UI). The result equals
     ``json.loads(text)`` (duplicate keys: the last wins). Raises ``ValueError``
     (``json.JSONDecodeError``) for malformed text, ``RecursionError`` for nesting deeper than
-    the C scanner allows. Three to five times faster than the pure-Python scanner on a
-    200,000-child preview.
+    the C scanner allows. On the bench's 11 MB, 200,000-child preview about as fast as one
+    ``json.loads`` call (0.1 s) and eight times faster than the pure-Python scanner.
     """
     decoder = _Pieces(text, step_aside)
     at = _skip(text, 0)

@@ -6,6 +6,7 @@ changes as they are found, with progress; closing the screen stops it.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.text import Text
@@ -56,6 +57,7 @@ class VariableHistoryScreen(ModalScreen[int | None]):
         worker = get_current_worker()
         app = self.app
         batch: list[tuple[Change, Text]] = []
+        since = time.monotonic()  # step aside for keys pressed while it scans
         for item in iter_changes(app.current_run, self.key, 0, len(app.current_run.steps), loader=app.loader):
             if worker.is_cancelled:
                 return
@@ -67,7 +69,7 @@ class VariableHistoryScreen(ModalScreen[int | None]):
             else:
                 app.call_from_thread(self._add, batch, item)
                 batch = []
-                app.activity.pause(lambda: worker.is_cancelled)
+                app.activity.pause(lambda: worker.is_cancelled, since)
         app.call_from_thread(self._add, batch, None)
 
     def _repr(self, ref: dict[str, Any] | None) -> str:

@@ -74,3 +74,58 @@ async def test_keys_and_clicks_mark_the_ui_in_use(reader):
         await pilot.click("#timeline")
         assert app.activity.busy()
         assert app.loader.activity is app.activity  # large previews step aside too
+
+
+def test_a_scan_waits_only_for_keys_pressed_after_it_started():
+    import time
+
+    activity = Activity(quiet=3600)
+    activity.touch()  # the key that asks for the scan
+    since = time.monotonic()  # the scan starts
+    polls = []
+    worker = threading.Thread(target=activity.pause,
+                              args=(lambda: polls.append(1) or False, since))
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive() and polls == []  # did not wait for the key that started it
+    activity.touch()  # a later key: now it steps aside
+    assert activity.busy(since)
+    worker = threading.Thread(target=activity.pause,
+                              args=(lambda: polls.append(1) or len(polls) >= 3, since))
+    worker.start()
+    worker.join(timeout=30)
+    assert len(polls) >= 3
+
+
+async def test_next_change_is_not_held_up_by_its_own_key(reader):
+    """``V`` scanning back to step 0 asks whether to step aside, and the key that started it
+    never counts as a reason, although the UI counts as in use for an hour after each key.
+    (A spy answers "not busy" after noting the real answer, so a failure cannot hang.)"""
+    from .test_views import select_variable
+
+    app = SnapStateApp(reader)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.activity.quiet = 3600
+        ui_thread = threading.get_ident()
+        asked, would_wait = [], []
+        real_busy = app.activity.busy
+
+        def spy(since=None) -> bool:
+            if threading.get_ident() != ui_thread:
+                asked.append(since)
+                if real_busy(since):
+                    would_wait.append(since)
+            return False
+
+        app.activity.busy = spy
+        app.go(6, jump=True)
+        await settle(pilot)
+        await select_variable(pilot, "memory")
+        for _ in range(3):
+            await pilot.press("V")
+            await settle(pilot)
+        assert app.selection.step == 0
+        assert "no earlier change of memory" in app.screen._note
+        assert asked, "the scan never asked whether to step aside"
+        assert would_wait == [], "the scan waited for the key that started it"

@@ -24,7 +24,7 @@ def make_due(collector: IdleCollector) -> None:
 def test_a_due_collection_waits_for_the_ui_to_be_idle():
     before = gc.get_threshold()
     activity = Activity()
-    collector = IdleCollector(activity, idle=3600)
+    collector = IdleCollector(activity, idle=3600, share=1.0)
     collector.start()
     try:
         assert gc.get_threshold()[2] == SAFETY_THRESHOLD
@@ -37,6 +37,21 @@ def test_a_due_collection_waits_for_the_ui_to_be_idle():
         assert collector.tick() is True
         assert gc.get_count()[2] == 0  # the full collection ran
         assert collector.tick() is False  # nothing due any more
+    finally:
+        collector.stop()
+    assert gc.get_threshold() == before
+
+
+def test_full_collections_take_a_bounded_share_of_the_time():
+    before = gc.get_threshold()
+    collector = IdleCollector(Activity(), idle=0.0, share=1e-9)  # idle; ~forever between two
+    collector.start()
+    try:
+        make_due(collector)
+        assert collector.tick() is True
+        make_due(collector)
+        assert collector.tick() is False  # due and idle, but the last one was just now
+        assert gc.get_count()[2] >= collector.due_after
     finally:
         collector.stop()
     assert gc.get_threshold() == before
