@@ -183,7 +183,7 @@ class ValueCache:
         cls = type(value)
         if name is not None and self.options.values.is_secret(name):
             return self._capture(slot, value, name, out, None)
-        if (cls is list or cls is dict) and value:
+        if (cls is list or cls is dict) and value and self.options.payloads:
             first = value[0] if cls is list else next(iter(dict.values(value)))
             per_chunk = chunked.chunk_size(first)
             if len(value) > per_chunk:

@@ -203,6 +203,6 @@ def test_changed_scalars_get_no_payload_when_payloads_are_off():
     from snapstate_capture.valuecache import ValueCache
 
     cache = ValueCache(CaptureOptions(payloads=False))
-    for value in (1, 2, "text", {"a": "b"}, {"a": "c"}):
+    for value in (1, 2, "text", {"a": "b"}, {"a": "c"}, [{"n": i} for i in range(40)]):
         ref, out = _slot_ref(cache, value)
         assert "b" not in ref and set(out.blobs) == {ref["p"]}
