@@ -14,9 +14,13 @@ import bisect
 from textual import work
 from textual.worker import get_current_worker
 
+from snapstate_capture import SnapStateError
+
 from ..model.background import polite
 from ..model.var_history import find_change
 from ..widgets.timeline import TimelineView
+
+NEAR_STEPS = 64  # steps a change search looks at on the UI thread before using a worker
 
 
 class InspectorActions:
@@ -109,13 +113,28 @@ class InspectorActions:
         self._find_change(backward=True)
 
     def _find_change(self, *, backward: bool) -> None:
+        """Look ``NEAR_STEPS`` steps ahead (behind) at once; further in a worker thread. The
+        near look reads frame records only (small, size-checked), never a preview, so it is
+        safe on the UI thread; a path inside a value compares previews: always the worker."""
         key = self.app.variable
         if key is None:
             self.say("select a variable first (in the Variables panel)")
             return
+        here = self._here()
+        if not key.path:
+            try:
+                near = find_change(self.app.current_run, key, here, backward=backward,
+                                   loader=self.app.loader, chunk=NEAR_STEPS,
+                                   cancelled=lambda: True)  # one chunk, then stop
+            except SnapStateError:
+                near = None
+            if near is not None:
+                self.workers.cancel_group(self, "find-change")  # an older, farther search
+                self._change_found(key, near, backward)
+                return
         self.say(f"looking for the {'previous' if backward else 'next'} change of "
                  f"{key.display}…")
-        self._change_worker(key, self._here(), backward)
+        self._change_worker(key, here, backward)
 
     @work(thread=True, exclusive=True, group="find-change")
     def _change_worker(self, key, current: int, backward: bool) -> None:

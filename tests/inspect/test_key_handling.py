@@ -72,3 +72,27 @@ async def test_moving_the_cursor_redraws_both_rows_and_nothing_stale(reader):
             timeline._styles_cache.clear()
             assert drawn == styled_lines(timeline), f"a stale row after {key!r}"
         assert app.selection.step > 0
+
+
+async def test_a_near_change_is_found_at_once_a_far_one_in_a_worker(reader):
+    from .test_views import select_variable
+
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.go(6, jump=True)
+        await settle(pilot)
+        await select_variable(pilot, "memory")
+        screen = app.screen
+        handed_over = []
+        screen._change_worker = lambda *args: handed_over.append(args)
+        await pilot.press("v")  # memory grows once per round: 6 -> 13, within NEAR_STEPS
+        await settle(pilot)
+        assert app.selection.step == 13 and handed_over == []
+        app.go(27, jump=True)  # memory's last change: the near look finds nothing later
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        assert app.selection.step == 27
+        assert len(handed_over) == 1 and handed_over[0][1:] == (27, False)
+        assert "looking for the next change of memory" in screen._note
