@@ -102,6 +102,11 @@ class PreviewLoader:
         self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget every cached preview."""
+        with self._lock:
+            self._cache.clear()
+
     def cached(self, value: Value) -> dict[str, Any] | None:
         """The preview if it is already in memory (cheap), else None."""
         if value.is_inline:  # a scalar stored in a traced step itself: its preview is built here
