@@ -19,7 +19,8 @@ Version history:
 - 3: blob codecs beyond raw/zlib (zstandard, deltas against a previous version, manifests whose
   content is the concatenation of other blobs), chunked list/dict payloads and preview children
   stored by reference (``"kids"``); see ``store/blobs.py``, ``chunked.py``, ``store/previews.py``
-  and docs/storage.md. No table changes: older files are read as they are.
+  and docs/storage.md; trace chunks compressed with zstandard too (``store/chunks.py``: zlib
+  chunks are still read). No table changes: older files are read as they are.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ CREATE TABLE IF NOT EXISTS trace_chunks (
     run_id  TEXT NOT NULL,
     first   INTEGER NOT NULL,          -- index of the chunk's first step
     count   INTEGER NOT NULL,          -- number of steps in the chunk
-    data    BLOB NOT NULL,             -- zlib(marshal((header, items))), see store/chunks.py
+    data    BLOB NOT NULL,             -- zstd|zlib(marshal((header, items))), store/chunks.py
     hash    BLOB NOT NULL,             -- chain hash after this chunk
     PRIMARY KEY (run_id, first)
 ) WITHOUT ROWID;
