@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import NotFoundError, TimelineError
 from ..integrity import canonical_json, content_hash
 from . import blobs, chunks
-from .connection import open_for_writing
+from .connection import open_for_reading, open_for_writing
 from .reader import Run, Timeline, open_timeline
 from .writer import StepRecord, TimelineWriter
 
@@ -203,7 +203,8 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
     if live:
         raise TimelineError(path, f"run {live[0].id[:8]} is still being recorded; gc refused")
     doomed = choose_runs(runs, keep_runs=keep_runs, older_than=older_than, now=time.time())
-    conn = open_for_writing(path)
+    # A dry run reads only: opening for writing would switch the file to WAL (a byte change).
+    conn = open_for_reading(path) if dry_run else open_for_writing(path)
     try:
         marker = _Marker(_fetcher(conn))
         newest_first = sorted((r for r in runs if r.id not in doomed), key=lambda r: -r.seq)

@@ -44,7 +44,8 @@ class StepDiffScreen(Screen[None]):
     def on_mount(self) -> None:
         title = Text("diff of the marked step → the selected step", style="bold")
         for name, step in (("A", self.a), ("B", self.b)):
-            title.append_text(plain(f"\n{name}: run {step.run.id[:8]} ({step.run.name}) "))
+            title.append("\n")  # plain() escapes control characters: the break goes alone
+            title.append_text(plain(f"{name}: run {step.run.id[:8]} ({step.run.name}) "))
             title.append_text(plain(f"step {step.index} {step.kind} {step.label or ''} "
                                     f"{step.function}:{step.lineno}"))
         self.query_one("#stepdiff-title", Static).update(title)

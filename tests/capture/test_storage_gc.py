@@ -71,9 +71,11 @@ def test_dry_run_changes_nothing_and_older_than_picks_old_runs(tmp_path):
     _record(path, "first")
     _record(path, "second")
     size = os.path.getsize(path)
+    before = path.read_bytes()
     dry = collect_garbage(path, older_than=0.0, dry_run=True)
     assert [r[1] for r in dry.removed_runs] == ["first", "second"]
     assert dry.size_after is None and os.path.getsize(path) == size
+    assert path.read_bytes() == before  # not a byte: opening to write would switch it to WAL
     assert collect_garbage(path, older_than=3600).removed_runs == []
     with snap.open_timeline(path) as timeline:
         assert len(timeline.runs) == 2

@@ -116,5 +116,9 @@ async def _step_diff(pair):
             text = screen.query_one(DiffView).text
             assert "plan[0]['status']: 'todo' → 'done'" in text
             assert "+ result: str '42'" in text
+            title = str(screen.query_one("#stepdiff-title").content)
+            lines = title.splitlines()  # one line per step: a real break, not an escaped '\\n'
+            assert "\\n" not in title and len(lines) == 3, title
+            assert lines[1].startswith("A: run ") and lines[2].startswith("B: run "), title
             await pilot.press("q")
             assert not isinstance(app.screen, StepDiffScreen)
