@@ -22,6 +22,10 @@ from .codeinfo import CodeInfo
 from .trace_stream import DELETED, EXCEPTION, INLINE_STR, LINE_BITS, RETURN, SCALAR_TYPES
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
+#: Where an ``await`` / ``yield from`` ends: the awaited iterator's ``StopIteration`` raises an
+#: ``exception`` event there (3.10: YIELD_FROM, 3.11: SEND) — the normal end of a wait, no error.
+_AWAIT_OPS = frozenset(__import__("dis").opmap[name] for name in ("SEND", "YIELD_FROM")
+                       if name in __import__("dis").opmap)
 _MISSING = object()
 #: Objects compared by identity only when re-checked (re-pickling a module is pointless).
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType,
@@ -181,6 +185,8 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
                     tracer._fids.pop(frame, None)
                 return local
             if event == "exception":
+                if info.suspends and arg[0] is StopIteration and _ends_await(frame):
+                    return local  # an await (yield from) finished: not an exception step
                 exc = arg[1]
                 out = [EXCEPTION, fid, frame.f_lineno, time.time(), time.monotonic(),
                        type(exc).__name__, encoder.capture(exc, None)]
@@ -212,6 +218,13 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
         if value is not _MISSING and (not lines or type(ref) is tuple):
             known[name] = (value, ref)
     return local
+
+
+def _ends_await(frame: types.FrameType) -> bool:
+    try:
+        return frame.f_code.co_code[frame.f_lasti] in _AWAIT_OPS
+    except (IndexError, AttributeError):
+        return False
 
 
 def _is_yield(frame: types.FrameType) -> bool:

@@ -93,6 +93,8 @@ def test_asyncio_tasks_recorded(tmp_path):
         suspends = [s for s in steps if s.function == "fetch" and s.kind == "return"
                     and s.label == "yield"]
         assert suspends  # each await that suspends is a step
+        # an await that finishes raises StopIteration inside CPython: that is no exception step
+        assert [s.label for s in steps if s.kind == "exception"] == []
         pending = [s.tasks for s in steps if s.tasks]
         assert pending
         names = {t[0] for tasks in pending for t in tasks}
@@ -135,3 +137,27 @@ def test_ls_shows_a_live_recording_growing(tmp_path):
         child.wait(timeout=30)
     growing = [c for c in counts if c]
     assert len(set(growing)) >= 2 and growing == sorted(growing)
+
+
+def test_exceptions_inside_coroutines_are_still_steps(tmp_path):
+    script = tmp_path / "coro_errors.py"
+    script.write_text(
+        "import asyncio\n"
+        "async def work():\n"
+        "    await asyncio.sleep(0)\n"
+        "    try:\n"
+        "        next(iter([]))\n"  # a StopIteration the program raises itself
+        "    except StopIteration:\n"
+        "        pass\n"
+        "    try:\n"
+        "        raise KeyError('k')\n"
+        "    except KeyError:\n"
+        "        return 1\n"
+        "print(asyncio.run(work()))\n")
+    proc, out = _record(tmp_path, "--trace", "lines", "--include", "*/coro_errors.py", str(script))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "1\n"
+    with snap.open_timeline(out) as timeline:
+        steps = list(timeline.runs[-1].steps)
+        raised = [(s.label, s.lineno) for s in steps if s.kind == "exception"]
+        assert raised == [("StopIteration", 5), ("KeyError", 9)]
