@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
             raise SnapStateError(f"{target}: no such file")
         label = Path(target).stem
     output = Path(args.output) if args.output else _default_output(label)
+    _check_before_running(args.module, output)
     block = record_block(output, name=args.name or label, trace=args.trace,
                          include=args.include, exclude=args.exclude,
                          entry=_entry(args.module, target, argv,
@@ -157,6 +158,32 @@ def _die_by(signum: int) -> None:
 
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Terminated()
+
+
+def _check_before_running(module: str | None, output: Path) -> None:
+    """Raise ``SnapStateError`` (one line, exit 2) before the program starts when it could not
+    be recorded: an output that exists and is no timeline (a run would silently go unrecorded),
+    or a ``-m`` module that cannot be found (python says the same and exits without running)."""
+    if output.exists():
+        from snapstate_capture.store.connection import open_for_reading
+
+        open_for_reading(output).close()  # TimelineError names the file and the problem
+    if module is not None:
+        import importlib.util
+
+        top = module.split(".")[0]  # a package's __init__ would run here, unrecorded
+        saved = sys.path[0] if sys.path else None
+        if saved is not None:
+            sys.path[0] = os.getcwd()  # where ``python -m`` looks first, as _run_program sets
+        try:
+            found = top in sys.modules or importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            found = False
+        finally:
+            if saved is not None:
+                sys.path[0] = saved
+        if not found:
+            raise SnapStateError(f"{module}: no module named {module!r}")
 
 
 def _print_traceback(exc: BaseException) -> None:

@@ -169,3 +169,23 @@ def test_missing_script_is_one_line_error(tmp_path):
     proc = run_cli("record", "nope.py", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "snapstate: nope.py: no such file"
+
+
+def test_output_that_is_no_timeline_or_missing_module_stops_before_running(tmp_path):
+    script = tmp_path / "hello.py"
+    script.write_text("open('ran', 'w').close()\n")
+    text = tmp_path / "notes.snap"
+    text.write_text("not a timeline\n")
+    (tmp_path / "folder.snap").mkdir()
+    for output, problem in ((text, "not a SnapState timeline"), (tmp_path / "folder.snap",
+                                                                 "is a directory")):
+        proc = run_cli("record", "-o", str(output), "hello.py", cwd=tmp_path)
+        assert proc.returncode == 2
+        assert len(proc.stderr.splitlines()) == 1 and str(output) in proc.stderr
+        assert problem in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "ran").exists() and text.read_text() == "not a timeline\n"
+    proc = run_cli("record", "-m", "no_such_module_xyz", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("snapstate: no_such_module_xyz: "
+                                   "no module named 'no_such_module_xyz'")
+    assert not (tmp_path / ".snapstate").exists()
