@@ -205,11 +205,20 @@ def _target_file(module: str | None, target: str) -> str | None:
         return os.path.abspath(target)
     import importlib.util
 
+    top, *rest = module.split(".")
     try:
-        spec = importlib.util.find_spec(module.split(".")[0])
+        spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
         return None
-    return spec.origin if spec is not None and spec.has_location else None
+    if spec is None or not spec.has_location:
+        return None
+    if rest and spec.submodule_search_locations:  # a.b.c: a's folder/b/c.py, not a/__init__
+        for folder in spec.submodule_search_locations:
+            base = os.path.join(folder, *rest)
+            for candidate in (base + ".py", os.path.join(base, "__main__.py")):
+                if os.path.isfile(candidate):
+                    return candidate
+    return spec.origin
 
 
 def _warn_untraced(module: str | None, target: str, include: list[str],

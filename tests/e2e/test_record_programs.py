@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import snapstate_capture as snap
-from tests.conftest import PROGRAMS, run_cli, run_python
+from tests.conftest import PROGRAMS, ROOT, run_cli, run_python
 
 
 def _record(tmp_path, *args, input=None):
@@ -46,6 +46,15 @@ def test_module_outside_your_code_gets_a_note_naming_the_include(tmp_path):
     assert "will not be traced" in proc.stderr and "--include '*/calendar.py'" in proc.stderr
     traced, _ = _record(tmp_path, "--include", "*/calendar.py", "-m", "calendar", "2024", "2")
     assert "will not be traced" not in traced.stderr
+    # a dotted module is judged by its own file, not its package's __init__.py (README step 6)
+    out = tmp_path / "vm.snap"
+    vm = run_python("-m", "snapstate_inspect", "record", "--include", "stack_vm.py", "-o",
+                    str(out), "-m", "examples.stack_vm", cwd=ROOT)
+    assert vm.returncode == 0 and "will not be traced" not in vm.stderr, vm.stderr
+    note = run_python("-m", "snapstate_inspect", "record", "-o", str(tmp_path / "t.snap"),
+                      "-m", "json.tool", cwd=tmp_path, input="{}")
+    assert "json.tool (" in note.stderr and "json/tool.py) will not be traced" in note.stderr
+    assert "--include '*/tool.py'" in note.stderr
 
 
 def test_calendar_module_lines(tmp_path):
