@@ -235,20 +235,23 @@ class SnapStateApp(App[None]):
 
         since = time.monotonic()  # keys after the one that started the search
         shown = 0.0
-        for item in iter_search(run, state.query, loader=self.loader, chunk=SEARCH_CHUNK):
-            if cancelled():
-                return
-            if isinstance(item, Progress):
-                state.done = item.done
-                if time.monotonic() - shown >= PROGRESS_SECONDS:
-                    self.call_from_thread(self._search_changed)
-                    shown = time.monotonic()
-                self.activity.pause(cancelled, since)
-            else:
-                with state.lock:
-                    for hit in item:
-                        state.hits.append(hit.step)
-                        state.where[hit.step] = hit.where
+        try:
+            for item in iter_search(run, state.query, loader=self.loader, chunk=SEARCH_CHUNK):
+                if cancelled():
+                    return
+                if isinstance(item, Progress):
+                    state.done = item.done
+                    if time.monotonic() - shown >= PROGRESS_SECONDS:
+                        self.call_from_thread(self._search_changed)
+                        shown = time.monotonic()
+                    self.activity.pause(cancelled, since)
+                else:
+                    with state.lock:
+                        for hit in item:
+                            state.hits.append(hit.step)
+                            state.where[hit.step] = hit.where
+        except SnapStateError as exc:  # a damaged file: keep the hits found, say why it stopped
+            self.call_from_thread(self.notify, f"search stopped: {exc}", severity="error")
         state.finished = True
         self.call_from_thread(self._search_changed)
 

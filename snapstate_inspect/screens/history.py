@@ -19,7 +19,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from snapstate_capture import Value
+from snapstate_capture import SnapStateError, Value
 
 from ..model.values import VariableKey, children
 from ..model.var_history import Change, Progress, iter_changes
@@ -58,18 +58,22 @@ class VariableHistoryScreen(ModalScreen[int | None]):
         app = self.app
         batch: list[tuple[Change, Text]] = []
         since = time.monotonic()  # step aside for keys pressed while it scans
-        for item in iter_changes(app.current_run, self.key, 0, len(app.current_run.steps), loader=app.loader):
-            if worker.is_cancelled:
-                return
-            if isinstance(item, Change):
-                if len(self.changes) + len(batch) < SHOWN:
-                    batch.append((item, self._change_text(item)))
+        try:
+            for item in iter_changes(app.current_run, self.key, 0, len(app.current_run.steps),
+                                     loader=app.loader):
+                if worker.is_cancelled:
+                    return
+                if isinstance(item, Change):
+                    if len(self.changes) + len(batch) < SHOWN:
+                        batch.append((item, self._change_text(item)))
+                    else:
+                        batch.append((item, Text()))
                 else:
-                    batch.append((item, Text()))
-            else:
-                app.call_from_thread(self._add, batch, item)
-                batch = []
-                app.activity.pause(lambda: worker.is_cancelled, since)
+                    app.call_from_thread(self._add, batch, item)
+                    batch = []
+                    app.activity.pause(lambda: worker.is_cancelled, since)
+        except SnapStateError as exc:  # a damaged file: show what was found, say why it stops
+            app.call_from_thread(app.notify, f"history stopped: {exc}", severity="error")
         app.call_from_thread(self._add, batch, None)
 
     def _repr(self, ref: dict[str, Any] | None) -> str:

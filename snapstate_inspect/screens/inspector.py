@@ -363,8 +363,12 @@ class InspectorScreen(InspectorActions, Screen[None]):
                 return
             last = min(first + PLOT_BUCKETS_PER_QUERY, buckets)
             start, stop = first * count // buckets, last * count // buckets
-            totals = (run.steps.changed_totals(start, stop, last - first) if stop > start
-                      else [0] * (last - first))
+            try:
+                totals = (run.steps.changed_totals(start, stop, last - first) if stop > start
+                          else [0] * (last - first))
+            except SnapStateError as exc:  # a damaged file: say so, keep the app up
+                self.app.call_from_thread(self.say, f"no plot: {exc}")
+                return
             data.extend(float(total) for total in totals)
             time.sleep(LOCK_PAUSE)
         self.app.call_from_thread(self._apply_plot, data)

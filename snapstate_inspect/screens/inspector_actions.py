@@ -140,8 +140,12 @@ class InspectorActions:
     def _change_worker(self, key, current: int, backward: bool) -> None:
         worker = get_current_worker()
         app = self.app
-        found = find_change(app.current_run, key, current, backward=backward, loader=app.loader,
-                            cancelled=polite(worker, app.activity))
+        try:
+            found = find_change(app.current_run, key, current, backward=backward,
+                                loader=app.loader, cancelled=polite(worker, app.activity))
+        except SnapStateError as exc:  # a damaged file: say so, keep the app up
+            app.call_from_thread(self.say, str(exc))
+            return
         if worker.is_cancelled:
             return
         app.call_from_thread(self._change_found, key, found, backward)

@@ -168,3 +168,17 @@ def test_inspector_headless_on_fuzzed_rows(browsable, tmp_path, target, value, r
     except snap.TimelineError:
         return  # refused on open, in one line (tests/inspect/test_hostile_fuzz.py)
     asyncio.run(_browse(path, ["n", "enter", "greater_than_sign", "less_than_sign"]))
+
+
+async def test_inspector_on_a_sample_with_a_flipped_byte(tmp_path):
+    """One byte flipped mid-file (a damaged page): the plot, search, history and change search
+    run in workers and read the damaged pages; each must say so, not bring the app down."""
+    from tests.conftest import ROOT
+
+    path = tmp_path / "flipped.snap"
+    data = bytearray((ROOT / "sample_snapshots" / "research_agent.snap").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    keys = ["greater_than_sign", "tab", "tab", "tab", "h", "q", "v", "V",
+            "slash", *"harbour", "enter", "tab", "q", "less_than_sign"]
+    await _browse(path, keys)
