@@ -19,7 +19,8 @@ import types
 from typing import Any
 
 from .codeinfo import CodeInfo
-from .trace_stream import DELETED, EXCEPTION, INLINE_STR, LINE_BITS, RETURN, SCALAR_TYPES
+from .trace_stream import (DELETED, EXCEPTION, INLINE_STR, LINE_BITS, REFRESH, RETURN,
+                           SCALAR_TYPES)
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
 #: Where an ``await`` / ``yield from`` ends: the awaited iterator's ``StopIteration`` raises an
@@ -183,6 +184,7 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
                     tracer._suspend(frame, local, fid)
                 else:
                     tracer._fids.pop(frame, None)
+                    tracer._refresh.pop(fid, None)
                 return local
             if event == "exception":
                 if info.suspends and arg[0] is StopIteration and _ends_await(frame):
@@ -196,6 +198,19 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
         except Exception:  # noqa: BLE001 - never raise into the program
             pass
         return local
+
+    def refresh(frame: types.FrameType) -> None:
+        """Call tracing: append this frame's line and the locals changed since its last step
+        as a ``REFRESH`` item (not a step), when either changed."""
+        nonlocal prev
+        out = [REFRESH, fid, frame.f_lineno]
+        try:
+            snapshot_changes(frame, out)
+        except Exception:  # noqa: BLE001 - never raise into the program
+            pass
+        if len(out) > 3 or out[2] != prev:
+            app(tuple(out))
+        prev = out[2]
 
     def line_step(frame: types.FrameType, names: Any) -> None:
         out = [fkey | prev]
@@ -211,6 +226,8 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
             return value
         return encoder.capture(value, name)
 
+    if not lines:
+        tracer._refresh[fid] = refresh
     # Remember what the call step stored, so unchanged values are not stored again.
     current = frame.f_locals
     for name, ref in zip(pairs[::2], pairs[1::2]):

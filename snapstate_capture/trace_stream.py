@@ -16,6 +16,9 @@ Item forms (all ``marshal``-able; see ``store.chunks`` for the stored form):
 - ``(CODE, ...)`` tuples with a negative first element — call, return, exception, gap steps and
   the records that are not steps (blobs, marshal copies of values, frame openings,
   pending-task lists, time marks).
+  ``(REFRESH, fid, lineno, name, value, ...)`` is one of the latter: in call tracing, a caller's
+  line and changed locals, caught up at its callee's call so the callee's steps show the caller
+  as it is then, not as it was at its own call event.
 
 A value in a step is a *scalar* kept as itself (int, float, bool, None, a short str) or a
 reference tuple ``(preview_hash, payload_hash | None, serializer | None)`` to blobs sent in
@@ -57,6 +60,7 @@ LINE_MASK = (1 << LINE_BITS) - 1
 # Item codes (first element of a control tuple).
 OPEN, RETURN, EXCEPTION, BLOB, FULL, GAP, TASKS, TIME, ADOPT = -1, -2, -3, -4, -5, -6, -7, -8, -9
 VALUE = -10
+REFRESH = -11
 DELETED = ()
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).

@@ -66,6 +66,8 @@ class Tracer:
         self._infos: dict[types.CodeType, CodeInfo | bool] = {}
         self._fids: dict[types.FrameType, int] = {}
         self._suspended: dict[types.FrameType, tuple[Callable[..., Any], int]] = {}
+        #: calls mode: fid -> the function that catches that frame up (``frame_trace``)
+        self._refresh: dict[int, Callable[[types.FrameType], None]] = {}
         self._keys: dict[types.CodeType, tuple[str | None, str | None]] = {}
         self._capturer = FrameCapturer(options)
         self._next_fid = iter(range(1, 1 << 40)).__next__
@@ -214,22 +216,29 @@ class Tracer:
             return 0
         return self._open(frame, info, ADOPT)[0]
 
-    def _parent_fid(self, frame: types.FrameType) -> int:
+    def _parent(self, frame: types.FrameType) -> tuple[int, types.FrameType | None]:
+        """The nearest traced caller of ``frame`` and its fid (adopted if new), or (0, None)."""
         back = frame.f_back
         while back is not None:
             fid = self._fids.get(back)
             if fid is not None:
-                return fid
+                return fid, back
             info = self._info_of(back.f_code)
             if info is not False:
-                return self._open(back, info, ADOPT)[0]
+                return self._open(back, info, ADOPT)[0], back
             back = back.f_back
-        return 0
+        return 0, None
 
     def _open(self, frame: types.FrameType, info: CodeInfo, code: int) -> tuple[int, list]:
         """Register ``frame`` and emit its OPEN (a ``call`` step) or ADOPT (no step) item with a
         snapshot of its locals; return ``(fid, [name, value, ...])``."""
-        parent = self._parent_fid(frame)
+        parent, caller = self._parent(frame)
+        if caller is not None and not self.lines:
+            # Call tracing sees no lines: the caller ran since its last step; catch it up
+            # (line tracing keeps callers current at every line).
+            refresh = self._refresh.get(parent)
+            if refresh is not None:
+                refresh(caller)
         fid = self._next_fid()
         self._fids[frame] = fid
         thread = self._register_thread()
@@ -239,6 +248,8 @@ class Tracer:
         self.items.append((code, fid, parent, thread, task, info.function, info.filename,
                            code_hash, source_hash, frame.f_lineno, time.time(), time.monotonic(),
                            *pairs))
+        if code == ADOPT and not self.lines:
+            local_trace_function(self, frame, info, fid, pairs)  # registers its catch-up
         return fid, pairs
 
     def _code_keys(self, frame: types.FrameType) -> tuple[str | None, str | None]:
@@ -280,7 +291,7 @@ class Tracer:
         """Keep a suspended generator's or coroutine's state until it resumes (bounded)."""
         self._fids.pop(frame, None)
         if len(self._suspended) >= _SUSPENDED_LIMIT:
-            self._suspended.pop(next(iter(self._suspended)))
+            self._refresh.pop(self._suspended.pop(next(iter(self._suspended)))[1], None)
         self._suspended[frame] = (local, fid)
 
 

@@ -27,8 +27,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace_stream import (ADOPT, EXCEPTION, GAP, LINE_BITS, LINE_MASK, OPEN, RETURN, TASKS,
-                            TIME)
+from ..trace_stream import (ADOPT, EXCEPTION, GAP, LINE_BITS, LINE_MASK, OPEN, REFRESH, RETURN,
+                            TASKS, TIME)
 from . import marshal_check
 
 try:
@@ -222,6 +222,12 @@ class ChunkState:
             _, thread, wall, mono, label = item
             self.wall, self.mono = wall, mono
             return ("gap", 0, None, label, 0, {"thread": thread})
+        if code == REFRESH:  # a caller caught up (call tracing): not a step
+            frame = self.frames.get(item[1])
+            if frame is not None:
+                frame.lineno = item[2]
+                apply_pairs(frame.locals, item, 3)
+            return None
         if code == TASKS:
             self.tasks = item[1]
             return None

@@ -73,6 +73,32 @@ def test_calls_mode_records_calls_returns_and_changed_locals(snap_path):
         assert final["total"].repr == "1" and final["items"].repr == "[0, 1]"
 
 
+def test_calls_mode_shows_callers_as_they_are_at_each_call(snap_path):
+    """Call tracing sees no line events, yet a callee's steps show its caller at the calling
+    line with the locals it holds then — not frozen as it was at its own call."""
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        here = sys._getframe().f_lineno + 1
+        accumulate(3)
+    timeline, steps = _steps(snap_path)
+    with timeline:
+        calls = [s for s in steps if s.kind == "call" and s.function == "add"]
+        assert len(calls) == 3
+        calling_line = accumulate.__code__.co_firstlineno + 4  # total = add(total, i)
+        seen = []
+        for step in calls:
+            caller = step.frames[-2]
+            assert caller.function == "accumulate" and caller.lineno == calling_line
+            seen.append((caller.locals["i"].repr, caller.locals["total"].repr,
+                         caller.locals["items"].repr))
+        assert seen == [("0", "0", "[]"), ("1", "0", "[0]"), ("2", "1", "[0, 1]")]
+        # the block's own frame is caught up too: at accumulate's call it is at the
+        # `accumulate(3)` line, not at the line where recording began
+        first = next(s for s in steps if s.kind == "call" and s.function == "accumulate")
+        outer = first.frames[-2]
+        assert outer.function == "test_calls_mode_shows_callers_as_they_are_at_each_call"
+        assert outer.lineno == here
+
+
 def test_exclude_and_default_include(snap_path, tmp_path, monkeypatch):
     with snap.record(snap_path, trace="calls", include=[HERE], exclude=["*test_tracer_api*"]):
         accumulate(2)
