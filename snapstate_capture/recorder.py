@@ -404,11 +404,12 @@ _real_os_exit = os._exit
 
 
 def _hold_os_exit(stream: Any) -> None:
-    """While a run is traced, ``os._exit`` first hands buffered steps to the writer process
-    (which outlives us), so a program ending that way keeps every completed step."""
+    """While a run is traced, ``os._exit`` first hands buffered steps to the writer process and
+    waits (bounded) until it stored them, so a program ending that way keeps every completed
+    step and the file shows them as soon as the process is gone."""
     def _exit(status: int) -> None:
         try:
-            stream.flush()
+            stream.hand_over()
         except Exception:  # noqa: BLE001 - exiting matters more
             pass
         _real_os_exit(status)

@@ -305,6 +305,25 @@ class Stream:
             if proc.stdout is not None:
                 proc.stdout.close()
 
+    def hand_over(self, timeout: float = 10.0) -> None:
+        """The process is ending without a word (``os._exit``): flush, close the pipe and wait
+        up to ``timeout`` seconds for the writer to store everything it was handed, so the file
+        is complete when the process is gone. The run is left ``running`` (readers report it
+        ``crashed``). Never raises."""
+        self._stop.set()
+        self.flush()
+        with self._lock:
+            proc, self._proc = self._proc, None
+            self._fd = None
+        if proc is None:
+            return
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=timeout)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+
     def abandon(self) -> None:
         """In a forked child: drop the buffer and the pipe without touching the writer."""
         self._stop.set()

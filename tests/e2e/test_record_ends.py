@@ -131,6 +131,10 @@ def test_killed_recorder_leaves_crashed_run_with_steps(tmp_path, how):
         proc, out = _run(tmp_path, how)
         assert proc.returncode == 7
         assert "result 285" in proc.stdout
+        # os._exit waits for the writer: every step is in the file when the process is gone
+        timeline, run = _last_run(out)
+        with timeline:
+            assert run.status == "crashed" and len(run.steps) > 20
     deadline = time.monotonic() + 10
     while True:  # the writer process drains what it was handed, then exits
         timeline, run = _last_run(out)
