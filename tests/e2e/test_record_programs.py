@@ -170,3 +170,23 @@ def test_exceptions_inside_coroutines_are_still_steps(tmp_path):
         steps = list(timeline.runs[-1].steps)
         raised = [(s.label, s.lineno) for s in steps if s.kind == "exception"]
         assert raised == [("StopIteration", 5), ("KeyError", 9)]
+
+
+def test_script_sees_what_python_gives_it(tmp_path):
+    """``__file__`` absolute (Python 3.9+), ``sys.argv`` as typed, ``__main__`` with no spec, the
+    source readable by ``inspect``, and the same traceback — recorded or not."""
+    script = tmp_path / "facts.py"
+    script.write_text(
+        "import inspect, sys\n"
+        "def probe():\n"
+        "    return 1\n"
+        "print(__file__, sys.argv, __name__, __spec__, type(__loader__).__name__)\n"
+        "print(inspect.getsource(probe).splitlines()[0])\n"
+        "raise ValueError('boom')\n")
+    plain = run_python("facts.py", "a", "b", cwd=tmp_path)
+    proc, _ = _record(tmp_path, "facts.py", "a", "b")
+    assert proc.returncode == plain.returncode == 1
+    assert proc.stdout == plain.stdout
+    assert str(script) in proc.stdout and "['facts.py', 'a', 'b']" in proc.stdout
+    traceback = proc.stderr[proc.stderr.index("Traceback"):]
+    assert traceback == plain.stderr[plain.stderr.index("Traceback"):]
