@@ -394,7 +394,8 @@ class Steps(Sequence["Step"]):
                     found.append(row.index)
         return found
 
-    def _has_traced(self) -> bool:
+    def has_traced(self) -> bool:
+        """Whether some of these steps were recorded by the tracer (stored in chunks)."""
         chunk_steps = self.run.timeline.chunk_steps
         return chunk_steps.available and bool(self.run.timeline.query(
             "SELECT 1 FROM trace_chunks WHERE run_id=? LIMIT 1", (self.run.id,)))
@@ -407,7 +408,7 @@ class Steps(Sequence["Step"]):
         previous step ran a different function or depth — a new call of it). One SQL query.
         """
         sql, params = _step_filter(where)
-        if self._has_traced():  # traced steps live in chunks: filter their summaries here
+        if self.has_traced():  # traced steps live in chunks: filter their summaries here
             hits = (self._traced_matching(0, after, where) if backward
                     else self._traced_matching(after + 1, len(self), where))
             return (hits[-1] if backward else hits[0]) if hits else None
@@ -420,7 +421,7 @@ class Steps(Sequence["Step"]):
     def matching(self, start: int, stop: int, **where: Any) -> list[int]:
         """Indexes of steps ``start`` … ``stop - 1`` matching ``where`` (see ``find``)."""
         sql, params = _step_filter(where)
-        if self._has_traced():
+        if self.has_traced():
             return self._traced_matching(start, stop, where)
         rows = self.run.timeline.query(
             f"SELECT s.idx FROM steps s{sql[0]} WHERE s.run_id=? AND s.idx>=? AND s.idx<?{sql[1]}"

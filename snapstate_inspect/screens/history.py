@@ -108,10 +108,19 @@ class VariableHistoryScreen(ModalScreen[int | None]):
                                  for change, text in batch[:room]])
         label = self.query_one("#history-progress", Label)
         if progress is None:
-            label.update(f"{len(self.changes):,} changes")
+            label.update(f"{len(self.changes):,} changes{self._traced_note()}")
         else:
             label.update(f"scanning: {progress.done:,} of {progress.total:,} steps — "
                          f"{len(self.changes):,} changes")
+
+    def _traced_note(self) -> str:
+        """Said when the run has traced steps: the scan does not look inside them yet."""
+        try:
+            traced = self.app.current_run.steps.has_traced()
+        except SnapStateError:  # a damaged file: the note is not worth an error of its own
+            return ""
+        return (" among checkpoints and @step steps; steps recorded by --trace are not "
+                "searched yet (walk them with n / p)") if traced else ""
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

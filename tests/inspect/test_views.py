@@ -48,6 +48,33 @@ async def test_next_and_previous_change_of_a_variable(reader):
         assert app.selection.step == 0  # nothing earlier: stays
 
 
+async def test_history_says_traced_steps_are_not_searched(tmp_path):
+    """A run recorded by the tracer: the history's count says which steps it looked at, so
+    "0 changes" is not read as "never changed"."""
+    path = tmp_path / "traced.snap"
+
+    def spin(n):
+        total = 0
+        for i in range(n):
+            total += i
+        return total
+
+    with snap.record(path, trace="lines", include=[__file__]):
+        spin(5)
+    reader = snap.open_timeline(path)
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(pilot, "g", "8", "enter")
+        await select_variable(pilot, "total")
+        await press(pilot, "h")
+        screen = app.screen
+        assert isinstance(screen, VariableHistoryScreen)
+        await settle(pilot)
+        label = str(screen.query_one("#history-progress").render())
+        assert "not searched yet" in label and "--trace" in label
+    reader.close()
+
+
 async def test_variable_history_lists_changes_and_jumps(reader):
     app = SnapStateApp(reader)
     async with app.run_test(size=SIZE) as pilot:
