@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_file_argument, add_run_argument, open_file
+from .common import add_file_argument, add_run_argument, open_file, pick_step
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         runs = reader.runs
         if args.run or runs:
-            reader.run(args.run)  # unknown --run: the one-line error, before any screen
+            chosen = reader.run(args.run)  # unknown --run: the one-line error, before any screen
+            if args.step is not None and chosen.status != "running":
+                pick_step(reader, chosen, args.step)  # likewise a --step out of range
         if args.file2:
             other = open_file(args.file2)
             _ = other.runs

@@ -79,7 +79,9 @@ def test_unknown_run_and_step_out_of_range(tmp_path):
     before = _digest(path)
     for args, expected in ((["show", str(path), "--run", "ffff"], "no run with id"),
                            (["show", str(path), "--step", "7"], "out of range"),
-                           (["show", str(path), "--step", "-9"], "out of range")):
+                           (["show", str(path), "--step", "-9"], "out of range"),
+                           (["inspect", str(path), "--step", "7"], "out of range"),
+                           (["inspect", str(path), "--run", "ffff"], "no run with id")):
         result = run_cli(*args)
         assert result.returncode == 2
         assert expected in result.stderr and str(path) in result.stderr
