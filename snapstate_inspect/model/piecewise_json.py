@@ -75,6 +75,18 @@ def _skip(text: str, at: int) -> int:
     return _WHITESPACE(text, at).end() if text[at:at + 1] in _SPACE else at
 
 
+def _next_member(text: str, at: int, closer: str) -> tuple[int, bool]:
+    """After a member or element ending at ``at``: ``(start of the next one, False)`` past a
+    comma, ``(just past closer, True)`` at ``closer``; raises ``json.JSONDecodeError`` else."""
+    at = _skip(text, at)
+    separator = text[at:at + 1]
+    if separator == ",":
+        return _skip(text, at + 1), False
+    if separator == closer:
+        return at + 1, True
+    raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+
+
 def _scan(text: str, at: int) -> tuple[Any, int]:
     try:
         return _SCAN(text, at)
@@ -122,14 +134,9 @@ class _Pieces:
             else:
                 members[key], at = _scan(text, at)
                 self.counted(1)
-            at = _skip(text, at)
-            separator = text[at:at + 1]
-            if separator == ",":
-                at = _skip(text, at + 1)
-            elif separator == "}":
-                return members, at + 1
-            else:
-                raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+            at, done = _next_member(text, at, "}")
+            if done:
+                return members, at
 
     def array(self, at: int) -> tuple[list, int]:
         """An array from just after its ``[``: runs of elements, or elements one by one."""
@@ -150,16 +157,9 @@ class _Pieces:
             item, at = _scan(text, at)
             items.append(item)
             self.counted(1)
-            separator = text[at:at + 1]
-            if separator in _SPACE:
-                at = _skip(text, at)
-                separator = text[at:at + 1]
-            if separator == ",":
-                at = _skip(text, at + 1)
-            elif separator == "]":
-                return items, at + 1
-            else:
-                raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+            at, done = _next_member(text, at, "]")
+            if done:
+                return items, at
 
     def run(self, at: int) -> tuple[list | None, int, bool]:
         """Elements from ``at`` (an element's start) to a likely boundary some ``RUN_CHARS``
