@@ -45,3 +45,19 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
             timeout: float = 60) -> subprocess.CompletedProcess:
     """Run the ``snapstate`` command (as ``python -m snapstate_inspect``) in a child process."""
     return run_python("-m", "snapstate_inspect", *args, cwd=cwd, env=env, timeout=timeout)
+
+
+def _summing_loop(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def record_traced_loop(path: Path, n: int) -> None:
+    """Record ``n`` turns of a three-line summing loop (``total``, ``i``) with line tracing into
+    ``path``: about ``2 * n`` line steps, the last ``total`` being ``sum(range(n))``."""
+    import snapstate_capture as snap
+
+    with snap.record(path, trace="lines", include=[__file__]):
+        _summing_loop(n)

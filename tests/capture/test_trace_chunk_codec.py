@@ -13,17 +13,7 @@ import zstandard
 
 import snapstate_capture as snap
 from snapstate_capture.store import chunks
-
-
-def _traced(path):
-    def count(n):
-        total = 0
-        for i in range(n):
-            total += i
-        return total
-
-    with snap.record(path, trace="lines", include=[__file__]):
-        count(50)
+from tests.conftest import record_traced_loop
 
 
 def _line_values(path):
@@ -35,7 +25,7 @@ def _line_values(path):
 
 def test_chunks_are_zstd_and_older_zlib_chunks_still_read(tmp_path):
     path = tmp_path / "t.snap"
-    _traced(path)
+    record_traced_loop(path, 50)
     before = _line_values(path)
     assert before and before[-1][1] == str(sum(range(50)))
     with sqlite3.connect(path) as conn:
@@ -72,14 +62,7 @@ def test_closing_compacts_blob_files_but_not_files_of_trace_chunks(tmp_path):
 
     traced = tmp_path / "traced.snap"
 
-    def spin(n):
-        total = 0
-        for i in range(n):
-            total += i * i
-        return total
-
-    with snap.record(traced, trace="lines", include=[__file__]):
-        spin(60000)  # ~180,000 line steps: ~45 chunks
+    record_traced_loop(traced, 90_000)  # ~180,000 line steps: ~45 chunks
     blobs = tmp_path / "blobs.snap"
     with snap.record(blobs):
         for i in range(30):

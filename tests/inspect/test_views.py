@@ -14,6 +14,8 @@ from snapstate_inspect.screens.runs import RunsScreen
 from snapstate_inspect.screens.search import SearchScreen
 from snapstate_inspect.widgets.variables import VariablesView
 
+from tests.conftest import record_traced_loop
+
 from .conftest import settle
 from .test_navigation import SIZE, labels, press
 
@@ -53,14 +55,7 @@ async def test_history_says_traced_steps_are_not_searched(tmp_path):
     "0 changes" is not read as "never changed"."""
     path = tmp_path / "traced.snap"
 
-    def spin(n):
-        total = 0
-        for i in range(n):
-            total += i
-        return total
-
-    with snap.record(path, trace="lines", include=[__file__]):
-        spin(5)
+    record_traced_loop(path, 5)
     reader = snap.open_timeline(path)
     app = SnapStateApp(reader)
     async with app.run_test(size=SIZE) as pilot:
