@@ -77,13 +77,13 @@ def run(args: argparse.Namespace) -> int:
             raise SnapStateError(f"{target}: no such file")
         label = Path(target).stem
     output = Path(args.output) if args.output else _default_output(label)
-    _check_before_running(args.module, output)
+    start_file = _check_before_running(args.module, target, output)
     block = record_block(output, name=args.name or label, trace=args.trace,
                          include=args.include, exclude=args.exclude,
                          entry=_entry(args.module, target, argv,
                                       {"name": args.name or label, "trace": args.trace,
                                        "include": args.include, "exclude": args.exclude}))
-    _warn_untraced(args.module, target, args.include, args.exclude)
+    _warn_untraced(args.module, start_file, args.include, args.exclude)
     previous_term = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
@@ -186,30 +186,51 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Terminated()
 
 
-def _check_before_running(module: str | None, output: Path) -> None:
+def _check_before_running(module: str | None, target: str, output: Path) -> str | None:
     """Raise ``SnapStateError`` (one line, exit 2) before the program starts when it could not
     be recorded: an output that exists and is no timeline (a run would silently go unrecorded),
-    or a ``-m`` module that cannot be found (python says the same and exits without running)."""
+    or a ``-m`` module that cannot be found (python says the same and exits without running).
+    Returns the file the program starts in (None when not found without importing)."""
     if output.exists():
         from snapstate_capture.store.connection import open_for_reading
 
         open_for_reading(output).close()  # TimelineError names the file and the problem
-    if module is not None:
-        import importlib.util
+    if module is None:
+        return os.path.abspath(target)
+    return _module_file(module)
 
-        top = module.split(".")[0]  # a package's __init__ would run here, unrecorded
-        saved = sys.path[0] if sys.path else None
+
+def _module_file(module: str) -> str | None:
+    """The file ``python -m module`` starts in, found without importing anything (a package's
+    ``__init__`` would run here, unrecorded): ``a.b`` -> ``a``'s folder/``b.py`` or
+    ``b/__main__.py``; a top-level module -> its file. None when it has no file (a built-in).
+    Raises ``SnapStateError`` when there is no such module."""
+    import importlib.util
+
+    top, *rest = module.split(".")
+    saved = sys.path[0] if sys.path else None
+    if saved is not None:
+        sys.path[0] = os.getcwd()  # where ``python -m`` looks first, as _run_program sets
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        spec = None
+    finally:
         if saved is not None:
-            sys.path[0] = os.getcwd()  # where ``python -m`` looks first, as _run_program sets
-        try:
-            found = top in sys.modules or importlib.util.find_spec(top) is not None
-        except (ImportError, ValueError):
-            found = False
-        finally:
-            if saved is not None:
-                sys.path[0] = saved
-        if not found:
-            raise SnapStateError(f"{module}: no module named {module!r}")
+            sys.path[0] = saved
+    if spec is None:
+        if top in sys.modules:  # loaded already, with no spec to read (``__main__``)
+            return None
+        raise SnapStateError(f"{module}: no module named {module!r}")
+    if not spec.has_location:
+        return None
+    if rest and spec.submodule_search_locations:  # a.b.c: a's folder/b/c.py, not a/__init__
+        for folder in spec.submodule_search_locations:
+            base = os.path.join(folder, *rest)
+            for candidate in (base + ".py", os.path.join(base, "__main__.py")):
+                if os.path.isfile(candidate):
+                    return candidate
+    return spec.origin
 
 
 def _print_traceback(exc: BaseException) -> None:
@@ -224,36 +245,12 @@ def _print_traceback(exc: BaseException) -> None:
     traceback.print_exception(type(exc), exc, tb)
 
 
-def _target_file(module: str | None, target: str) -> str | None:
-    """The file the program starts in: the script, or the ``-m`` module's top-level package or
-    module (found without importing anything); None when it cannot be found."""
-    if module is None:
-        return os.path.abspath(target)
-    import importlib.util
-
-    top, *rest = module.split(".")
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.has_location:
-        return None
-    if rest and spec.submodule_search_locations:  # a.b.c: a's folder/b/c.py, not a/__init__
-        for folder in spec.submodule_search_locations:
-            base = os.path.join(folder, *rest)
-            for candidate in (base + ".py", os.path.join(base, "__main__.py")):
-                if os.path.isfile(candidate):
-                    return candidate
-    return spec.origin
-
-
-def _warn_untraced(module: str | None, target: str, include: list[str],
+def _warn_untraced(module: str | None, path: str | None, include: list[str],
                    exclude: list[str]) -> None:
     """Say so before running when the program's own file will not be traced (the default traces
     only your code, as ``coverage run`` measures only it), with the option that changes it."""
     from snapstate_capture.include import IncludeRule
 
-    path = _target_file(module, target)
     if path is None or IncludeRule(include, exclude).includes(path):
         return
     if include or exclude:
