@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None and args_list[:1] == ["record"]:
         # A random hash secret could not be given to the replay child: this command starts
         # again, before parsing, under a chosen PYTHONHASHSEED the program does not see.
-        from snapstate_capture.hashseed import reexec_with_seed
+        from snapstate_capture.capture.hashseed import reexec_with_seed
 
         reexec_with_seed()
     # `snapstate COMMAND ...` needs that command's parser only (start-up of `snapstate FILE`)

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from ..errors import SnapStateError
-from ..hashseed import take_hidden_seed
+from ..capture.hashseed import take_hidden_seed
 from ..store.reader import Value
 from .config import ReplayConfig
 from .session import ReplaySession, install
@@ -78,7 +78,7 @@ def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
     if not isinstance(wrapper, dict):
         _start(entry, session)
         return
-    from ..api import record
+    from ..capture.api import record
 
     try:
         block = record(session.config.file, **wrapper)

@@ -18,7 +18,7 @@ from typing import Any
 import snapstate_capture
 
 from ..errors import SnapStateError
-from ..hashseed import child_seed_env
+from ..capture.hashseed import child_seed_env
 from ..store.reader import Run
 from .config import MODES, ReplayConfig
 from .relocate import relocation_for

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import snapstate_capture as snap
-from snapstate_capture import hashseed
+from snapstate_capture.capture import hashseed
 from snapstate_capture.replay.launch import RANDOM_SEED_NOTE
 from tests.conftest import PROGRAMS, ROOT
 from tests.e2e.replay_helpers import replay_json
@@ -80,7 +80,7 @@ def test_record_block_under_a_random_secret_is_marked(tmp_path):
 
 def test_a_variable_changed_after_start_up_is_not_taken_for_the_seed(tmp_path):
     code = ("import os; os.environ['PYTHONHASHSEED'] = '42'; "
-            "from snapstate_capture import hashseed; print(hashseed.recorded_seed())")
+            "from snapstate_capture.capture import hashseed; print(hashseed.recorded_seed())")
     assert _run("-c", code, cwd=tmp_path, seed=None).stdout.strip() == "None"
     assert _run("-c", code, cwd=tmp_path, seed="42").stdout.strip() == "42"
     assert _run("-c", code, cwd=tmp_path, seed="0").stdout.strip() == "0"
