@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any, Callable, TypeVar
 
-from . import effects
+from . import nondeterminism
 from .environment import function_entry
 from ..store.hashing import content_hash
 from ..options import CaptureOptions
@@ -40,9 +40,10 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks), ``encrypt`` (seal every
     preview and payload with AES-GCM under the user key — needs ``snapstate keygen`` and
     ``snapstate[crypto]``; without either, the program runs unrecorded with a warning, never
-    recorded in the clear), ``patch_nondeterminism`` (route ``time.time``, ``time.monotonic``,
-    ``random``'s functions, ``uuid.uuid4``, ``os.urandom`` and ``input`` through the effect
-    journal while the block runs; see ``effects.py``). Runs are signed with the user key
+    recorded in the clear), ``patch_nondeterminism`` (route clocks, ``datetime.now``/``utcnow``/
+    ``today``, ``random``'s functions, ``uuid``, ``os.urandom``, ``secrets`` and ``input``
+    through the effect journal while the block runs, whoever calls them; see
+    ``nondeterminism.py``). Runs are signed with the user key
     whenever one exists.
 
     Each run stores its entry (how to start it again, ``environment.entry_facts``) and the
@@ -112,13 +113,13 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             self.recorder = recorder
             _active.append(recorder)
             if self.patch_nondeterminism:
-                effects.patch_nondeterminism()
+                nondeterminism.patch_nondeterminism()
                 self._patched = True
 
     def _end(self, exc: BaseException | None) -> None:
         recorder, self.recorder = self.recorder, None
         if self._patched:
-            effects.unpatch_nondeterminism()
+            nondeterminism.unpatch_nondeterminism()
             self._patched = False
         if recorder is None:
             return
