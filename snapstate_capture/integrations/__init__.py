@@ -83,7 +83,7 @@ def _on_record_start(block: Any) -> None:
 
 
 def _on_record_end(block: Any) -> None:
-    from ..api import active_recorder
+    from ..capture.api import active_recorder
 
     if active_recorder() is None:
         disable_pending()
@@ -94,7 +94,7 @@ def _check(block: Any) -> None:
 
 
 def _register() -> None:
-    from ..api import add_record_hooks
+    from ..capture.api import add_record_hooks
 
     add_record_hooks(_on_record_start, _on_record_end, _check)
 

@@ -20,9 +20,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Iterator
 
-from .. import effects
-from ..integrity import canonical_json, content_hash
-from ..recorder import active_recorder, current_task_name, current_thread_name
+from ..capture import effects
+from ..store.hashing import canonical_json, content_hash
+from ..capture.recorder import active_recorder, current_task_name, current_thread_name
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import sys
 import types
 from typing import Any, Callable
 
-from ...recorder import active_recorder
+from ...capture.recorder import active_recorder
 from .. import machinery, messages
 from ..base import Integration, IntegrationSkipped, patch, seam
 from ..calls import Key, acall_effect, astream_effect, call_effect, stream_effect
