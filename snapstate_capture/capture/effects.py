@@ -78,6 +78,8 @@ class EffectCall:
     value: Any = None
     rng_before: Any = None
     rng_after: tuple[str, bytes] | None = None
+    #: On replay: the step index the served call's effect step had in the recording.
+    recorded_step: int | None = None
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -186,26 +188,35 @@ def _random_state() -> Any:
 
 
 def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kwargs: dict,
-               caller: types.FrameType, *, advance: bool = False) -> EffectCall | None:
+               caller: types.FrameType, *, advance: bool = False, site: str | None = None,
+               task: str | None = None, arguments: dict[str, Any] | None = None,
+               digest: str | None = None) -> EffectCall | None:
     """Key a new effect call and let the recorder serve it (replay) or not (recording).
 
+    ``site``/``task``/``arguments`` replace the call site, the lineage and the compared
+    arguments with a logical identity when the caller has one (a framework integration keys a
+    tool call by its ``tool_call_id`` and compares a digest of the messages, not the objects);
+    ``digest`` is then the hex digest compared on replay (default: ``arguments_digest``).
     Returns None when the call cannot be keyed (it then runs unrecorded). On replay a
     divergence found here ends the replay child; nothing is raised into the program.
     """
     try:
         frame = user_frame(caller)
-        bound = bind_arguments(fn, args, kwargs)
-        code = frame.f_code
-        site = (f"{getattr(code, 'co_qualname', code.co_name)} "
-                f"{os.path.abspath(code.co_filename)}:{frame.f_lineno}")
-        task = current_task_name() or current_thread_name()
+        bound = bind_arguments(fn, args, kwargs) if arguments is None else arguments
+        if site is None:
+            code = frame.f_code
+            site = (f"{getattr(code, 'co_qualname', code.co_name)} "
+                    f"{os.path.abspath(code.co_filename)}:{frame.f_lineno}")
+        if task is None:
+            task = current_task_name() or current_thread_name()
         with recorder.effect_lock:
             seq = recorder.effect_seq
             recorder.effect_seq += 1
             ordinal = recorder.effect_counts.get((site, task), 0)
             recorder.effect_counts[(site, task)] = ordinal + 1
         call = EffectCall(name=name, site=site, task=task, ordinal=ordinal, seq=seq,
-                          frame=frame, args=bound, args_digest=arguments_digest(bound),
+                          frame=frame, args=bound,
+                          args_digest=digest if digest is not None else arguments_digest(bound),
                           function=fn, call=(args, kwargs), advance=advance)
     except Exception:  # noqa: BLE001 - an unkeyable call runs unrecorded, never fails
         return None
@@ -219,6 +230,9 @@ def end_call(recorder: Any, call: EffectCall) -> Any:
     """Append the effect step (and journal row) for ``call``; return or raise its outcome."""
     extra: dict[str, Any] = {"args": PreviewOnly(call.args)}
     extra["result" if call.outcome == "return" else "exception"] = call.value
+    wait = getattr(recorder, "await_turn", None)
+    if wait is not None and call.served:
+        wait(call)
     recorder.capture("effect", call.frame, label=call.name, extra=extra, effect=call.row())
     if call.outcome == "raise":
         raise call.value
