@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from ..errors import IntegrityError, NotFoundError, TimelineError
-from . import blobs, previews, sanitize
+from . import blobs, previews, sanitize, task_column
 from .connection import DB_ERRORS, db_error_text, open_for_reading
 from .writer import process_start_marker
 
@@ -370,7 +370,7 @@ class Steps(Sequence["Step"]):
         rows = self.run.timeline.query(
             f"SELECT {_SUMMARY_COLUMNS} FROM steps WHERE run_id=? AND idx>=? AND idx<?"
             " ORDER BY idx", (self.run.id, start, stop))
-        out = [StepSummary(*row) for row in rows]
+        out = [StepSummary(*row[:-1], *task_column.split(row[-1])) for row in rows]
         if len(out) < min(stop, len(self)) - max(start, 0):
             out.extend(_summary_of(step) for step in self._traced(start, stop))
             out.sort(key=lambda summary: summary.index)
@@ -497,6 +497,8 @@ class StepSummary:
     n_changed: int
     thread: str
     task: str | None
+    #: The lineage that made the step (``store/task_column.py``), None in older files.
+    lineage: str | None = None
 
 
 _EQUAL_FILTERS = {"kind": "s.kind", "function": "s.function", "label": "s.label",
@@ -506,7 +508,7 @@ _EQUAL_FILTERS = {"kind": "s.kind", "function": "s.function", "label": "s.label"
 def _summary_of(step: Step) -> StepSummary:
     return StepSummary(step.index, step.kind, step.label, step.wall_time, step.function,
                        step.filename, step.lineno, step.depth, step.n_changed, step.thread,
-                       step.task)
+                       step.task, step.lineage)
 
 
 def _summary_matches(row: StepSummary, previous: StepSummary | None,
@@ -567,6 +569,8 @@ class Step:
         (self.index, self.kind, self.label, self.wall_time, self.mono_time, self.thread,
          self.task, self.function, self.filename, self.lineno, self.depth, frames, extra,
          errors, self.n_changed, self.hash) = sanitize.step_row(run.timeline.path, row)
+        #: ``task`` is the asyncio task's name; ``lineage`` who made the step, for replay.
+        self.task, self.lineage = task_column.split(self.task)
         self.run = run
         self.frame_keys: list[str] = frames
         self._extra_refs: dict[str, Any] = extra
