@@ -38,12 +38,13 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
 
     Arguments: ``name`` (default: the script or function name), ``options``
     (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks), ``encrypt`` (seal every
-    preview and payload with AES-GCM under the user key — needs ``snapstate keygen`` and
+    preview and payload with AES-GCM under the user key — needs a usable key and
     ``snapstate[crypto]``; without either, the program runs unrecorded with a warning, never
     recorded in the clear), ``patch_nondeterminism`` (route ``time.time``, ``time.monotonic``,
     ``random``'s functions, ``uuid.uuid4``, ``os.urandom`` and ``input`` through the effect
-    journal while the block runs; see ``effects.py``). Runs are signed with the user key
-    whenever one exists.
+    journal while the block runs; see ``effects.py``). Runs are signed with the user key,
+    created on the first record (``keys.ensure_key``); where it cannot be made, runs are
+    unsigned with one warning per process.
 
     Each run stores its entry (how to start it again, ``environment.entry_facts``) and the
     ``random``/numpy generator states at its start, for ``snapstate replay``. Decorating an
