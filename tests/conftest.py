@@ -29,7 +29,7 @@ def no_key_can_be_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home where the user key cannot be created (its config directory would be inside a
     regular file — as a read-only home, but one that root cannot write either): runs are
     recorded unsigned, with one warning per process (the latch is reset for the test)."""
-    from snapstate_capture import keys
+    from snapstate_capture.trust import keys
 
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from snapstate_capture.keys import ensure_key, key_path
-from snapstate_capture.sign_runs import sign_run
+from snapstate_capture.trust.keys import ensure_key, key_path
+from snapstate_capture.trust.sign_runs import sign_run
 from snapstate_capture.errors import SnapStateError
 
 from ..safe_text import escape_controls

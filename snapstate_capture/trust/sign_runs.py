@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import SnapStateError
+from ..errors import SnapStateError
+from ..store.reader import Run, Timeline
+from ..store.writer import TimelineWriter
 from .keys import UserKey
 from .signing import sign_state
-from .store.reader import Run, Timeline
-from .store.writer import TimelineWriter
 from .verify import RunReport, scan_blobs, verify_run
 
 
