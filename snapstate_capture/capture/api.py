@@ -43,8 +43,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     recorded in the clear), ``patch_nondeterminism`` (route ``time.time``, ``time.monotonic``,
     ``random``'s functions, ``uuid.uuid4``, ``os.urandom`` and ``input`` through the effect
     journal while the block runs; see ``effects.py``). Runs are signed with the user key,
-    created on the first record (``keys.ensure_key``); where it cannot be made, runs are
-    unsigned with one warning per process.
+    created on the first record (``keys.ensure_key``; else unsigned, one warning).
 
     Each run stores its entry (how to start it again, ``environment.entry_facts``) and the
     ``random``/numpy generator states at its start, for ``snapstate replay``. Decorating an
