@@ -75,13 +75,13 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
 
     Arguments: ``name`` (default: the script or function name), ``options``
     (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks), ``encrypt`` (seal every
-    preview and payload with AES-GCM under the user key — needs ``snapstate keygen`` and
+    preview and payload with AES-GCM under the user key — needs a usable key and
     ``snapstate[crypto]``; without either, the program runs unrecorded with a warning, never
     recorded in the clear), ``patch_nondeterminism`` (route clocks, ``datetime.now``/``utcnow``/
     ``today``, ``random``'s functions, ``uuid``, ``os.urandom``, ``secrets`` and ``input``
     through the effect journal while the block runs, whoever calls them; see
-    ``nondeterminism.py``). Runs are signed with the user key
-    whenever one exists.
+    ``nondeterminism.py``). Runs are signed with the user key, which
+    the first record creates (``keys.ensure_key``; else unsigned, one warning).
 
     Each run stores its entry (how to start it again, ``environment.entry_facts``) and the
     ``random``/numpy generator states at its start, for ``snapstate replay``. Decorating an

@@ -20,7 +20,7 @@ from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
 from .hashseed import seed_facts
 from .tasks import current_task_name, current_thread_name
-from ..trust.keys import KeyFileError, find_key
+from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
 from ..options import CaptureOptions
 from ..trust.signing import RunSigner
 from ..store.writer import StepRecord, TimelineWriter
@@ -101,10 +101,11 @@ class Recorder:
     def start(self) -> bool:
         """Open the file and create the run; False (with a warning on stderr) if impossible."""
         try:
-            key = find_key() if self.encrypt else self._user_key()
+            key = self._user_key()
             if self.encrypt:
                 if key is None:
-                    raise KeyFileError("encrypt=True needs your key: run `snapstate keygen`")
+                    raise KeyFileError("encrypt=True needs your key, and it cannot be made: "
+                                       "set SNAPSTATE_KEY to a key file in a writable place")
                 from ..trust.encryption import Sealer
 
                 self._frames.sealer = Sealer(key)
@@ -196,13 +197,19 @@ class Recorder:
             self._writer = None
 
     def _user_key(self):
-        """The user key that signs this run, or None (unsigned) when there is none or it is
-        unusable (then a warning says why; recording goes on)."""
+        """The user key that signs this run, created on the first record (``ensure_key``);
+        None (unsigned) when it is unusable or cannot be made — then one warning per process
+        says why, and recording goes on."""
+        choice = ensure_key()
+        if choice.problem:
+            warn_unsigned_once(choice.problem, self._say)
+        return choice.key
+
+    def _say(self, message: str) -> None:
         try:
-            return find_key()
-        except KeyFileError as exc:
-            self._warn(f"run not signed: {exc}")
-            return None
+            sys.stderr.write(f"snapstate: {message}\n")
+        except Exception:  # noqa: BLE001 - stderr may be closed; there is nowhere else to say it
+            pass
 
     @property
     def recording(self) -> bool:

@@ -270,6 +270,25 @@ class TimelineWriter:
                 effects=[dict(zip(("seq", "step", "site", "task", "ordinal", "name",
                                    "args_hash", "outcome", "value"), e)) for e in effects])
 
+    def set_signature(self, run_id: str, *, signature: bytes, key_id: str, steps: int,
+                      head: bytes | None, status: str, effects: int) -> bool:
+        """Store ``signature`` (made by ``key_id``) on an existing run, only if the run still
+        has the ``steps``, chain ``head``, ``status`` and number of ``effects`` that were
+        verified and signed (``snapstate sign``). Returns False when the run changed meanwhile
+        (nothing is written)."""
+        with self._lock:
+            with self._transaction("BEGIN IMMEDIATE") as conn:
+                row = conn.execute("SELECT step_count, chain_head, status FROM runs WHERE id=?",
+                                   (run_id,)).fetchone()
+                count = conn.execute("SELECT count(*) FROM effects WHERE run_id=?",
+                                     (run_id,)).fetchone()[0]
+                if row is None or (row[0], bytes(row[1] or GENESIS), row[2]) != \
+                        (steps, bytes(head or GENESIS), status) or count != effects:
+                    return False
+                conn.execute("UPDATE runs SET signature=?, key_id=? WHERE id=?",
+                             (signature, key_id, run_id))
+        return True
+
     def next_index(self, run_id: str) -> int:
         """The index the run's next step will get."""
         with self._lock:
