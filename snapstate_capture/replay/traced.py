@@ -48,7 +48,6 @@ class TracedReplayRecorder(Recorder):
                          block=session.block, trace=trace, include=include, exclude=exclude,
                          entry=session.run.entry)
         self.session = session
-        self.replayed = 0
         self._served_exceptions: set[int] = set()
 
     def effect_step(self, entry: Any) -> int:
@@ -73,8 +72,15 @@ class TracedReplayRecorder(Recorder):
         if follower is None:
             self.session.fail("the traced replay never started")
         follower.catch_up()
-        self.replayed = follower.comparison.replayed
         follower.comparison.end(self.session.config.to)
+
+    @property
+    def replayed(self) -> int:
+        """Recorded steps compared so far (the result's ``replayed``)."""
+        follower = getattr(self, "_follower", None)
+        return follower.comparison.replayed if follower is not None else 0
+
+
 
 
 class _Follower(threading.Thread):
