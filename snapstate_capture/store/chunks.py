@@ -235,6 +235,18 @@ class ChunkState:
             return None
         return None
 
+    def depth(self, fid: int) -> int:
+        """How many frames a step in frame ``fid`` has on its stack (``len(stack(fid))``,
+        without copying them)."""
+        count, seen = 0, set()
+        current = self.frames.get(fid) or (self.closed if self.closed and self.closed.fid == fid
+                                           else None)
+        while current is not None and current.fid not in seen:
+            seen.add(current.fid)
+            count += 1
+            current = self.frames.get(current.parent)
+        return count
+
     def stack(self, fid: int) -> list[LiveFrame]:
         """The frames of a step in frame ``fid``, outermost first (copies, safe to keep)."""
         chain: list[LiveFrame] = []
