@@ -53,10 +53,12 @@ def child_environment(run: Run) -> dict[str, str]:
 
 def replay(run: Run, *, to: int | None = None, mode: str = "check",
            live_effects: list[str] | None = None, trust: bool = False,
-           progress: bool = True, capture_output: bool = False) -> dict[str, Any]:
+           progress: bool = True, capture_output: bool = False,
+           listen: str = "127.0.0.1:5678") -> dict[str, Any]:
     """Replay ``run`` in a child process and return its result dict.
 
-    ``mode``: ``check`` | ``pdb`` | ``console`` | ``live`` (what happens at step ``to``).
+    ``mode``: ``check`` | ``pdb`` | ``console`` | ``debugpy`` | ``live`` (what happens at step
+    ``to``; ``debugpy`` waits for a DAP client on ``listen``).
     ``capture_output``: collect the child's stdout/stderr into ``result["output"]`` instead of
     sharing the terminal. Raises ``ReplayError`` when the child cannot be started or leaves no
     result (the message names the file and the exit code).
@@ -70,7 +72,7 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
         config = ReplayConfig(file=str(run.timeline.path.resolve()), run=run.id,
                               result=os.path.join(scratch, "result.json"), to=to, mode=mode,
                               live_effects=list(live_effects or []), trust=trust,
-                              progress=progress)
+                              progress=progress, listen=listen)
         config_path = os.path.join(scratch, "config.json")
         config.dump(config_path)
         command = [sys.executable, "-m", "snapstate_capture.replay", config_path]

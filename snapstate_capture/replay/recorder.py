@@ -178,7 +178,8 @@ class ReplayRecorder(Recorder):
         elif mode == "live":
             self.go_live(index)
         elif frame is not None:
-            stops.interact(mode, frame, index, self._recorded(index))
+            stops.interact(mode, frame, index, self._recorded(index),
+                           listen=self.session.config.listen)
 
     def go_live(self, index: int) -> None:
         """From here on, record for real into a new fork run branching at step ``index``."""

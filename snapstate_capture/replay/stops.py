@@ -25,9 +25,15 @@ def banner(index: int, step: Step, what: str) -> str:
             f"{what}")
 
 
-def interact(mode: str, frame: types.FrameType, index: int, step: Step) -> None:
-    """Run pdb (``mode == "pdb"``) or a console on ``frame`` until the user continues."""
-    if mode == "pdb":
+def interact(mode: str, frame: types.FrameType, index: int, step: Step, *,
+             listen: str = "127.0.0.1:5678") -> None:
+    """Run pdb (``mode == "pdb"``), a console, or wait for an IDE's debugger (``debugpy``,
+    listening on ``listen``) on ``frame`` until the user continues."""
+    if mode == "debugpy":
+        from .dap_stop import wait_for_ide
+
+        wait_for_ide(frame, banner(index, step, "the live frame is stopped there"), listen)
+    elif mode == "pdb":
         debug(frame, banner(index, step, "pdb on the live frame; `c` continues the replay"))
     else:
         console(frame, banner(index, step, "console with the frame's locals and globals; "

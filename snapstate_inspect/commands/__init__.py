@@ -25,6 +25,7 @@ NAMES = (
     "sign",
     "export",
     "gc",
+    "serve",
 )
 
 
