@@ -19,6 +19,7 @@ from . import rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
 from .hashseed import seed_facts
+from .tasks import current_task_name, current_thread_name
 from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
 from ..options import CaptureOptions
 from ..trust.signing import RunSigner
@@ -51,25 +52,6 @@ class PreviewOnly:
 def active_recorder() -> Recorder | None:
     """Return the innermost active recorder, or None outside any ``record`` block."""
     return _active[-1] if _active else None
-
-
-def current_thread_name() -> str:
-    """Name of the calling thread (``MainThread``, ``Thread-1 (worker)``, …)."""
-    return threading.current_thread().name
-
-
-def current_task_name() -> str | None:
-    """Name of the running asyncio task in this thread, or None (asyncio never imported here)."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
-        return None
-    try:
-        if asyncio._get_running_loop() is None:
-            return None
-        task = asyncio.current_task()
-    except RuntimeError:
-        return None
-    return task.get_name() if task is not None else None
 
 
 class Recorder:
@@ -388,7 +370,7 @@ class _StreamWriter:
                     effect: dict[str, Any] | None = None) -> int:
         from dataclasses import asdict
 
-        from ..tracing.stream import FULL
+        from ..store.trace_items import FULL
 
         fields = asdict(record)
         if effect is not None:

@@ -156,3 +156,31 @@ def load_payload(value: Value, *, trust: bool) -> Any:
         raise PayloadLoadError(
             f"{value.timeline.path}: {value.name!r} could not be loaded: "
             f"{type(exc).__name__}: {exc}") from exc
+
+
+class TrustGate:
+    """The payload gate (``store.records.PayloadGate``) of every timeline opened through
+    ``open_timeline``: ``load`` is ``load_payload``, ``unseal`` decrypts a sealed preview."""
+
+    def load(self, value: Value, *, trust: bool) -> Any:
+        return load_payload(value, trust=trust)
+
+    def unseal(self, value: Value) -> dict[str, Any]:
+        from .encryption import sealed_preview
+
+        return sealed_preview(value)
+
+
+GATE = TrustGate()
+
+
+def open_timeline(path: str | os.PathLike[str], *, trust: bool = False) -> Timeline:
+    """Open the timeline file (or store URL) at ``path`` for reading, behind the trust gate.
+
+    ``trust=True`` allows ``Value.load()`` to unpickle payloads from this file (it runs code from
+    the file; see DESIGN.md "Trust"); without it a payload loads only when its run verifies under
+    the user's key. Raises ``TimelineError`` naming the file and the problem.
+    """
+    from ..store.reader import Timeline
+
+    return Timeline(path, trust=trust, gate=GATE)
