@@ -19,7 +19,8 @@ class ReplayConfig:
     that run for real instead of being served; ``trust``: payloads may be loaded (required
     to serve effects); ``result``: where the child writes its result JSON; ``progress``:
     print progress on stderr during long replays; ``listen``: ``HOST:PORT`` debugpy listens on
-    in ``debugpy`` mode.
+    in ``debugpy`` mode; ``progress_file``: where the child keeps the index of the step it
+    replayed last (the parent draws the bar), instead of printing progress itself.
     """
 
     file: str
@@ -31,6 +32,7 @@ class ReplayConfig:
     trust: bool = False
     progress: bool = True
     listen: str = "127.0.0.1:5678"
+    progress_file: str | None = None
 
     def dump(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as handle:

@@ -21,7 +21,7 @@ import hashlib
 import heapq
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,19 +94,29 @@ class Report:
         return self.damaged is None and not self.bad_blobs and all(r.intact for r in self.runs)
 
 
-def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: bool = True
-                    ) -> Report:
+def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: bool = True,
+                    progress: Callable[[int, int], None] | None = None) -> Report:
     """Check everything in ``timeline`` (see the module docstring) against ``key`` (or None).
 
     ``check_blobs=False`` skips the blob scan and blob-usage mapping (chains and signatures
-    only). Raises ``TimelineError`` when the file is too damaged to be read at all.
+    only). ``progress(done, total)`` is called as the work goes: blobs checked so far (total 0:
+    not known) while the blobs are scanned, then steps of the runs verified out of all their
+    steps. Raises ``TimelineError`` when the file is too damaged to be read at all.
     """
     damaged = _quick_check(timeline) if check_blobs else None
     known: set[bytes] | None = None
     bad: dict[str, str] = {}
+    runs = list(timeline.runs)
+    total = sum(max(r.step_count or 0, 0) for r in runs)
+    report = progress or (lambda done, total: None)
     if check_blobs:
-        known, bad = scan_blobs(timeline)
-    reports = [verify_run(timeline, run, key, known=known, bad=bad) for run in timeline.runs]
+        known, bad = scan_blobs(timeline, progress=lambda done: report(done, 0))
+    done = 0
+    reports = []
+    for run in runs:
+        reports.append(verify_run(timeline, run, key, known=known, bad=bad))
+        done += max(run.step_count or 0, 0)
+        report(done, total)
     return Report(str(timeline.path), key.key_id if key else None, reports, bad, damaged)
 
 
@@ -114,18 +124,22 @@ def _quick_check(timeline: Timeline) -> str | None:
     return timeline.engine.check_storage()
 
 
-def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
-    """Check every blob's bytes against its hash, one blob at a time.
+def scan_blobs(timeline: Timeline, progress: Callable[[int], None] | None = None
+               ) -> tuple[set[bytes], dict[str, str]]:
+    """Check every blob's bytes against its hash, one blob at a time; ``progress(done)`` after
+    each page of blobs.
 
     Returns ``(all keys, {hex key: problem})``.
     """
     known: set[bytes] = set()
     bad: dict[str, str] = {}
     after = b""
+    seen = 0
     while True:
         page = timeline.engine.blob_keys_after(after, _PAGE)
         if not page:
             return known, bad
+        seen += len(page)
         for raw in page:
             if not isinstance(raw, bytes):
                 bad[str(raw)[:32]] = "malformed key"
@@ -134,6 +148,8 @@ def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
             problem = check_blob(timeline, raw)
             if problem:
                 bad[raw.hex()] = problem
+        if progress is not None:
+            progress(seen)
         after = page[-1] if isinstance(page[-1], bytes) else after + b"\x00"
         if len(page) < _PAGE:
             return known, bad

@@ -21,6 +21,7 @@ from snapstate_capture.replay.drift import Drift, find_drift
 from snapstate_capture.replay.launch import replay
 from snapstate_capture.trust.gate import require_trust
 
+from ..progress import add_quiet_argument, bar as progress_bar, wanted as progress_wanted
 from ..safe_text import plain
 from .common import add_file_argument, add_run_argument, console, open_file, print_json
 
@@ -65,6 +66,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
                              "runs the program it names and loads its payloads (effect "
                              "results), which runs code from the file")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_quiet_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,9 +108,14 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
             print_json({"status": "drift", "drift": [d.to_json() for d in drift]})
         raise SnapStateError(f"{timeline.path}: code changed since the recording "
                              f"({len(drift)} file(s)); pass --allow-drift to replay anyway")
-    result = replay(chosen, to=to, mode=mode, live_effects=live_effects, trust=True,
-                    progress=not args.json,
-                    listen=getattr(args, "listen", None) or DEFAULT_LISTEN)
+    # A bar only while nothing else uses the terminal: not before pdb, a console, a debugger
+    # or a live fork takes it over.
+    with progress_bar("replaying", quiet=args.quiet or args.json or mode != "check") as update:
+        result = replay(chosen, to=to, mode=mode, live_effects=live_effects, trust=True,
+                        progress=not args.json,
+                        listen=getattr(args, "listen", None) or DEFAULT_LISTEN,
+                        on_progress=update if progress_wanted(args.quiet or args.json
+                                                               or mode != "check") else None)
     if args.json:
         print_json({**result, "drift": [d.to_json() for d in drift]})
     if result.get("status") == "error":
