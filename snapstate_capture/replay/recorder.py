@@ -151,7 +151,7 @@ class ReplayRecorder(Recorder):
         with self._turn:
             self.replayed = self._order.replayed
             self._turn.notify_all()
-        session.progress(self.replayed)
+        session.progress(self.replayed - 1)  # the index of the last step replayed, as before
         to = session.config.to
         if to is not None:
             if session.config.mode == "check":

@@ -99,7 +99,7 @@ class TracedComparison:
         if report is not None:
             session.diverge(report)
         self.replayed += 1
-        session.progress(self.replayed)
+        session.progress(self.replayed - 1)  # the index of the last step replayed, as before
 
     def first_left(self) -> Step | None:
         """The lowest recorded step below ``limit`` not compared yet, or None."""
