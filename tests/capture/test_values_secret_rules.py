@@ -8,6 +8,8 @@ trace chunks.
 
 from __future__ import annotations
 
+import sqlite3
+
 import mistune
 import pytest
 from pydantic_ai.profiles import ModelProfile
@@ -39,10 +41,13 @@ HINT = "pet " + RANDOM[20:30]
 def stored_bytes(path) -> list[bytes]:
     """Every blob and every decoded trace chunk of the file."""
     out = all_blob_bytes(path)
-    with snap.open_timeline(path) as timeline:
-        if timeline.chunk_steps.available:
-            for (data,) in timeline.query("SELECT data FROM trace_chunks"):
-                out.append(chunks.inflate(data))
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name='trace_chunks'").fetchone():
+            out.extend(chunks.inflate(data)
+                       for (data,) in conn.execute("SELECT data FROM trace_chunks"))
+    finally:
+        conn.close()
     return out
 
 
