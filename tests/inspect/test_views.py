@@ -341,3 +341,39 @@ async def test_a_forks_replayed_steps_keep_their_times(tmp_path):
 def reader_first_run(path) -> str:
     with snap.open_timeline(path) as timeline:
         return timeline.runs[0].id
+
+
+async def test_the_source_panel_follows_a_jump_into_a_long_file(tmp_path):
+    """From a step in a short file, ``g`` (or ``x``) onto a step far down a long file: the
+    Source panel shows that line (it stayed at the top of the file until ``n`` then ``p``)."""
+    import importlib.util
+
+    from snapstate_inspect.widgets.source import SourceView
+
+    def load(name, text):
+        (tmp_path / f"{name}.py").write_text(text)
+        spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    head = "import snapstate_capture as snap\n"
+    short = load("short_module", head + "def short():\n    snap.checkpoint('short')\n")
+    long = load("long_module", head + "".join(f"VALUE_{n} = {n}\n" for n in range(400))
+                + "\n\ndef deep_in_the_file():\n    snap.checkpoint('far down')\n"
+                + "".join(f"MORE_{n} = {n}\n" for n in range(100)))
+    path = tmp_path / "jump.snap"
+    with snap.record(path):
+        short.short()  # a file shorter than the panel: no scrollbar
+        long.deep_in_the_file()
+    reader = snap.open_timeline(path)
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        source = app.screen.query_one(SourceView)
+        assert source.line_count == 3
+        await press(pilot, "g", "1", "enter")
+        assert source.lineno > 400 and source.line_count > 400
+        top = int(source.scroll_offset.y)
+        assert top < source.lineno <= top + source.scrollable_content_region.height
+    reader.close()
