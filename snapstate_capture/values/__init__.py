@@ -44,7 +44,8 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
                   plain_payload: bytes | None = None) -> CapturedValue:
     """Capture ``obj`` (found under ``name``) as preview + payload; never raises.
 
-    Secret names (``options.is_secret``) give a redacted preview and no payload. A value that
+    Secret names (``options.redacts``) give a redacted preview and no payload; credentials
+    recognised by their shape are cut out of the preview and the payload (``secret_shapes``). A value that
     cannot be serialized gets ``preview["placeholder"] = {"reason", "path", "type", "repr"}``
     and no payload; parts that cannot be serialized are listed in ``preview["placeholders"]``
     and come back as ``Placeholder`` objects when the payload is loaded. ``reuse``: the
@@ -53,7 +54,7 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
     ``payload.is_plain_payload`` (then the value is not serialized again).
     """
     try:
-        if name is not None and options.is_secret(name):
+        if name is not None and options.redacts(name, obj):
             return CapturedValue(redacted_preview(obj), None, None)
         builder = PreviewBuilder(options, reuse=reuse)
         preview = builder.build(obj)
