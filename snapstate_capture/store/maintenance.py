@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import NotFoundError, TimelineError
 from .hashing import canonical_json, content_hash
 from . import blobs, chunks
-from .connection import open_for_reading, open_for_writing
+from .connection import close_file, open_for_reading, open_for_writing
 from .reader import Run, Timeline, open_timeline
 from .writer import StepRecord, TimelineWriter
 
@@ -236,9 +236,8 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute("VACUUM")  # in WAL mode: a kill leaves ignored WAL frames, not a hot journal
+        close_file(conn)
     except sqlite3.DatabaseError as exc:
         raise TimelineError(path, f"gc failed ({exc}); the file is unchanged") from None
     finally:

@@ -23,7 +23,7 @@ from typing import Any
 
 from .hashing import GENESIS, chain_hash, content_hash
 from . import blobs
-from .connection import open_for_writing
+from .connection import close_file, open_for_writing
 
 
 #: Bytes of recently written blobs kept as delta bases, and the largest blob kept.
@@ -429,7 +429,8 @@ class TimelineWriter:
 
     def close(self) -> None:
         """Fold the WAL into the main file, leave WAL mode, compact a small file (``COMPACT_MAX``)
-        and close; safe to call twice.
+        and close; safe to call twice (``connection.close_file``: no step of it, killed, leaves
+        a file that readers cannot open).
 
         A finished file in rollback-journal mode opens read-only anywhere (a read-only WAL file
         needs its ``-shm``/``-wal`` companions or a writable directory). When another connection
@@ -439,12 +440,7 @@ class TimelineWriter:
         with self._lock:
             if self._conn is None:
                 return
-            try:
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self._conn.execute("PRAGMA journal_mode=DELETE")
-                if os.path.getsize(self.path) <= COMPACT_MAX and self._worth_compacting():
-                    self._conn.execute("VACUUM")
-            except (sqlite3.Error, OSError):
-                pass  # the file is busy elsewhere: it stays in WAL mode, equally readable
+            close_file(self._conn, compact=lambda: os.path.getsize(self.path) <= COMPACT_MAX
+                       and self._worth_compacting())
             self._conn.close()
             self._conn = None  # type: ignore[assignment]
