@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IntegrityError
-from . import chunks
+from . import chunks, sanitize
 from .chunk_reader import value_ref
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def chunk_rows(timeline: Timeline, run_id: str, start: int, stop: int, *,
                 " AND first+count>? ORDER BY first DESC LIMIT ?",
                 (run_id, bound, start, ROWS_PER_QUERY))
             for row in rows:
-                yield row
+                yield sanitize.chunk_row(timeline.path, *row)
             if len(rows) < ROWS_PER_QUERY:
                 return
             bound = rows[-1][0]
@@ -85,7 +85,7 @@ def chunk_rows(timeline: Timeline, run_id: str, start: int, stop: int, *,
                 " AND first<? AND first+count>? ORDER BY first LIMIT ?",
                 (run_id, bound, stop, start, ROWS_PER_QUERY))
             for row in rows:
-                yield row
+                yield sanitize.chunk_row(timeline.path, *row)
             if len(rows) < ROWS_PER_QUERY:
                 return
             bound = rows[-1][0]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import TimelineError
-from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA
+from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA, SEALED_FROM
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: What SQLite raises on a damaged file. Python's sqlite3 raises UnicodeDecodeError instead when
@@ -60,9 +60,8 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
                 create_file(path, replace_unborn=True)
                 continue
             _check_version(path, version)
-            if version < FORMAT_VERSION:  # additive upgrade: new tables only
-                conn.executescript(f"BEGIN IMMEDIATE; {SCHEMA}"
-                                   f" PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
+            if version < FORMAT_VERSION:
+                upgrade(conn)
             return conn
         except DB_ERRORS as exc:
             conn.close()
@@ -107,6 +106,38 @@ def _writing_pragmas(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # takes effect only on a new file
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
+
+
+def upgrade(conn: sqlite3.Connection) -> None:
+    """Bring an older file to ``FORMAT_VERSION`` in one transaction (``schema``'s history):
+    new tables; from format 4 the ``runs.seal`` column and ``meta.sealed_from``, the first run
+    that must be sealed (runs already in the file keep their version-1 chain)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] < FORMAT_VERSION:
+            for statement in _statements(SCHEMA):  # executescript would COMMIT first
+                conn.execute(statement)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+            if "seal" not in columns:
+                conn.execute("ALTER TABLE runs ADD COLUMN seal BLOB")
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) SELECT ?,"
+                         " CAST(coalesce(max(seq), 0) + 1 AS TEXT) FROM runs", (SEALED_FROM,))
+            conn.execute(f"PRAGMA user_version={FORMAT_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The SQL statements of ``script``, one at a time (comments may hold semicolons)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
 
 
 def _roll_back(path: Path) -> None:
@@ -196,6 +227,7 @@ def _build(temporary: Path) -> None:
             _writing_pragmas(conn)
             conn.executescript(
                 f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA application_id={APPLICATION_ID};"
+                f" INSERT INTO meta (key, value) VALUES ('{SEALED_FROM}', '1');"
                 f" PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
         finally:
             conn.close()  # the last connection folds the WAL in and removes -wal / -shm

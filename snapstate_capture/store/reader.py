@@ -17,6 +17,7 @@ Every blob read is checked against its hash (``IntegrityError`` when it does not
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -74,6 +75,7 @@ class Timeline:
         self._lock = threading.RLock()
         self._json_cache: OrderedDict[str, Any] = OrderedDict()
         self._runs: list[Run] | None = None
+        self._snapshots = 0
         self._chunk_steps: Any = None
         self._blobs = blobs.BlobSource(self._fetch_blob, fetch_chain=self._fetch_chain)
 
@@ -98,6 +100,28 @@ class Timeline:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Inside the block, every read sees the file as of one committed moment (one read
+        transaction; nested blocks share it): what ``verify`` needs while a recorder appends.
+        A writer may go on committing meanwhile (WAL); what it adds is not seen until the end."""
+        with self._lock:
+            if self._conn is None:
+                raise TimelineError(self.path, "timeline is closed")
+            self._snapshots += 1
+            if self._snapshots == 1:
+                self._conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._snapshots -= 1
+                if self._snapshots == 0 and self._conn is not None:
+                    try:
+                        self._conn.execute("COMMIT")
+                    except DB_ERRORS:
+                        pass  # nothing was written: ending a read transaction cannot lose data
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Run one read query and return all rows (internal to snapstate: the SQL is ours)."""
@@ -155,6 +179,19 @@ class Timeline:
         try:
             with self._lock:
                 return self._blobs.content(raw)
+        except blobs.BlobError as exc:
+            if exc.missing:
+                raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
+            raise IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}") from None
+
+    def blob_inner(self, key: str) -> bytes:
+        """The inner bytes of blob ``key`` (hex): for a manifest, its list of pieces
+        (``blobs.manifest_pieces``), not their content. Raises like ``blob``."""
+        try:
+            with self._lock:
+                return self._blobs.inner(bytes.fromhex(key))[1]
+        except (ValueError, TypeError):
+            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
         except blobs.BlobError as exc:
             if exc.missing:
                 raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None

@@ -8,7 +8,7 @@ each turn's checkpoint returns it prints ``step INDEX`` (and, in effect mode, ``
 journal entries completed so far), flushed: what was printed is complete and must be in the file.
 It prints ``closing`` just before the record block ends (the run's end and the file's close
 follow). With GO_FILE it prints ``ready`` and waits until that file exists, so concurrent
-writers start together.
+writers start together. INTEGRITY_PAUSE (seconds, environment) sleeps after each turn.
 """
 
 import os
@@ -38,6 +38,7 @@ def turn(i, state):
     return state
 
 
+PAUSE = float(os.environ.get("INTEGRITY_PAUSE", "0"))
 state = {"items": [], "total": 0}
 trace = {"traced": "lines"}.get(mode)
 with snap.record(path, name=f"{mode}-writer", trace=trace, include=[__file__] if trace else ()):
@@ -51,4 +52,6 @@ with snap.record(path, name=f"{mode}-writer", trace=trace, include=[__file__] if
         print(f"step {index}", flush=True)
         if mode == "effect":
             print(f"effects {effects}", flush=True)
+        if PAUSE:
+            time.sleep(PAUSE)
     print("closing", flush=True)
