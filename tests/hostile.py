@@ -177,9 +177,8 @@ def _statement_state(conn: sqlite3.Connection, run_id: str, version: int) -> Any
     state = sealing.RunState(
         run_id, sealing.header_digest(run_id=run_id, name=name, started=started, pid=pid,
                                       host=host, proc_start=proc_start, entry=entry, env=env,
-                                      parent_run=parent_run, parent_step=parent_step, seq=seq,
-                                      version=version),
-        key_id=key_id if version >= 2 else None, steps=step_count,
+                                      parent_run=parent_run, parent_step=parent_step),
+        key_id=key_id if version >= 2 else None, seq=seq, steps=step_count,
         head=chain_head or GENESIS, version=version,
         end=None if status == "running" else sealing.end_fields(status=status, ended=ended,
                                                                   error=error))
@@ -211,6 +210,5 @@ def downgrade_to_format3(path: Path, key: Any = None) -> None:
         conn.execute("UPDATE runs SET signature=?, key_id=? WHERE id=?",
                      (signature, key.key_id if key is not None else None, run_id))
     conn.execute("ALTER TABLE runs DROP COLUMN seal")
-    conn.execute("DELETE FROM meta WHERE key='sealed_from'")
     conn.execute("PRAGMA user_version=3")
     conn.close()

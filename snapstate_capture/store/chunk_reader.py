@@ -109,15 +109,10 @@ class ChunkSteps:
     def __init__(self, timeline: Timeline) -> None:
         self.timeline = timeline
         self._cache: OrderedDict[tuple[str, int], DecodedChunk] = OrderedDict()
-        self._available: bool | None = None
 
     @property
     def available(self) -> bool:
-        if self._available is None:
-            rows = self.timeline.query(
-                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='trace_chunks'")
-            self._available = bool(rows)
-        return self._available
+        return self.timeline.engine.has_trace_chunks()
 
     def _chunk(self, run_id: str, first: int, count: int, data: bytes | None) -> DecodedChunk:
         key = (run_id, first)
@@ -126,11 +121,9 @@ class ChunkSteps:
             self._cache.move_to_end(key)
             return cached
         if data is None:
-            rows = self.timeline.query(
-                "SELECT data FROM trace_chunks WHERE run_id=? AND first=?", (run_id, first))
-            if not rows:
+            data = self.timeline.engine.chunk_data(run_id, first)
+            if data is None:
                 raise IntegrityError(self.timeline.path, f"trace chunk at step {first} vanished")
-            data = rows[0][0]
         first, count, data = sanitize.chunk_row(self.timeline.path, first, count, data)
         decoded = DecodedChunk(first, count, data, self.timeline.path)
         self._cache[key] = decoded
@@ -142,12 +135,10 @@ class ChunkSteps:
         """The traced step ``index`` of ``run``, or None when no chunk holds it."""
         if not self.available:
             return None
-        rows = self.timeline.query(
-            "SELECT first, count FROM trace_chunks WHERE run_id=? AND first<=?"
-            " ORDER BY first DESC LIMIT 1", (run.id, index))
-        if not rows:
+        found = self.timeline.engine.chunk_at(run.id, index)
+        if found is None:
             return None
-        first, count, _ = sanitize.chunk_row(self.timeline.path, *rows[0])
+        first, count, _ = sanitize.chunk_row(self.timeline.path, *found)
         if index >= first + count:
             return None
         return TracedStep(run, self._chunk(run.id, first, count, None), index - first)
@@ -156,9 +147,7 @@ class ChunkSteps:
         """Traced steps with ``start <= index < stop``, in order."""
         if not self.available:
             return []
-        rows = self.timeline.query(
-            "SELECT first, count FROM trace_chunks WHERE run_id=? AND first<? AND first+count>?"
-            " ORDER BY first", (run.id, stop, start))
+        rows = self.timeline.engine.chunks_overlapping(run.id, start, stop)
         out: list[TracedStep] = []
         for row in rows:
             first, count, _ = sanitize.chunk_row(self.timeline.path, *row)

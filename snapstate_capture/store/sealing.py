@@ -2,8 +2,8 @@
 
 A run's **statement** (``run_statement``) is canonical JSON over
 
-- its header: id, ``seq`` (the run's place in the file: which run is "last"), name, start time,
-  pid/host/process start, entry (what replay executes), environment and parent;
+- its header: id, name, start time, pid/host/process start, entry (what replay executes),
+  environment and parent;
 - the key id it is signed with (None when unsigned), so a signature cannot be re-attributed;
 - the head of its step chain (``step_fields``: every column of a ``steps`` row — kind, label,
   times, thread, task, the innermost frame's function/file/line, depth, number of changed
@@ -12,11 +12,14 @@ A run's **statement** (``run_statement``) is canonical JSON over
 - its effect journal, chained the same way (``effect_fields``);
 - its end (status, end time, error or pause), once known.
 
-The writer stores ``seal = BLAKE2b-128(statement)`` in the ``runs`` row of every run, signed or
-not, in the same transaction as each change, and a signer (``trust.signing``) signs the same
-statement. ``trust.verify`` recomputes the statement from the rows: a field edited anywhere
-changes it. Runs written before format 4 (no seal; ``meta.sealed_from`` names the first run
-that must have one) are checked with the version-1 forms kept here.
+The writer stores ``seal = BLAKE2b-128(statement + seq)`` in the ``runs`` row of every run,
+signed or not, in the same transaction as each change; ``seq`` is the run's place in its store
+(which run is "last"). A signer (``trust.signing``) signs the statement without ``seq``, so a
+run moved to another store (``push``/``pull``) keeps its signature and is re-sealed there with
+its new place. ``trust.verify`` recomputes both from the rows: a field edited anywhere changes
+them. Runs written before format 4 have no seal and are checked with the version-1 forms kept
+here; a sealed run's chain is marked ``"v": 2``, so removing its seal does not make it pass for
+an older run.
 """
 
 from __future__ import annotations
@@ -32,19 +35,13 @@ VERSION = 2
 
 def header_digest(*, run_id: str, name: str, started: float, pid: int | None,
                   host: str | None, proc_start: str | None, entry: str, env: str,
-                  parent_run: str | None, parent_step: int | None, seq: int | None = None,
-                  version: int = VERSION) -> bytes:
-    """Hash of a run's header as stored in its ``runs`` row (``entry``/``env`` as stored text);
-    ``seq`` is covered from version 2 on. Raises ``TypeError``/``ValueError`` on a field of a
-    type the writer never stores."""
-    fields = {"id": run_id, "name": name, "started": repr(float(started)), "pid": pid,
-              "host": host, "proc_start": proc_start, "entry": entry, "env": env,
-              "parent_run": parent_run, "parent_step": parent_step}
-    if version >= 2:
-        if not isinstance(seq, int) or isinstance(seq, bool):
-            raise TypeError("a run's seq is an integer")
-        fields["seq"] = seq
-    return content_hash(canonical_json(fields))
+                  parent_run: str | None, parent_step: int | None) -> bytes:
+    """Hash of a run's header as stored in its ``runs`` row (``entry``/``env`` as stored text).
+    Raises ``TypeError``/``ValueError`` on a field of a type the writer never stores."""
+    return content_hash(canonical_json({
+        "id": run_id, "name": name, "started": repr(float(started)), "pid": pid, "host": host,
+        "proc_start": proc_start, "entry": entry, "env": env, "parent_run": parent_run,
+        "parent_step": parent_step}))
 
 
 def effect_fields(*, seq: int, step: int | None, site: str, task: str | None, ordinal: int,
@@ -78,9 +75,13 @@ def step_fields(kind: str, label: str | None, wall: float, mono: float, thread: 
     return fields
 
 
-def chunk_fields(data: bytes, first: int, count: int) -> dict[str, Any]:
+def chunk_fields(data: bytes, first: int, count: int, *, version: int = VERSION
+                 ) -> dict[str, Any]:
     """The dict hashed into the chain for one trace chunk (its bytes cover every step in it)."""
-    return {"chunk": content_hash(data).hex(), "first": first, "count": count}
+    fields = {"chunk": content_hash(data).hex(), "first": first, "count": count}
+    if version >= 2:
+        fields["v"] = version
+    return fields
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ class RunState:
     run_id: str
     header: bytes
     key_id: str | None = None
+    #: The run's place in its store: sealed, not signed (see the module docstring).
+    seq: int | None = None
     steps: int = 0
     head: bytes = GENESIS
     effects: int = 0
@@ -112,7 +115,7 @@ class RunState:
 
 
 def run_statement(state: RunState) -> bytes:
-    """The canonical bytes sealed and signed for ``state``."""
+    """The canonical bytes signed for ``state`` (sealed with its ``seq``: ``seal_of``)."""
     statement = {"v": state.version, "run": state.run_id, "header": state.header.hex(),
                  "steps": state.steps, "head": (state.head or GENESIS).hex(),
                  "effects": state.effects, "effects_head": state.effects_head.hex(),
@@ -123,5 +126,8 @@ def run_statement(state: RunState) -> bytes:
 
 
 def seal_of(state: RunState) -> bytes:
-    """The ``runs.seal`` of ``state``: BLAKE2b-128 of its statement (16 bytes)."""
-    return content_hash(run_statement(state))
+    """The ``runs.seal`` of ``state``: BLAKE2b-128 of its statement and ``seq`` (16 bytes).
+    Raises ``TypeError`` when ``seq`` is not an integer."""
+    if not isinstance(state.seq, int) or isinstance(state.seq, bool):
+        raise TypeError("a run's seq is an integer")
+    return content_hash(run_statement(state) + b"\nseq=" + str(state.seq).encode("ascii"))

@@ -1,8 +1,10 @@
-"""Appending runs, steps and blobs to a timeline file.
+"""Appending runs, steps and blobs to a timeline.
 
-``TimelineWriter`` is the only code that writes SQL on the capture side. It is thread-safe (one
-lock around the connection) and commits each step in its own transaction, so a killed recorder
-leaves every completed step on disk.
+``TimelineWriter`` is the only writer on the capture side: it keeps each run's hash chain and
+signature, encodes blobs (deltas against recent versions), and hands rows to the store's write
+engine (``store.engine.WriteEngine``; the SQLite file's is ``store.sqlite.writing``). It is
+thread-safe (one lock around the engine) and commits each step in its own transaction, so a
+killed recorder leaves every completed step in the store.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 import contextlib
 import threading
 import time
@@ -18,23 +19,17 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
-from .hashing import GENESIS, chain_hash, content_hash  # noqa: F401 - GENESIS: bench imports it
+from .hashing import GENESIS, chain_hash  # noqa: F401 - GENESIS: bench imports it from here
 from . import blobs, sealing
 from .sealing import RunState
-from .connection import close_file, open_for_writing
+from .locations import location_label, open_write_engine
 
 
 #: Bytes of recently written blobs kept as delta bases, and the largest blob kept.
 RECENT_LIMIT = 32 * 1024 * 1024
 RECENT_MAX_BLOB = 4 * 1024 * 1024
-#: Files up to this size are compacted (VACUUM) when their writer closes: blob keys are random,
-#: so B-tree pages end up about 3/4 full; rewriting them in key order takes ~40 ms per 1.5 MB
-#: and saves ~15% (measured on W1). Bigger files, and files made mostly of trace chunks
-#: (``_worth_compacting``), are left to ``snapstate gc``.
-COMPACT_MAX = 32 * 1024 * 1024
 
 
 @dataclass
@@ -78,10 +73,6 @@ class StepRecord:
 #: The dicts hashed into the chain for a ``steps`` row and a trace chunk (``store.sealing``).
 chain_fields = sealing.step_fields
 chunk_chain_fields = sealing.chunk_fields
-_INSERT_STEP = (
-    "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task, function, filename,"
-    " lineno, depth, frames, extra, errors, n_changed, hash)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
 def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tuple:
@@ -125,16 +116,16 @@ class TimelineWriter:
     """Writes runs into one timeline file (created if missing, appended to otherwise).
 
     Raises ``TimelineError`` from the constructor when the file cannot be opened for writing.
-    Methods after that raise ``sqlite3.Error`` on I/O failure; the recorder catches these.
-    Every change re-seals its run in the same transaction (``runs.seal``, ``store.sealing``);
-    ``signer`` (``trust.signing.RunSigner``, or any object of its shape) signs the same
-    statement; without one, runs are written sealed but unsigned.
+    Methods after that raise the engine's I/O errors (``sqlite3.Error``); the recorder catches
+    these. Every change re-seals its run in the same transaction (``runs.seal``,
+    ``store.sealing``); ``signer`` (``trust.signing.RunSigner``, or any object of its shape)
+    signs the same statement; without one, runs are written sealed but unsigned.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, signer: Any = None) -> None:
-        self.path = Path(path)
+        self.path = location_label(path)
         self._signer = signer if signer is not None else UNSIGNED
-        self._conn: sqlite3.Connection = open_for_writing(self.path)
+        self.engine = open_write_engine(path)
         self._lock = threading.Lock()
         self._known: set[str] = set()
         self._pending: list[str] = []  # blobs queued in the open transaction
@@ -162,23 +153,19 @@ class TimelineWriter:
                       env=json.dumps(env), parent_run=parent[0] if parent else None,
                       parent_step=parent[1] if parent else None)
         with self._lock:
-            with self._transaction("BEGIN IMMEDIATE") as conn:
+            with self._transaction(immediate=True) as engine:
                 self._insert_blobs(blobs or {})
-                seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
-                state = RunState(run_id, sealing.header_digest(run_id=run_id, seq=seq, **header),
-                                 key_id=self._signer.key_id)
-                conn.execute(
-                    "INSERT INTO runs (id, seq, status, name, started, pid, host, proc_start,"
-                    " entry, env, parent_run, parent_step, key_id, seal, signature)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, seq, "running", *header.values(), state.key_id,
-                     *self._seal(run_id, state)))
+                seq = engine.next_run_seq()
+                state = RunState(run_id, sealing.header_digest(run_id=run_id, **header),
+                                 key_id=self._signer.key_id, seq=seq)
+                seal, signature = self._seal(run_id, state)
+                engine.insert_run(run_id, seq, header, signature, state.key_id, seal)
             self._states[run_id] = state
         return run_id
 
     def _seal(self, run_id: str, state: RunState) -> tuple[bytes | None, bytes | None]:
         """``(seal, signature)`` of ``state`` to store with the change; ``(None, None)`` for a
-        run written before seals (version 1) and for a tainted run, whose stored ones stay."""
+        tainted run, whose stored ones stay (and no seal for a run from before seals)."""
         if run_id in self._tainted:
             return None, None
         seal = sealing.seal_of(state) if state.version >= 2 else None
@@ -189,18 +176,15 @@ class TimelineWriter:
         return key in self._known
 
     @contextlib.contextmanager
-    def _transaction(self, begin: str = "BEGIN") -> Iterator[sqlite3.Connection]:
-        """One write transaction (call with ``self._lock`` held): COMMIT at the end of the block,
-        ROLLBACK on any exception — and then forget the blobs ``_insert_blobs`` queued in it, so
-        nothing later skips or deltas against a blob that never reached the file."""
-        conn = self._conn
+    def _transaction(self, *, immediate: bool = False) -> Iterator[Any]:
+        """One engine transaction (call with ``self._lock`` held): committed at the end of the
+        block, rolled back on any exception — and then the blobs ``_insert_blobs`` queued in it
+        are forgotten, so nothing later skips or deltas against a blob that never got stored."""
         self._pending = []
-        conn.execute(begin)
         try:
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
+            with self.engine.transaction(immediate=immediate) as engine:
+                yield engine
+        except BaseException:  # noqa: BLE001 - undo the bookkeeping, then re-raise
             self._known.difference_update(self._pending)
             for key in self._pending:
                 old = self._recent.pop(key, None)
@@ -223,9 +207,9 @@ class TimelineWriter:
             index = state.steps
             digest = chain_hash(state.head, record.chain_fields(state.version))
             state = state.with_steps(index + 1, digest)
-            with self._transaction() as conn:
+            with self._transaction() as engine:
                 self._insert_blobs(record.blobs, record.manifests, record.bases)
-                conn.execute(_INSERT_STEP, _step_row(run_id, index, record, digest))
+                engine.insert_steps([_step_row(run_id, index, record, digest)])
                 if effect is not None:
                     state = self._insert_effect(run_id, {**effect, "step": index}, state)
                 self._store_state(run_id, state)
@@ -235,14 +219,12 @@ class TimelineWriter:
     def _store_state(self, run_id: str, state: RunState) -> None:
         """Inside an open transaction: the run's step count, chain head, seal and signature."""
         seal, signature = self._seal(run_id, state)
-        self._conn.execute(
-            "UPDATE runs SET step_count=?, chain_head=?, seal=coalesce(?, seal),"
-            " signature=coalesce(?, signature) WHERE id=?",
-            (state.steps, state.head if state.steps else None, seal, signature, run_id))
+        self.engine.set_chain(run_id, state.steps, state.head if state.steps else None,
+                              signature, seal)
 
     def attach_run(self, run_id: str) -> bool:
         """Continue appending to an existing run (its seal state is rebuilt from its rows);
-        used by the trace writer process. Raises ``KeyError`` when the run is not in the file.
+        used by the trace writer process. Raises ``KeyError`` when the run is not in the store.
 
         Returns False when the run's stored seal or signature does not match its rows as they
         stand (altered in between, or signed by a key this writer does not hold): steps are
@@ -250,32 +232,28 @@ class TimelineWriter:
         altered rather than laundered.
         """
         with self._lock:
-            row = self._conn.execute(
-                "SELECT step_count, chain_head, signature, key_id, seal, seq, "
-                + ", ".join(_RUN_HEADER) + " FROM runs WHERE id=?", (run_id,)).fetchone()
+            row = self.engine.resume_row(run_id)
             if row is None:
                 raise KeyError(run_id)
-            count, head, signature, key_id, seal, seq = row[:6]
-            effects = self._conn.execute(
-                f"SELECT {', '.join(_EFFECT_COLUMNS)} FROM effects WHERE run_id=? ORDER BY seq",
-                (run_id,)).fetchall()
+            count, head, signature, key_id = row[:4]
+            seq, seal = row[13:15]
             version = sealing.VERSION if seal is not None else 1
             try:
                 state = RunState(
-                    run_id, sealing.header_digest(run_id=run_id, seq=seq, version=version,
-                                                  **dict(zip(_RUN_HEADER, row[6:]))),
-                    key_id=key_id if version >= 2 else None, steps=int(count),
+                    run_id, sealing.header_digest(run_id=run_id,
+                                                  **dict(zip(_RUN_HEADER, row[4:13]))),
+                    key_id=key_id if version >= 2 else None, seq=seq, steps=int(count),
                     head=bytes(head) if head else GENESIS, version=version)
-                for effect in effects:
-                    state = state.with_effect(sealing.effect_fields(**dict(zip(_EFFECT_COLUMNS,
-                                                                               effect))))
+                for effect in self.engine.effect_rows(run_id):
+                    state = state.with_effect(sealing.effect_fields(
+                        **dict(zip(_EFFECT_COLUMNS, effect))))
+                intact = seal == sealing.seal_of(state) if version >= 2 else True
             except (TypeError, ValueError):
                 raise KeyError(run_id) from None
-            intact = seal == sealing.seal_of(state) if version >= 2 else True
             if key_id is not None:
-                intact = intact and key_id == self._signer.key_id and self._signer.check(
-                    state if version >= 2 else replace(state, key_id=None), signature)
-                if version < 2:  # a version-1 run is signed over the statement without key
+                intact = intact and key_id == self._signer.key_id and \
+                    self._signer.check(state, signature)
+                if version < 2:  # a version-1 run is signed over a statement without the key
                     state = replace(state, key_id=key_id)
             self._states[run_id] = state
             if not intact:
@@ -291,17 +269,12 @@ class TimelineWriter:
         signed (``snapstate sign``). Returns False when the run changed meanwhile (nothing is
         written)."""
         with self._lock:
-            with self._transaction("BEGIN IMMEDIATE") as conn:
-                row = conn.execute("SELECT step_count, chain_head, status, seal FROM runs"
-                                   " WHERE id=?", (run_id,)).fetchone()
-                count = conn.execute("SELECT count(*) FROM effects WHERE run_id=?",
-                                     (run_id,)).fetchone()[0]
-                if row is None or (row[0], bytes(row[1] or GENESIS), row[2], row[3]) != \
-                        (steps, bytes(head or GENESIS), status, expected_seal) \
-                        or count != effects:
+            with self._transaction(immediate=True) as engine:
+                row = engine.signed_state(run_id)
+                if row is None or (row[0], bytes(row[1] or GENESIS), row[2], row[3], row[4]) \
+                        != (steps, bytes(head or GENESIS), status, effects, expected_seal):
                     return False
-                conn.execute("UPDATE runs SET signature=?, key_id=?, seal=coalesce(?, seal)"
-                             " WHERE id=?", (signature, key_id, seal, run_id))
+                engine.set_run_signature(run_id, signature, key_id, seal)
         return True
 
     def next_index(self, run_id: str) -> int:
@@ -319,13 +292,12 @@ class TimelineWriter:
         with self._lock:
             state = self._states[run_id]
             first = state.steps
-            digest = chain_hash(state.head, chunk_chain_fields(data, first, count))
+            digest = chain_hash(state.head, chunk_chain_fields(data, first, count,
+                                                               version=state.version))
             state = state.with_steps(first + count, digest)
-            with self._transaction() as conn:
+            with self._transaction() as engine:
                 self._insert_blobs(blob_items)
-                conn.execute(
-                    "INSERT INTO trace_chunks (run_id, first, count, data, hash)"
-                    " VALUES (?,?,?,?,?)", (run_id, first, count, data, digest))
+                engine.insert_chunk(run_id, first, count, data, digest)
                 self._store_state(run_id, state)
             self._states[run_id] = state
             return first
@@ -341,13 +313,13 @@ class TimelineWriter:
             state = self._states[run_id]
             index, previous = state.steps, state.head
             rows = []
-            with self._transaction() as conn:
+            with self._transaction() as engine:
                 for record in records:
                     digest = chain_hash(previous, record.chain_fields(state.version))
                     self._insert_blobs(record.blobs, record.manifests, record.bases)
                     rows.append(_step_row(run_id, index, record, digest))
                     index, previous = index + 1, digest
-                conn.executemany(_INSERT_STEP, rows)
+                engine.insert_steps(rows)
                 state = state.with_steps(index, previous)
                 self._store_state(run_id, state)
             self._states[run_id] = state
@@ -377,8 +349,7 @@ class TimelineWriter:
             self._pending.append(key)
             self._remember(key, data, depth)
         if rows:
-            self._conn.executemany(
-                "INSERT OR IGNORE INTO blobs (hash, codec, size, data) VALUES (?,?,?,?)", rows)
+            self.engine.insert_blobs(rows)
 
     def _remember(self, key: str, data: bytes, depth: int) -> None:
         """Keep ``data`` as a possible delta base (only blobs small enough to be worth it)."""
@@ -394,9 +365,8 @@ class TimelineWriter:
         """Insert blob rows exactly as another file stores them (``(hash, codec, size, data)``;
         deltas need their bases among them). For ``export``; one transaction."""
         with self._lock:
-            with self._transaction() as conn:
-                conn.executemany("INSERT OR IGNORE INTO blobs (hash, codec, size, data)"
-                                 " VALUES (?,?,?,?)", rows)
+            with self._transaction() as engine:
+                engine.insert_blobs(rows)
             self._known.update(row[0].hex() for row in rows)
 
     def add_effect(self, run_id: str, row: dict[str, Any], blob_items: dict[str, bytes]) -> None:
@@ -415,10 +385,7 @@ class TimelineWriter:
             seq=row["seq"], step=row.get("step"), site=row["site"], task=row.get("task"),
             ordinal=row["ordinal"], name=row["name"], args_hash=row.get("args_hash"),
             outcome=row["outcome"], value=json.dumps(row.get("value")))
-        self._conn.execute(
-            "INSERT INTO effects (run_id, seq, step, site, task, ordinal, name,"
-            " args_hash, outcome, value) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (run_id, *fields.values()))
+        self.engine.insert_effect(run_id, fields)
         return state.with_effect(fields)
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
@@ -428,35 +395,15 @@ class TimelineWriter:
         with self._lock:
             state = self._states[run_id].with_end(status=status, ended=ended, error=error_text)
             seal, signature = self._seal(run_id, state)
-            self._conn.execute(
-                "UPDATE runs SET status=?, ended=?, error=?, seal=coalesce(?, seal),"
-                " signature=coalesce(?, signature) WHERE id=?",
-                (status, ended, error_text, seal, signature, run_id))
+            self.engine.finish_run(run_id, status, ended, error_text, signature, seal)
             self._states[run_id] = state
 
     def _worth_compacting(self) -> bool:
-        """Whether VACUUM would reclaim much: not when trace chunks fill most pages. A chunk
-        (~9 KB) takes a 16 KB page of its own and chunks are appended in key order, so
-        rewriting them saves ~1% (4 M traced steps: 18.4 -> 18.2 MB) for ~70 ms at the end of
-        every traced recording; blob pages (random keys, ~3/4 full) save ~15%."""
-        pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
-        chunks = self._conn.execute("SELECT count(*) FROM trace_chunks").fetchone()[0]
-        return chunks * 2 < pages
+        """Whether closing would compact the file (``store.sqlite.writing``)."""
+        return self.engine._worth_compacting()
 
     def close(self) -> None:
-        """Fold the WAL into the main file, leave WAL mode, compact a small file (``COMPACT_MAX``)
-        and close; safe to call twice (``connection.close_file``: no step of it, killed, leaves
-        a file that readers cannot open).
-
-        A finished file in rollback-journal mode opens read-only anywhere (a read-only WAL file
-        needs its ``-shm``/``-wal`` companions or a writable directory). When another connection
-        still uses the file (a reader following it, a second recorder), the file stays in WAL
-        mode and the last writer to close switches it.
-        """
+        """Finish writing: the engine folds its journal and compacts a small file; safe to
+        call twice (``store.sqlite.writing.SQLiteWriteEngine.close``)."""
         with self._lock:
-            if self._conn is None:
-                return
-            close_file(self._conn, compact=lambda: os.path.getsize(self.path) <= COMPACT_MAX
-                       and self._worth_compacting())
-            self._conn.close()
-            self._conn = None  # type: ignore[assignment]
+            self.engine.close()

@@ -25,26 +25,23 @@ inflated in 1 MiB pieces, steps are read 1,000 at a time and trace chunks 16 at 
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import TimelineError
 from ..store.hashing import DIGEST_SIZE, GENESIS, chain_hash
-from ..store.schema import SEALED_FROM
 from ..store.sealing import (VERSION, RunState, chunk_fields, effect_fields, end_fields,
                              header_digest, seal_of, step_fields)
+from .blob_check import check_blob, scan_blobs  # noqa: F401 - check_blob: part of the API
 from .keys import UserKey
 from .signing import check_signature, signed_by
 from ..store import blobs, chunks
 from ..store.reader import Run, Timeline
 
 _PAGE = 1000
-_INFLATE_PIECE = 1 << 20
 
 
 @dataclass
@@ -123,7 +120,7 @@ def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: boo
     ``check_blobs=False`` skips the blob scan and blob-reachability walk (chains, seals and
     signatures only). Raises ``TimelineError`` when the file is too damaged to be read at all.
     """
-    with timeline.snapshot():
+    with timeline.engine.snapshot():
         timeline.refresh()  # the runs as of this snapshot
         damaged = _quick_check(timeline) if check_blobs else None
         known: set[bytes] | None = None
@@ -138,121 +135,23 @@ def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: boo
 
 
 def _orphans(timeline: Timeline) -> dict[str, str]:
-    """Run ids named by steps, trace chunks or effects that no ``runs`` row has."""
+    """Run ids named by steps, trace chunks or effects that no run row has."""
+    what = {"steps": "step", "trace_chunks": "trace chunk", "effects": "effect"}
     found: dict[str, list[str]] = {}
-    tables = {row[0] for row in timeline.query("SELECT name FROM sqlite_master WHERE type='table'")}
-    for table, what in (("steps", "step"), ("trace_chunks", "trace chunk"),
-                        ("effects", "effect")):
-        if table not in tables:
-            continue
-        for run_id, count in timeline.query(
-                f"SELECT run_id, count(*) FROM {table} WHERE run_id NOT IN"
-                " (SELECT id FROM runs) GROUP BY run_id LIMIT 100"):
-            found.setdefault(str(run_id)[:64], []).append(f"{count} {what}(s)")
+    for table, run_id, count in timeline.engine.orphan_counts():
+        found.setdefault(str(run_id)[:64], []).append(f"{count} {what.get(table, table)}(s)")
     return {run_id: ", ".join(parts) for run_id, parts in found.items()}
 
 
 def _quick_check(timeline: Timeline) -> str | None:
-    rows = timeline.query("PRAGMA quick_check(1)")
-    message = str(rows[0][0]) if rows else "no answer from integrity check"
-    return None if message == "ok" else message
-
-
-def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
-    """Check every blob's bytes against its hash, one blob at a time.
-
-    Returns ``(all keys, {hex key: problem})``.
-    """
-    known: set[bytes] = set()
-    bad: dict[str, str] = {}
-    after = b""
-    with timeline.snapshot():
-        while True:
-            page = timeline.query("SELECT hash FROM blobs WHERE hash > ? ORDER BY hash LIMIT ?",
-                                  (after, _PAGE))
-            if not page:
-                return known, bad
-            for (raw,) in page:
-                if not isinstance(raw, bytes):
-                    bad[str(raw)[:32]] = "malformed key"
-                    continue
-                known.add(raw)
-                problem = check_blob(timeline, raw)
-                if problem:
-                    bad[raw.hex()] = problem
-            after = page[-1][0] if isinstance(page[-1][0], bytes) else after + b"\x00"
-            if len(page) < _PAGE:
-                return known, bad
-
-
-def check_blob(timeline: Timeline, raw: bytes) -> str | None:
-    """Return None when blob ``raw`` (binary key) matches its hash, else the problem."""
-    rows = timeline.query("SELECT codec, size, data FROM blobs WHERE hash=?", (raw,))
-    if not rows:
-        return "missing"
-    codec, size, data = rows[0]
-    if len(raw) != DIGEST_SIZE or not _int(size) or size < 0 or not isinstance(data, bytes) \
-            or not _int(codec):
-        return "malformed"
-    if codec in (blobs.RAW, blobs.ZLIB):
-        ok = _stream_matches(raw, codec, data, size)
-    else:  # deltas, zstandard, manifests: the blob layer decodes (and checks) them
-        problem = timeline.blob_problem(raw)
-        return None if problem is None else problem
-    return None if ok else "corrupt (hash mismatch)"
-
-
-def _stream_matches(raw: bytes, codec: int, data: bytes, size: int) -> bool:
-    digest = hashlib.blake2b(digest_size=DIGEST_SIZE)
-    if codec == blobs.RAW:
-        digest.update(data)
-        return len(data) == size and digest.digest() == raw
-    inflater = zlib.decompressobj()
-    total, pending = 0, data
-    try:
-        while pending or not inflater.eof:
-            piece = inflater.decompress(pending, _INFLATE_PIECE)
-            pending = inflater.unconsumed_tail
-            total += len(piece)
-            if total > size:
-                return False
-            digest.update(piece)
-            if not piece and not pending:
-                break
-    except zlib.error:
-        return False
-    return total == size and digest.digest() == raw
-
-
-_RUN_COLUMNS = ("name, started, pid, host, proc_start, entry, env, parent_run, parent_step,"
-                " status, ended, error, step_count, chain_head, signature, key_id, seq, seal")
+    return timeline.engine.check_storage()
 
 
 def _run_row(timeline: Timeline, run_id: str) -> tuple:
-    columns = _RUN_COLUMNS if _has_column(timeline, "runs", "seal") \
-        else _RUN_COLUMNS.replace(", seal", ", NULL")
-    rows = timeline.query(f"SELECT {columns} FROM runs WHERE id=?", (run_id,))
-    if not rows:
+    row = timeline.engine.run_header(run_id)
+    if row is None:
         raise TimelineError(timeline.path, f"run {run_id[:8]} vanished while verifying")
-    return rows[0]
-
-
-def _has_column(timeline: Timeline, table: str, column: str) -> bool:
-    return any(row[1] == column for row in timeline.query(f"PRAGMA table_info({table})"))
-
-
-def sealed_from(timeline: Timeline) -> int | None:
-    """The ``seq`` from which every run of the file must be sealed (``meta.sealed_from``);
-    None for a file from before seals. A malformed value counts as 1: every run."""
-    if not timeline.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"):
-        return None
-    rows = timeline.query("SELECT value FROM meta WHERE key=?", (SEALED_FROM,))
-    if not rows:
-        return None
-    try:
-        return int(str(rows[0][0]))
-    except ValueError:
-        return 1
+    return row
 
 
 def verify_run(timeline: Timeline, run: Run, key: UserKey | None, *,
@@ -263,7 +162,7 @@ def verify_run(timeline: Timeline, run: Run, key: UserKey | None, *,
     Reads one snapshot of the file (``Timeline.snapshot``), so a run still being recorded is
     checked as of one committed moment.
     """
-    with timeline.snapshot():
+    with timeline.engine.snapshot():
         row = _run_row(timeline, run.id)
         return _verify_once(timeline, run, row, key, known, bad)
 
@@ -273,9 +172,7 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
     run_id = run.id
     (name, started, pid, host, proc_start, entry, env, parent_run, parent_step, status, ended,
      error, step_count, chain_head, signature, key_id, seq, seal) = row
-    first_sealed = sealed_from(timeline)
-    version = VERSION if seal is not None or (
-        first_sealed is not None and (not _int(seq) or seq >= first_sealed)) else 1
+    version = VERSION if seal is not None else 1
     count = step_count if _int(step_count) and step_count >= 0 else 0
     report = RunReport(run_id, str(name), str(run.status), count, "unsigned",
                        key_id if isinstance(key_id, str) else None,
@@ -295,8 +192,7 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
         elif head != (chain_head or GENESIS):
             report.chain_problem = "the run's chain head does not match its steps"
     if report.chain_problem is None:
-        extra = timeline.query("SELECT count(*) FROM steps WHERE run_id=? AND idx>=?",
-                               (run_id, count))[0][0]
+        extra = timeline.engine.step_row_count(run_id, count)
         if extra:
             report.chain_problem = f"{extra} step(s) were added after the run's last step"
     if reach is not None:
@@ -306,20 +202,21 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
         state = RunState(
             run_id, header_digest(run_id=run_id, name=name, started=started, pid=pid,
                                   host=host, proc_start=proc_start, entry=entry, env=env,
-                                  parent_run=parent_run, parent_step=parent_step, seq=seq,
-                                  version=version),
-            key_id=key_id if version >= 2 else None, steps=step_count,
+                                  parent_run=parent_run, parent_step=parent_step),
+            key_id=key_id if version >= 2 else None, seq=seq, steps=step_count,
             head=chain_head or GENESIS, effects=effects, effects_head=effects_head,
             end=None if status == "running" else end_fields(status=status, ended=ended,
                                                             error=error),
             version=version)
-        seal_of(state)  # a field of a type canonical JSON cannot take fails here
+        if version >= 2:
+            seal_of(state)  # a field of a type canonical JSON (or the seq) cannot take fails
     except (TypeError, ValueError, AttributeError, OverflowError):
         state = None  # a field of the wrong type: not what our writer wrote
+    if version < 2 and report.chain_problem is None and report.chain_broken_at is None \
+            and isinstance(signature, bytes) and len(signature) > 32:
+        report.chain_problem = "the run's seal is missing (its signature is of a sealed run)"
     if version >= 2 and report.chain_problem is None:
-        if not isinstance(seal, bytes):
-            report.chain_problem = "the run's seal is missing (every run of this file is sealed)"
-        elif state is None or seal != seal_of(state):
+        if not isinstance(seal, bytes) or state is None or seal != seal_of(state):
             report.chain_problem = ("the run's record does not match its seal (its name, status, "
                                     "times, entry, place in the file, key or effect journal "
                                     "was altered)")
@@ -361,16 +258,10 @@ def _checks(key: UserKey, state: RunState | None, signature: bytes) -> bool:
         return False
 
 
-_STEP_SELECT = ("SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors,"
-                " function, filename, lineno, depth, n_changed, hash FROM steps")
-
-
 def _step_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
     after = -1
     while True:
-        rows = timeline.query(
-            f"{_STEP_SELECT} WHERE run_id=? AND idx>? AND idx<? ORDER BY idx LIMIT ?",
-            (run_id, after, count, _PAGE))
+        rows = timeline.engine.chain_rows(run_id, after, count, _PAGE)
         yield from rows
         if len(rows) < _PAGE:
             return
@@ -382,9 +273,7 @@ def _chunk_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
     holds up to thousands of steps)."""
     after = -1
     while True:
-        rows = timeline.query(
-            "SELECT first, count, data, hash FROM trace_chunks WHERE run_id=? AND first>?"
-            " AND first<? ORDER BY first LIMIT 16", (run_id, after, count))
+        rows = timeline.engine.chunk_page(run_id, 0, count, after, 16)
         for first, size, data, stored in rows:
             yield (first, None, size, data, stored)
         if len(rows) < 16:
@@ -393,8 +282,7 @@ def _chunk_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
 
 
 def _has_chunks(timeline: Timeline) -> bool:
-    return bool(timeline.query(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='trace_chunks'"))
+    return timeline.engine.has_trace_chunks()
 
 
 def _check_steps(timeline: Timeline, run_id: str, count: int, report: RunReport,
@@ -414,9 +302,15 @@ def _check_steps(timeline: Timeline, run_id: str, count: int, report: RunReport,
                 report.chain_broken_at = expected
                 report.chain_problem = f"step {expected} is missing"
             else:
-                digest = (_chunk_hash(previous, row) if is_chunk
+                digest = (_chunk_hash(previous, row, version) if is_chunk
                           else _step_hash(previous, row, version))
-                if digest is None or digest != row[-1]:
+                if digest is not None and digest != row[-1] and version < 2 and (
+                        (_chunk_hash(previous, row, VERSION) if is_chunk
+                         else _step_hash(previous, row, VERSION)) == row[-1]):
+                    report.chain_broken_at = expected
+                    report.chain_problem = ("the run's seal is missing (its steps were "
+                                            "chained as a sealed run's)")
+                elif digest is None or digest != row[-1]:
                     report.chain_broken_at = expected
                     what = (f"the trace chunk of steps {index}-{index + row[2] - 1}"
                             if is_chunk and _int(row[2]) else f"step {expected}")
@@ -442,11 +336,11 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _chunk_hash(previous: bytes, row: tuple) -> bytes | None:
+def _chunk_hash(previous: bytes, row: tuple, version: int) -> bytes | None:
     first, _, count, data, _ = row
     if not isinstance(data, bytes) or not _int(count):
         return None
-    return chain_hash(previous, chunk_fields(data, first, count))
+    return chain_hash(previous, chunk_fields(data, first, count, version=version))
 
 
 def _step_hash(previous: bytes, row: tuple, version: int) -> bytes | None:
@@ -473,9 +367,7 @@ def _check_effects(timeline: Timeline, run_id: str, reach: _Reach | None
     state = RunState(run_id, b"")
     after: Any = -1
     while True:
-        rows = timeline.query(
-            f"SELECT {', '.join(_EFFECT_COLUMNS)} FROM effects WHERE run_id=? AND seq>?"
-            " ORDER BY seq LIMIT ?", (run_id, after, _PAGE))
+        rows = timeline.engine.effect_rows(run_id, after_seq=after, limit=_PAGE)
         for row in rows:
             fields = dict(zip(_EFFECT_COLUMNS, row))
             try:
@@ -560,8 +452,8 @@ class _Reach:
         return result
 
     def _pieces(self, key: str) -> list[str]:
-        rows = self.timeline.query("SELECT codec FROM blobs WHERE hash=?", (bytes.fromhex(key),))
-        if not rows or not _int(rows[0][0]) or not rows[0][0] & blobs.MANIFEST:
+        row = self.timeline.engine.blob_row(bytes.fromhex(key))
+        if row is None or not _int(row[0]) or not row[0] & blobs.MANIFEST:
             return []
         problem = self.timeline.blob_problem(bytes.fromhex(key))
         if problem:

@@ -22,12 +22,12 @@ Version history:
   and docs/storage.md; trace chunks compressed with zstandard too (``store/chunks.py``: zlib
   chunks are still read). No table changes: older files are read as they are.
 - 4: every run is **sealed** (``store/sealing.py``): ``runs.seal`` holds the hash of the run's
-  statement — header and place in the file (``seq``), key id, step chain head, effect journal,
-  end — rewritten with every change, signed or not; the step chain covers every column of a
-  ``steps`` row (the innermost frame's function/file/line, depth and ``n_changed`` too).
-  ``meta.sealed_from`` is the ``seq`` of the first run written this way: older runs keep their
-  version-1 chain and are checked as before. Opened for writing, an older file gets the column
-  and the meta row (``connection.upgrade``).
+  statement — header, key id, step chain head, effect journal, end — and its place in the file
+  (``seq``), rewritten with every change, signed or not; the step chain covers every column of
+  a ``steps`` row (the innermost frame's function/file/line, depth and ``n_changed`` too) and
+  is marked ``"v": 2``, so a sealed run whose seal was removed is still told from an older one.
+  Older runs keep their version-1 chain and no seal, and are checked as before. Opened for
+  writing, an older file gets the column (``connection.upgrade``).
 """
 
 from __future__ import annotations
@@ -109,6 +109,3 @@ CREATE TABLE IF NOT EXISTS effects (
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 """
-
-#: The ``meta`` key naming the ``seq`` of the first run that must carry a seal (format 4).
-SEALED_FROM = "sealed_from"

@@ -18,8 +18,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..errors import TimelineError
-from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA, SEALED_FROM
+from ...errors import TimelineError
+from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: What SQLite raises on a damaged file. Python's sqlite3 raises UnicodeDecodeError instead when
@@ -110,8 +110,8 @@ def _writing_pragmas(conn: sqlite3.Connection) -> None:
 
 def upgrade(conn: sqlite3.Connection) -> None:
     """Bring an older file to ``FORMAT_VERSION`` in one transaction (``schema``'s history):
-    new tables; from format 4 the ``runs.seal`` column and ``meta.sealed_from``, the first run
-    that must be sealed (runs already in the file keep their version-1 chain)."""
+    new tables; from format 4 the ``runs.seal`` column (runs already in the file keep their
+    version-1 chain and no seal)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         if conn.execute("PRAGMA user_version").fetchone()[0] < FORMAT_VERSION:
@@ -120,8 +120,6 @@ def upgrade(conn: sqlite3.Connection) -> None:
             columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
             if "seal" not in columns:
                 conn.execute("ALTER TABLE runs ADD COLUMN seal BLOB")
-            conn.execute("INSERT OR IGNORE INTO meta (key, value) SELECT ?,"
-                         " CAST(coalesce(max(seq), 0) + 1 AS TEXT) FROM runs", (SEALED_FROM,))
             conn.execute(f"PRAGMA user_version={FORMAT_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
@@ -227,7 +225,6 @@ def _build(temporary: Path) -> None:
             _writing_pragmas(conn)
             conn.executescript(
                 f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA application_id={APPLICATION_ID};"
-                f" INSERT INTO meta (key, value) VALUES ('{SEALED_FROM}', '1');"
                 f" PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
         finally:
             conn.close()  # the last connection folds the WAL in and removes -wal / -shm

@@ -1,0 +1,53 @@
+"""Which engine a location names, and opening it: a path is a SQLite timeline file, a
+``postgresql://`` URL a shared store (``store.engine`` is the contract both implement)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .engine import ReadEngine, WriteEngine
+
+
+def is_store_url(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` names a database store (``postgresql://…``) rather than a file."""
+    text = os.fspath(location)
+    return isinstance(text, str) and text.startswith(("postgresql://", "postgres://"))
+
+
+def open_read_engine(location: str | os.PathLike[str]) -> ReadEngine:
+    """Open ``location`` for reading with the engine it names.
+
+    A path opens the SQLite file there; a ``postgresql://`` URL opens the PostgreSQL engine
+    (``snapstate[postgres]``). Raises ``TimelineError`` naming the location when it cannot.
+    """
+    if is_store_url(location):
+        from .postgres.engine import PostgresReadEngine
+
+        return PostgresReadEngine(str(location))
+    from .sqlite.reading import SQLiteReadEngine
+
+    return SQLiteReadEngine(location)
+
+
+def open_write_engine(location: str | os.PathLike[str]) -> WriteEngine:
+    """Open ``location`` for writing with the engine it names (a file is created owner-only
+    when missing). Raises ``TimelineError`` naming the location when it cannot."""
+    if is_store_url(location):
+        from .postgres.engine import PostgresWriteEngine
+
+        return PostgresWriteEngine(str(location))
+    from .sqlite.writing import SQLiteWriteEngine
+
+    return SQLiteWriteEngine(location)
+
+
+def location_label(location: str | os.PathLike[str]) -> Any:
+    """How a location is named in messages and ``Timeline.path``: the ``Path`` of a file, the
+    URL of a store without its password."""
+    if is_store_url(location):
+        from .postgres.connection import redacted
+
+        return redacted(str(location))
+    return Path(location)
