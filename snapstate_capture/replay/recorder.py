@@ -135,7 +135,7 @@ class ReplayRecorder(Recorder):
             self._turn.notify_all()
         session.progress(index)
         if index == session.config.to:
-            self._stop_at(index, frames[-1] if frames else frame)
+            self._stop_at(index, frames[-1] if frames else frame, extra)
         return index
 
     def _fast_match(self, recorded: Step, kind: str, label: str | None,
@@ -169,7 +169,8 @@ class ReplayRecorder(Recorder):
             f"after {session.count} steps", actual=step_facts(
                 record.kind, record.label, record.function, record.filename, record.lineno)))
 
-    def _stop_at(self, index: int, frame: types.FrameType | None) -> None:
+    def _stop_at(self, index: int, frame: types.FrameType | None,
+                 extra: dict[str, Any] | None = None) -> None:
         from . import stops
 
         mode = self.session.config.mode
@@ -178,7 +179,9 @@ class ReplayRecorder(Recorder):
         elif mode == "live":
             self.go_live(index)
         elif frame is not None:
-            stops.interact(mode, frame, index, self._recorded(index))
+            values = {k: getattr(v, "value", v) if type(v).__name__ == "PreviewOnly" else v
+                      for k, v in (extra or {}).items()}
+            stops.interact(mode, frame, index, self._recorded(index), values)
 
     def go_live(self, index: int) -> None:
         """From here on, record for real into a new fork run branching at step ``index``."""
@@ -215,13 +218,29 @@ class ReplayRecorder(Recorder):
         with self._turn:
             self._turn.wait_for(lambda: self.replayed >= target or self.live, TURN_WAIT)
 
+    async def await_turn_async(self, call: EffectCall) -> None:
+        """``await_turn`` for an effect served in an asyncio task: yields to the other tasks
+        (whose steps were recorded first) until its turn, at most ``TURN_WAIT`` s."""
+        import asyncio
+        import time
+
+        target = call.recorded_step
+        deadline = time.monotonic() + TURN_WAIT
+        while (not self.live and target is not None and self.replayed < target
+               and time.monotonic() < deadline):
+            await asyncio.sleep(0.001)
+
     def _wait_for_live(self) -> bool:
         """A call the journal has nothing more for, made while a live continuation is due
         (``--live``/resume at a step not reached yet — another thread takes it): wait, at most
-        ``TURN_WAIT`` s, until the replay goes live; True when it did."""
+        ``TURN_WAIT`` s, until the replay goes live; True when it did (or will: see below)."""
         config, turn = self.session.config, getattr(self, "_turn", None)
         if turn is None or config.mode != "live" or config.to is None:
             return False
+        if threading.current_thread() is threading.main_thread():
+            # asyncio tasks share this thread: waiting would stop the task that takes the
+            # stop step. The call runs for real; the replay is live by the time it ends.
+            return True
         with turn:
             turn.wait_for(lambda: self.live, TURN_WAIT)
         return self.live

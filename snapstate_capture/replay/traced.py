@@ -68,8 +68,10 @@ class TracedReplayRecorder(Recorder):
                     continue  # tracer bookkeeping, not program state
                 if actual.kind == "effect":
                     # the recording also traced the effect's own body, which replay never runs
+                    # (in a worker thread, for a sync tool run in a pool: another stack)
                     while (expected is not None and expected.kind != "effect"
-                           and expected.depth > actual.depth):
+                           and (expected.depth > actual.depth
+                                or expected.thread != actual.thread)):
                         expected = next(recorded, None)
                 if expected is None or expected.index >= limit:
                     if expected is None and session.recording_complete:
