@@ -14,10 +14,9 @@ API call, a tool, ``input()``, a clock, a random draw (DESIGN.md "Replay and for
   result (or raises the recorded exception). Anything else is a divergence.
 
 Outside a ``record`` block, and for an effect called by another effect, the function simply
-runs. Helpers below wrap the usual sources of nondeterminism; ``patch_nondeterminism()`` (used
-by ``record(..., patch_nondeterminism=True)``) routes the module functions themselves through
-the journal, for calls made from the user's own code (library code calling ``time.monotonic``,
-such as asyncio's event loop, is left alone).
+runs. Helpers below wrap the usual sources of nondeterminism; ``nondeterminism.py``
+(``record(..., patch_nondeterminism=True)``) routes the module functions themselves through the
+journal, whoever calls them.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ import inspect
 import os
 import random as _random
 import sys
-import threading
 import time as _time
 import types
 import uuid as _uuid
@@ -39,7 +37,8 @@ from typing import Any, Callable, TypeVar
 from .frames import _PACKAGE_DIR
 from ..store.hashing import canonical_json, content_hash
 from ..options import ValueOptions
-from .recorder import PreviewOnly, active_recorder, current_task_name, current_thread_name
+from .recorder import PreviewOnly, active_recorder
+from .tasks import current_task_name, current_thread_name
 from ..values import capture_value
 from ..values.payload import serialize
 
@@ -335,74 +334,3 @@ choice = _helper("random.choice")
 uuid4 = _helper("uuid.uuid4")
 urandom = _helper("os.urandom")
 input = _helper("input")  # noqa: A001 - the point is to stand in for the builtin
-
-
-# -- patch_nondeterminism -----------------------------------------------------------------------
-_PATCH_TARGETS: tuple[tuple[Any, str, str], ...] = (
-    (_time, "time", "time.time"), (_time, "monotonic", "time.monotonic"),
-    (_random, "random", "random.random"), (_random, "randint", "random.randint"),
-    (_random, "randrange", "random.randrange"), (_random, "uniform", "random.uniform"),
-    (_random, "choice", "random.choice"), (_random, "getrandbits", "random.getrandbits"),
-    (_uuid, "uuid4", "uuid.uuid4"), (os, "urandom", "os.urandom"),
-    (builtins, "input", "input"),
-)
-_patch_lock = threading.Lock()
-_patch_depth = 0
-
-
-def _patched(effect_name: str) -> Callable[..., Any]:
-    original = _originals[effect_name]
-    hidden_cache: dict[str, bool] = {}
-
-    def patched(*args: Any, **kwargs: Any) -> Any:
-        recorder = active_recorder()
-        if recorder is None or _inside.get():
-            return original(*args, **kwargs)
-        caller = sys._getframe(1)
-        filename = caller.f_code.co_filename
-        hidden = hidden_cache.get(filename)
-        if hidden is None:
-            # Only the user's own calls are effects: library code (asyncio's loop clock,
-            # uuid's own urandom, the recorder's timestamps) calls the original directly.
-            hidden = hidden_cache[filename] = recorder._frames.is_hidden(filename)
-        if hidden:
-            return original(*args, **kwargs)
-        call = begin_call(recorder, effect_name, original, args, kwargs, caller,
-                          advance=effect_name.startswith("random."))
-        if call is None:
-            return original(*args, **kwargs)
-        run_call(call)
-        return end_call(recorder, call)
-
-    patched.__name__ = patched.__qualname__ = effect_name.rsplit(".", 1)[-1]
-    patched.__wrapped__ = original  # type: ignore[attr-defined]
-    return patched
-
-
-_patches = {name: _patched(name) for _, _, name in _PATCH_TARGETS}
-
-
-def patch_nondeterminism() -> None:
-    """Route ``time.time``, ``time.monotonic``, ``random``'s module functions, ``uuid.uuid4``,
-    ``os.urandom`` and ``input`` through the effect journal (nested uses are counted; each
-    ``unpatch_nondeterminism()`` undoes one). Code that bound the functions earlier
-    (``from time import time``) keeps the originals: replay then reports a divergence."""
-    global _patch_depth
-    with _patch_lock:
-        _patch_depth += 1
-        if _patch_depth == 1:
-            for module, attribute, effect_name in _PATCH_TARGETS:
-                setattr(module, attribute, _patches[effect_name])
-
-
-def unpatch_nondeterminism() -> None:
-    """Undo one ``patch_nondeterminism()``; the originals come back after the last one."""
-    global _patch_depth
-    with _patch_lock:
-        if _patch_depth == 0:
-            return
-        _patch_depth -= 1
-        if _patch_depth == 0:
-            for module, attribute, effect_name in _PATCH_TARGETS:
-                if getattr(module, attribute, None) is _patches[effect_name]:
-                    setattr(module, attribute, _originals[effect_name])

@@ -13,7 +13,9 @@ from .. import machinery, messages
 from ..base import Integration, IntegrationSkipped, patch, seam
 from ..calls import (Key, acall_effect, astream_effect, call_effect, journal_uuid_module,
                      stream_effect)
-from . import LANGGRAPH
+
+#: The langgraph versions this integration knows (checked by ``patch_loop``).
+LANGGRAPH = ((0, 3), 2)
 
 _MESSAGE_CLASSES = ("langchain_core.messages.base.BaseMessage",)
 
