@@ -252,7 +252,7 @@ class SnapStateSaver(BaseCheckpointSaver[str]):
 def _ensure_timeline(path: Path) -> None:
     """Create ``path`` as an empty timeline when missing; raise ``TimelineError`` when it
     exists and is not one."""
-    from ...store.connection import open_for_reading
+    from ...store.sqlite.connection import open_for_reading
     from ...store.writer import TimelineWriter
 
     if path.exists():
