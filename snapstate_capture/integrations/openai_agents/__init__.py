@@ -20,7 +20,7 @@ a ``record`` block:
 from __future__ import annotations
 
 from ..base import Integration, IntegrationSkipped
-from ..imports import when_imported
+from ...capture.imports import when_imported
 
 
 class OpenAIAgentsIntegration(Integration):

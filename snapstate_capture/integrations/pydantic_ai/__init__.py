@@ -21,7 +21,7 @@ Turned on when ``pydantic_ai`` is imported inside (or before) a ``record`` block
 from __future__ import annotations
 
 from ..base import Integration
-from ..imports import when_imported
+from ...capture.imports import when_imported
 
 
 class PydanticAIIntegration(Integration):
