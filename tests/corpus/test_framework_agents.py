@@ -145,6 +145,9 @@ def test_recorded_unchanged_under_snapstate_record(case, tmp_path):
     agent.reset()
     result = agent.record_cli(path)
     assert result.returncode == 0, result.stderr
+    assert [line for line in result.stderr.splitlines()
+            if not line.startswith("snapstate: ")] == []  # only our own two closing lines
+    assert placeholders(path) == []  # traced locals too: lists of tools are machinery
     assert set(agent.calls()) == set(CALLS)
     effects = [label for _, kind, label in labels(path) if kind == "effect"]
     assert effects.count(case.model) == agent.calls().count("model")
