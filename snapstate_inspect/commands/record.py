@@ -200,9 +200,16 @@ def _run_script(target: str) -> None:
 
 
 def _join_threads() -> None:
-    """Wait for non-daemon threads, as the interpreter does at exit, so they are recorded."""
+    """Wait for non-daemon threads, as the interpreter does at exit, so they are recorded.
+
+    Idle thread-pool workers (``concurrent.futures``, asyncio's default executor) are left
+    to the interpreter: they end only once its exit hook has told their pools to shut down,
+    so joining them here would wait forever (an Agents SDK run's sync tools leave some)."""
+    pool_worker = getattr(sys.modules.get("concurrent.futures.thread"), "_worker", None)
     for thread in threading.enumerate():
         if thread is threading.current_thread() or thread.daemon:
+            continue
+        if pool_worker is not None and getattr(thread, "_target", None) is pool_worker:
             continue
         thread.join()
 

@@ -387,7 +387,9 @@ def _first(region: Region, steps_a: list[Step], steps_b: list[Step]) -> Divergen
     a_step = region.a_start if region.a_start < len(steps_a) else None
     b_step = region.b_start if region.b_start < len(steps_b) else None
     if region.kind == "state":
-        names = ", ".join(var.name for _, var in region.diff.variables()) if region.diff else ""
+        # each name once: the same variable differs in every frame that holds it
+        names = ", ".join(dict.fromkeys(var.name for _, var in region.diff.variables())
+                          ) if region.diff else ""
         message = f"step {a_step} of A and step {b_step} of B differ in state" + (
             f": {names}" if names else "")
         return Divergence(a_step, b_step, "state", message, region.diff)
