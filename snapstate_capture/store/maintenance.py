@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import NotFoundError, TimelineError
 from .hashing import canonical_json, content_hash
 from . import blobs, chunks
-from .connection import open_for_reading, open_for_writing
+from .sqlite.connection import open_for_reading, open_for_writing
 from .reader import Run, Timeline, open_timeline
 from .writer import StepRecord, TimelineWriter
 
@@ -333,8 +333,7 @@ def _closure(timeline: Timeline, run: Run, frame_keys: list[str], extra: dict[st
 
     def fetch(key: bytes) -> tuple[int, int, bytes] | None:
         if key not in stored:
-            found = timeline.query("SELECT codec, size, data FROM blobs WHERE hash=?", (key,))
-            stored[key] = found[0] if found else None
+            stored[key] = timeline.engine.blob_row(key)
         return stored[key]
 
     marker = _Marker(fetch)

@@ -23,7 +23,7 @@ from typing import Any
 
 from .hashing import GENESIS, chain_hash, content_hash
 from . import blobs
-from .connection import open_for_writing
+from .sqlite.connection import open_for_writing
 
 
 #: Bytes of recently written blobs kept as delta bases, and the largest blob kept.

@@ -111,9 +111,7 @@ def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: boo
 
 
 def _quick_check(timeline: Timeline) -> str | None:
-    rows = timeline.query("PRAGMA quick_check(1)")
-    message = str(rows[0][0]) if rows else "no answer from integrity check"
-    return None if message == "ok" else message
+    return timeline.engine.check_storage()
 
 
 def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
@@ -125,11 +123,10 @@ def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
     bad: dict[str, str] = {}
     after = b""
     while True:
-        page = timeline.query("SELECT hash FROM blobs WHERE hash > ? ORDER BY hash LIMIT ?",
-                              (after, _PAGE))
+        page = timeline.engine.blob_keys_after(after, _PAGE)
         if not page:
             return known, bad
-        for (raw,) in page:
+        for raw in page:
             if not isinstance(raw, bytes):
                 bad[str(raw)[:32]] = "malformed key"
                 continue
@@ -137,17 +134,17 @@ def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
             problem = check_blob(timeline, raw)
             if problem:
                 bad[raw.hex()] = problem
-        after = page[-1][0] if isinstance(page[-1][0], bytes) else after + b"\x00"
+        after = page[-1] if isinstance(page[-1], bytes) else after + b"\x00"
         if len(page) < _PAGE:
             return known, bad
 
 
 def check_blob(timeline: Timeline, raw: bytes) -> str | None:
     """Return None when blob ``raw`` (binary key) matches its hash, else the problem."""
-    rows = timeline.query("SELECT codec, size, data FROM blobs WHERE hash=?", (raw,))
-    if not rows:
+    row = timeline.engine.blob_row(raw)
+    if row is None:
         return "missing"
-    codec, size, data = rows[0]
+    codec, size, data = row
     if len(raw) != DIGEST_SIZE or not isinstance(size, int) or size < 0 \
             or not isinstance(data, bytes):
         return "malformed"
@@ -182,13 +179,10 @@ def _stream_matches(raw: bytes, codec: int, data: bytes, size: int) -> bool:
 
 
 def _run_row(timeline: Timeline, run_id: str) -> tuple:
-    rows = timeline.query(
-        "SELECT name, started, pid, host, proc_start, entry, env, parent_run, parent_step,"
-        " status, ended, error, step_count, chain_head, signature, key_id"
-        " FROM runs WHERE id=?", (run_id,))
-    if not rows:
+    row = timeline.engine.run_header(run_id)
+    if row is None:
         raise TimelineError(timeline.path, f"run {run_id[:8]} vanished while verifying")
-    return rows[0]
+    return row
 
 
 def verify_run(timeline: Timeline, run: Run, key: UserKey | None, *,
@@ -226,8 +220,7 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
         elif head != (chain_head or GENESIS):
             report.chain_problem = "the run's chain head does not match its steps"
     if report.chain_problem is None and not live:
-        extra = timeline.query("SELECT count(*) FROM steps WHERE run_id=? AND idx>=?",
-                               (run_id, count))[0][0]
+        extra = timeline.engine.step_row_count(run_id, count)
         if extra:
             report.chain_problem = f"{extra} step(s) were added after the run's last step"
     if usage is not None:
@@ -264,10 +257,7 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
 def _step_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
     after = -1
     while True:
-        rows = timeline.query(
-            "SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors, hash"
-            " FROM steps WHERE run_id=? AND idx>? AND idx<? ORDER BY idx LIMIT ?",
-            (run_id, after, count, _PAGE))
+        rows = timeline.engine.chain_rows(run_id, after, count, _PAGE)
         yield from rows
         if len(rows) < _PAGE:
             return
@@ -279,9 +269,7 @@ def _chunk_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
     holds up to thousands of steps)."""
     after = -1
     while True:
-        rows = timeline.query(
-            "SELECT first, count, data, hash FROM trace_chunks WHERE run_id=? AND first>?"
-            " AND first<? ORDER BY first LIMIT 16", (run_id, after, count))
+        rows = timeline.engine.chunk_page(run_id, 0, count, after, 16)
         for first, size, data, stored in rows:
             yield (first, None, size, data, stored)
         if len(rows) < 16:
@@ -290,8 +278,7 @@ def _chunk_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
 
 
 def _has_chunks(timeline: Timeline) -> bool:
-    return bool(timeline.query(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='trace_chunks'"))
+    return timeline.engine.has_trace_chunks()
 
 
 def _check_steps(timeline: Timeline, run_id: str, count: int, report: RunReport,
@@ -359,10 +346,7 @@ def _check_effects(timeline: Timeline, run_id: str, usage: _Usage | None
     state = RunState(run_id, b"")
     after = -1
     while True:
-        rows = timeline.query(
-            "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value"
-            " FROM effects WHERE run_id=? AND seq>? ORDER BY seq LIMIT ?",
-            (run_id, after, _PAGE))
+        rows = timeline.engine.effect_rows(run_id, after_seq=after, limit=_PAGE)
         for row in rows:
             fields = dict(zip(("seq", "step", "site", "task", "ordinal", "name", "args_hash",
                                "outcome", "value"), row))
