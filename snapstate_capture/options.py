@@ -94,4 +94,4 @@ class CaptureOptions:
     library_frames: bool = False
     payloads: bool = True
     entry_env: tuple[str, ...] = DEFAULT_ENTRY_ENV
-    deep_check_chunks: int | None = 16
+    deep_check_chunks: int | None = 8

@@ -19,6 +19,10 @@ what did not change:
    in-place edit deep inside an old chunk is caught within ``ceil(chunks / deep_check_chunks)``
    captures of the value; a container of at most that many chunks is checked whole at every
    step, exactly. ``deep_check_chunks=None`` checks every chunk at every step (exact, O(size)).
+   The sweep pickles: for string-heavy elements (chat messages) a pickle is a C-speed copy,
+   ~2 µs for 16 messages, cheaper than listing every reachable object's identity through
+   ``gc.get_referents`` (~5 µs, measured), and it compares content, so it cannot be fooled by
+   a new object at a freed object's address.
 4. The payload's manifest is a **tree** once the container has more than ``FANOUT`` chunks:
    the top manifest lists group manifests of ``FANOUT`` chunk keys each, and only the groups
    holding a changed chunk (after an append, the last) are written again, so what a step
@@ -209,3 +213,4 @@ def scalar_only(cls: type, keys: list[Any], values: list[Any], start: int, stop:
 def dumps(part: list[Any]) -> bytes:
     """The change detector of one chunk: its plain pickle (raises what pickle raises)."""
     return pickle.dumps(part, chunked.PROTOCOL)
+

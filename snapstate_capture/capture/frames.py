@@ -56,7 +56,7 @@ class StackCapture:
     function: str | None = None
     filename: str | None = None
     lineno: int | None = None
-    innermost_digests: dict[str, str] = field(default_factory=dict)
+    innermost_digests: dict[str, Any] = field(default_factory=dict)
 
 
 def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:
@@ -168,10 +168,10 @@ class FrameCapturer:
         return out
 
     def _frame_record(self, frame: types.FrameType, out: StackCapture, position: int
-                      ) -> tuple[dict[str, Any], dict[str, str]]:
+                      ) -> tuple[dict[str, Any], dict[str, Any]]:
         code = frame.f_code
         local_refs = []
-        digests: dict[str, str] = {}
+        digests: dict[str, Any] = {}
         snapshot = frame.f_locals
         module_level = snapshot is frame.f_globals
         for name, value in list(snapshot.items()):
@@ -179,7 +179,7 @@ class FrameCapturer:
                 continue  # module dunders (__builtins__, __loader__, …) are noise, not state
             ref = self._ref((code, position, name), value, name, out)
             local_refs.append([name, ref])
-            digests[name] = ref.get("b") or ref["p"]
+            digests[name] = ref.get("b") or ref.get("p") or ("v", type(value), value)
         value = None
         release_locals_snapshot(frame, snapshot)
         record = {

@@ -114,6 +114,8 @@ class ValueCache:
         self.options = options
         self._slots: dict[Any, _Entry] = {}
         self._builder = PreviewBuilder(options.values)
+        #: Strings up to this length are stored inline (never beyond what a preview shows).
+        self._inline_str = min(INLINE_STR, options.values.max_string)
 
     def clear(self) -> None:
         """Forget every slot."""
@@ -126,6 +128,10 @@ class ValueCache:
         cls = type(value)
         if name is not None and self.options.values.is_secret(name):
             return self._capture(slot, value, name, out, None)
+        if cls in _INLINE and self.options.payloads and (
+                cls is not str or len(value) <= self._inline_str) and (
+                cls is not int or -_INT_LIMIT <= value < _INT_LIMIT):
+            return {"v": value}  # a scalar lives in the frame record itself: no blobs
         if (cls is list or cls is dict) and value and self.options.payloads:
             first = value[0] if cls is list else next(iter(dict.values(value)))
             per_chunk = chunked.chunk_size(first)
@@ -248,28 +254,30 @@ class ValueCache:
         for index in check:
             start = index * per_chunk
             stop = min(start + per_chunk, length)
-            part = chunk_capture.chunk_items(cls, keys, values, start, stop)
             part_ids = key_ids[start * 8:stop * 8] + value_ids[start * 8:stop * 8]
             prev = old[index] if index < known else None
+            refs = keys[start:stop] + (values[start:stop] if cls is not list else [])
+            if prev is not None and prev.ids == part_ids and prev.scalars:
+                chunks[index] = prev  # the same immutable objects
+                continue
+            part = chunk_capture.chunk_items(cls, keys, values, start, stop)
             try:
                 detector = chunk_capture.dumps(part)
             except Exception:  # noqa: BLE001 - fall back to whole-value capture (dill, placeholders)
                 return None
-            refs = keys[start:stop] + (values[start:stop] if cls is not list else [])
             if prev is not None and prev.detector == detector:
-                found = prev if prev.ids == part_ids else \
+                chunks[index] = prev if prev.ids == part_ids else \
                     Chunk(refs, part_ids, prev.scalars, detector, prev.key)
-            else:
-                data = (chunked.piece(detector)
-                        if is_plain_payload(part, detector, self.options.values)
-                        else self._chunk_payload(part, name))
-                if data is None:
-                    return None
-                scalars = chunk_capture.scalar_only(cls, keys, values, start, stop)
-                key = add_blob(out, data, prev.key.hex() if prev is not None else None)
-                found = Chunk(refs, part_ids, scalars, detector, bytes.fromhex(key))
-                changed.append(index)
-            chunks[index] = found
+                continue
+            data = (chunked.piece(detector)
+                    if is_plain_payload(part, detector, self.options.values)
+                    else self._chunk_payload(part, name))
+            if data is None:
+                return None
+            scalars = chunk_capture.scalar_only(cls, keys, values, start, stop)
+            key = add_blob(out, data, prev.key.hex() if prev is not None else None)
+            chunks[index] = Chunk(refs, part_ids, scalars, detector, bytes.fromhex(key))
+            changed.append(index)
         if state is not None and not changed and state.length == length:
             state.chunks, state.key_ids, state.value_ids = chunks, key_ids, value_ids
             return entry.ref  # type: ignore[union-attr]
@@ -284,7 +292,9 @@ class ValueCache:
         new_state = ChunkState(length, per_chunk, chunks, key_ids, value_ids,
                                groups if len(chunks) > FANOUT else [],
                                state.sweep if state is not None else 0,
-                               all(c.scalars for c in chunks))
+                               # unchanged chunks keep the old verdict (False stays False)
+                               (state is None or state.all_scalars)
+                               and all(chunks[i].scalars for i in check))
         self._slots[slot] = _Entry(cls, ref, None, preview, top_key, kids_key, kids_data,
                                    new_state)
         return ref
@@ -347,6 +357,13 @@ class ValueCache:
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
 _BUILTIN = frozenset({list, dict, tuple, set, frozenset, str, bytes, int, float, bool, complex,
                       type(None)})
+#: Stored inline in the frame record (``{"v": value}``, as traced steps store them: schema 4):
+#: the reader builds their preview, the trust gate hands the value back without unpickling.
+_INLINE = frozenset({int, float, bool, type(None), str})
+#: Strings longer than this get blobs like any value.
+INLINE_STR = 200
+#: Ints beyond 64 bits get blobs (their decimal text can be long, and JSON readers differ).
+_INT_LIMIT = 2 ** 63
 #: Captured by ``ValueCache._scalar`` when they change.
 _SCALARS = frozenset({int, float, bool, type(None), str})
 #: Classes with their own ``__reduce__`` whose pickle still holds everything their preview

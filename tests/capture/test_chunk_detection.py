@@ -77,7 +77,7 @@ def test_an_append_pickles_the_tail_and_the_sweep_only(monkeypatch):
                         original(part))
     messages.append({"role": "assistant", "content": "new"})
     ref, out = _capture(cache, messages)
-    assert len(pickled) <= 2 + CaptureOptions().deep_check_chunks
+    assert len(pickled) <= 2 + CaptureOptions().deep_check_chunks  # the tail, the sweep
     assert ref["b"] in out.manifests
 
 
@@ -184,3 +184,28 @@ def test_a_chunk_of_an_unpicklable_element_falls_back_to_the_whole_value():
     preview = json.loads(out.blobs[ref["p"]])
     assert preview["len"] == 101
     assert ref["b"] not in out.manifests  # captured whole (dill, or a placeholder part)
+
+
+@pytest.mark.parametrize("edit", ["string", "nested list", "bytearray", "key renamed"])
+def test_the_sweep_sees_each_kind_of_in_place_edit(edit):
+    cache = ValueCache(CaptureOptions())
+    store = _Store()
+    messages = [{"role": "user", "content": f"m{i}", "parts": [f"p{i}"],
+                 "raw": bytearray(b"abc")} for i in range(4000)]
+    ref, out = _capture(cache, messages)
+    store.take(out)
+    target = messages[2500]
+    if edit == "string":
+        target["content"] = "m" + "2500"  # equal text would be no change: make it differ
+        target["content"] += "!"
+    elif edit == "nested list":
+        target["parts"].append("more")
+    elif edit == "bytearray":
+        target["raw"][0] = ord("z")  # no new object anywhere: only a pickle sees it
+    else:
+        target["name"] = target.pop("role")  # same value object, same count
+    bound = -(-(-(-4000 // 16)) // CaptureOptions().deep_check_chunks)
+    for _ in range(bound):
+        ref, out = _capture(cache, messages)
+        store.take(out)
+    assert store.load(ref) == messages

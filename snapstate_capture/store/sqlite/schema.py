@@ -21,11 +21,16 @@ Version history:
   stored by reference (``"kids"``); see ``store/blobs.py``, ``chunked.py``, ``store/previews.py``
   and docs/storage.md; trace chunks compressed with zstandard too (``store/chunks.py``: zlib
   chunks are still read). No table changes: older files are read as they are.
+- 4: checkpoint and ``@step`` frame records keep scalars inline (int, float, bool, None, str up
+  to 200 characters: ``{"v": value}`` refs, as traced steps did since 2) instead of a preview
+  and a payload blob each; chunked payloads of more than 64 chunks list group manifests of 64
+  chunk keys (a tree: manifests were always joined recursively). See docs/storage.md. No table
+  changes: older files are read as they are, and a version-3 file opened for writing is marked 4.
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
 
 SCHEMA = """
