@@ -151,6 +151,17 @@ class ReadEngine(Protocol):
         """The run's effect journal (``EFFECT_COLUMNS``) by seq: rows with ``seq > after_seq``,
         at most ``limit``, only those made at or before step ``max_step`` when given."""
 
+    # -- what gc marks and sweeps -------------------------------------------------------------
+    def run_texts(self, run_id: str) -> list[Any]:
+        """The run's JSON texts that may name blobs: entry, env, each step row's frames and
+        extra, each journal value."""
+
+    def run_chunk_data(self, run_id: str) -> list[Any]:
+        """The stored data of every trace chunk of the run."""
+
+    def stored_blob_sizes(self) -> list[tuple[bytes, int]]:
+        """``(hash, stored bytes)`` of every blob."""
+
     # -- the store as a whole ------------------------------------------------------------------
     def check_storage(self) -> str | None:
         """The engine's own consistency check (SQLite ``quick_check``): None when sound, else
@@ -166,9 +177,17 @@ class WriteEngine(Protocol):
         """One atomic unit (see the module docstring); ``immediate`` takes the write lock at
         once (needed to read-then-write, e.g. ``seq``). Yields a handle for the writes below."""
 
-    def close(self, *, compact: bool) -> None:
+    def close(self, *, compact: bool = True) -> None:
         """Finish writing; ``compact`` reclaims free space where the engine can do that
         without leaving the store unreadable if killed meanwhile."""
+
+    # Inside a transaction (``store.sqlite``'s modules document each):
+    #   runs:    next_run_seq, insert_run, set_chain, set_run_signature, resume_row, signed_state,
+    #            delete_runs; finish_run (its own statement)
+    #   steps:   insert_steps          blobs: insert_blobs, delete_blobs
+    #   chunks:  insert_chunk          effects: insert_effect
+    # A write engine also answers every ``ReadEngine`` question over its own connection, and
+    # ``compact()`` (``gc``) rewrites the store without its free space.
 
 
 def iter_all_blob_keys(engine: ReadEngine, page: int = 4096) -> Iterator[bytes]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from .engine import ReadEngine
+from .engine import ReadEngine, WriteEngine
 
 
 def is_store_url(location: str | os.PathLike[str]) -> bool:
@@ -37,3 +37,16 @@ def _redacted(url: str) -> str:
     if not at or ":" not in credentials:
         return url
     return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"
+
+
+def open_write_engine(location: str | os.PathLike[str]) -> WriteEngine:
+    """Open ``location`` for writing with the engine it names (a file is created owner-only
+    when missing). Raises ``TimelineError`` naming the location when it cannot."""
+    if is_store_url(location):
+        from ..errors import TimelineError
+
+        raise TimelineError(_redacted(str(location)),
+                            "PostgreSQL stores are not supported by this SnapState yet")
+    from .sqlite.writing import SQLiteWriteEngine
+
+    return SQLiteWriteEngine(location)

@@ -44,3 +44,25 @@ class BlobQueries:
     def blob_keys_after(self, key: bytes, limit: int) -> list[Any]:
         return [raw for (raw,) in self.query(
             "SELECT hash FROM blobs WHERE hash > ? ORDER BY hash LIMIT ?", (key, limit))]
+
+    def stored_blob_sizes(self) -> list[tuple[bytes, int]]:
+        """``(hash, stored bytes)`` of every blob (``gc``'s sweep)."""
+        return self.query("SELECT hash, length(data) FROM blobs")
+
+
+class BlobWrites:
+    """Blob writes of ``SQLiteWriteEngine`` (inside a ``transaction()``)."""
+
+    execute: Any
+    executemany: Any
+
+    def insert_blobs(self, rows: list[tuple[bytes, int, int, bytes]]) -> None:
+        """``(hash, codec, size, data)`` rows; a key already stored is left as it is."""
+        self.executemany("INSERT OR IGNORE INTO blobs (hash, codec, size, data) VALUES (?,?,?,?)",
+                         rows)
+
+    def delete_blobs(self, keys: list[bytes]) -> None:
+        """Remove the blobs ``keys`` (``gc``: nothing reachable refers to them)."""
+        for start in range(0, len(keys), 500):
+            self.executemany("DELETE FROM blobs WHERE hash=?",
+                             [(key,) for key in keys[start:start + 500]])

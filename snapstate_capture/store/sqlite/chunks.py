@@ -46,3 +46,26 @@ class ChunkQueries:
             "SELECT first, count, data, hash FROM trace_chunks WHERE run_id=? AND first>?"
             " AND first<? AND first+count>? ORDER BY first LIMIT ?",
             (run_id, bound, stop, start, limit))
+
+    def run_chunk_data(self, run_id: str) -> list[Any]:
+        """The data of every chunk of the run (``gc``: blob keys inside traced steps)."""
+        if not self.has_trace_chunks():
+            return []
+        return [data for (data,) in self.query(
+            "SELECT data FROM trace_chunks WHERE run_id=?", (run_id,))]
+
+
+class ChunkWrites:
+    """Trace-chunk writes of ``SQLiteWriteEngine`` (inside a ``transaction()``)."""
+
+    execute: Any
+
+    def insert_chunk(self, run_id: str, first: int, count: int, data: bytes,
+                     digest: bytes) -> None:
+        """One chunk of ``count`` traced steps from step ``first``; ``digest``: the chain hash."""
+        self.execute("INSERT INTO trace_chunks (run_id, first, count, data, hash)"
+                     " VALUES (?,?,?,?,?)", (run_id, first, count, data, digest))
+
+    def chunk_count(self) -> int:
+        """How many trace chunks the file holds."""
+        return int(self.execute("SELECT count(*) FROM trace_chunks").fetchone()[0])

@@ -26,3 +26,14 @@ class EffectQueries:
             sql += " LIMIT ?"
             params.append(limit)
         return self.query(sql, params)
+
+
+class EffectWrites:
+    """Effect-journal writes of ``SQLiteWriteEngine`` (inside a ``transaction()``)."""
+
+    execute: Any
+
+    def insert_effect(self, run_id: str, fields: dict[str, Any]) -> None:
+        """One journal row; ``fields`` in ``EFFECT_COLUMNS`` order (``value`` as JSON text)."""
+        self.execute(f"INSERT INTO effects (run_id, {_EFFECTS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                     (run_id, *(fields[name] for name in EFFECT_COLUMNS)))

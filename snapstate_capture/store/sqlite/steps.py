@@ -98,3 +98,20 @@ class StepQueries:
             "SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors, hash"
             " FROM steps WHERE run_id=? AND idx>? AND idx<? ORDER BY idx LIMIT ?",
             (run_id, after, stop, limit))
+
+
+_INSERT_STEP = (
+    "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task, function, filename,"
+    " lineno, depth, frames, extra, errors, n_changed, hash)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+
+
+class StepWrites:
+    """Step writes of ``SQLiteWriteEngine`` (inside a ``transaction()``)."""
+
+    execute: Any
+    executemany: Any
+
+    def insert_steps(self, rows: list[tuple]) -> None:
+        """Step rows: ``(run_id, *STEP_COLUMNS)`` each."""
+        self.executemany(_INSERT_STEP, rows)
