@@ -196,12 +196,12 @@ class FrameCapturer:
         """Capture one step value (extras, return values) and return its ref; its blobs go
         into ``out``. Captured again only when it changed since the last step value of that
         name (``valuecache.py``)."""
-        return self._ref(("extra", 0, name), value, name, out)
+        return self._ref(("extra", 0, name), value, name, out, inline=False)
 
-    def _ref(self, slot: Any, value: Any, name: str | None, out: StackCapture
-             ) -> dict[str, Any]:
+    def _ref(self, slot: Any, value: Any, name: str | None, out: StackCapture, *,
+             inline: bool = True) -> dict[str, Any]:
         if self.sealer is None:
-            return self._values.ref(slot, value, name, out)
+            return self._values.ref(slot, value, name, out, inline=inline)
         return self._sealed_ref(value, name, out)
 
     def _sealed_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:

@@ -121,14 +121,17 @@ class ValueCache:
         """Forget every slot."""
         self._slots.clear()
 
-    def ref(self, slot: Any, value: Any, name: str | None, out: Any) -> dict[str, Any]:
-        """Return the value ref of ``value`` seen at ``slot`` under ``name`` (see class doc)."""
+    def ref(self, slot: Any, value: Any, name: str | None, out: Any, *,
+            inline: bool = True) -> dict[str, Any]:
+        """Return the value ref of ``value`` seen at ``slot`` under ``name`` (see class doc).
+        ``inline``: a scalar may be returned as ``{"v": value}`` (frame locals; step values,
+        which the effect journal refers to, always get blobs)."""
         if len(self._slots) > MAX_SLOTS:
             self._slots.clear()  # many distinct code objects (exec'd code): start again
         cls = type(value)
         if name is not None and self.options.values.is_secret(name):
             return self._capture(slot, value, name, out, None)
-        if cls in _INLINE and self.options.payloads and (
+        if inline and cls in _INLINE and self.options.payloads and (
                 cls is not str or len(value) <= self._inline_str) and (
                 cls is not int or -_INT_LIMIT <= value < _INT_LIMIT):
             return {"v": value}  # a scalar lives in the frame record itself: no blobs
