@@ -80,7 +80,9 @@ class TimelinePlugin:
     def __init__(self, config: pytest.Config, mode: str) -> None:
         self.mode = mode
         self.directory = Path(config.rootpath) / ".snapstate" / "tests"
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        #: pytest-xdist gives its workers ``workerinput``; the controller prints the lines.
+        self.worker_input = getattr(config, "workerinput", None)
+        worker = (self.worker_input or {}).get("workerid", "main")
         self.scratch = self.directory / f".recording-{worker}-{os.getpid()}"
         self.kept: list[tuple[str, str, int]] = []
 
@@ -124,7 +126,7 @@ class TimelinePlugin:
             pass
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if os.environ.get("PYTEST_XDIST_WORKER"):
+        if self.worker_input is not None:
             return  # the controller prints the lines it received
         for nodeid, path, step in self.kept:
             shown = os.path.relpath(path) if not path.startswith("..") else path

@@ -81,8 +81,7 @@ class StepComparer:
         live_ok = len(live_frames) == len(act_frames)
         for position, (rec, act) in enumerate(zip(rec_frames, act_frames)):
             if (rec.get("function") != act.get("function")
-                    or self._path(rec.get("filename")) != os.path.abspath(act.get("filename")
-                                                                        or "")):
+                    or self._path(rec.get("filename")) != _live_path(act.get("filename"))):
                 return divergence(index, "stack", f"frame #{position}: expected "
                                   f"{rec.get('function')}, the program is in "
                                   f"{act.get('function')}", expected=expected, actual=actual)
@@ -149,7 +148,6 @@ class StepComparer:
         except Exception:  # noqa: BLE001 - an incomparable value is reported, not raised
             return False
 
-
     def _preview(self, ref: dict[str, Any] | None, blobs: dict[str, bytes] | None
                  ) -> dict[str, Any] | None:
         """The preview of a recorded ref (``blobs`` None: read from the file) or of a live one
@@ -166,6 +164,14 @@ class StepComparer:
 def _inline_digest(value: Any) -> str:
     """What ``records.Value.digest`` says of an inline value: its type and canonical JSON."""
     return json.dumps([type(value).__name__, value])
+
+
+def _live_path(filename: str | None) -> str:
+    """A live frame's file as recorded ones are resolved: ``<string>`` (generated code, such
+    as a dataclass's ``__init__``) stays as it is."""
+    if filename and filename.startswith("<"):
+        return filename
+    return os.path.abspath(filename or "")
 
 
 def _machinery(preview: Any) -> bool:

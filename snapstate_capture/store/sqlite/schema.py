@@ -21,16 +21,23 @@ Version history:
   stored by reference (``"kids"``); see ``store/blobs.py``, ``chunked.py``, ``store/previews.py``
   and docs/storage.md; trace chunks compressed with zstandard too (``store/chunks.py``: zlib
   chunks are still read). No table changes: older files are read as they are.
-- 4: checkpoint and ``@step`` frame records keep scalars inline (int, float, bool, None, str up
+- 4: every run is **sealed** (``store/sealing.py``): ``runs.seal`` holds the hash of the run's
+  statement — header, key id, step chain head, effect journal, end — and its place in the file
+  (``seq``), rewritten with every change, signed or not; the step chain covers every column of
+  a ``steps`` row (the innermost frame's function/file/line, depth and ``n_changed`` too) and
+  is marked ``"v": 2``, so a sealed run whose seal was removed is still told from an older one.
+  Older runs keep their version-1 chain and no seal, and are checked as before. Opened for
+  writing, an older file gets the column (``connection.upgrade``).
+- 5: checkpoint and ``@step`` frame records keep scalars inline (int, float, bool, None, str up
   to 200 characters: ``{"v": value}`` refs, as traced steps did since 2) instead of a preview
   and a payload blob each; chunked payloads of more than 64 chunks list group manifests of 64
   chunk keys (a tree: manifests were always joined recursively). See docs/storage.md. No table
-  changes: older files are read as they are, and a version-3 file opened for writing is marked 4.
+  changes: older files are read as they are, and an older file opened for writing is marked 5.
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
 
 SCHEMA = """
@@ -42,7 +49,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id           TEXT PRIMARY KEY,     -- 32 hex chars; users may type any unique prefix
     seq          INTEGER NOT NULL,     -- order of creation within the file
     name         TEXT NOT NULL,
-    status       TEXT NOT NULL,        -- running | finished | failed | crashed
+    status       TEXT NOT NULL,        -- running | finished | failed | truncated
     started      REAL NOT NULL,        -- wall clock, seconds since the epoch
     ended        REAL,
     pid          INTEGER,
@@ -55,8 +62,9 @@ CREATE TABLE IF NOT EXISTS runs (
     error        TEXT,                 -- JSON: the exception that ended a failed run
     step_count   INTEGER NOT NULL DEFAULT 0,
     chain_head   BLOB,                 -- chain hash of the last step
-    signature    BLOB,                 -- HMAC-SHA256 of the chain head (trust)
-    key_id       TEXT
+    signature    BLOB,                 -- HMAC-SHA256 of the run's statement (trust)
+    key_id       TEXT,
+    seal         BLOB                  -- BLAKE2b-128 of the run's statement (store/sealing.py)
 );
 CREATE TABLE IF NOT EXISTS steps (
     run_id    TEXT NOT NULL,
