@@ -130,9 +130,15 @@ class CaptureOptions:
     - ``payloads``: store payloads (pickles) at all; previews are always stored.
     - ``entry_env``: environment variables stored with the run's entry and set again on replay
       (names matching a secret pattern are never stored).
+    - ``deep_check_chunks``: chunks of a big list/dict of containers re-pickled per capture to
+      catch an element edited in place (its identity unchanged); a rotating sweep, so such an
+      edit shows within ``ceil(chunks / deep_check_chunks)`` captures of the value, and at
+      once in a container of at most that many chunks (16 elements each). None: every chunk
+      at every step (exact, at a cost that grows with the container). See docs/storage.md.
     """
 
     values: ValueOptions = field(default_factory=ValueOptions)
     library_frames: bool = False
     payloads: bool = True
     entry_env: tuple[str, ...] = DEFAULT_ENTRY_ENV
+    deep_check_chunks: int | None = 8

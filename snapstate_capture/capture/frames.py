@@ -56,7 +56,7 @@ class StackCapture:
     function: str | None = None
     filename: str | None = None
     lineno: int | None = None
-    innermost_digests: dict[str, str] = field(default_factory=dict)
+    innermost_digests: dict[str, Any] = field(default_factory=dict)
 
 
 def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:
@@ -168,10 +168,10 @@ class FrameCapturer:
         return out
 
     def _frame_record(self, frame: types.FrameType, out: StackCapture, position: int
-                      ) -> tuple[dict[str, Any], dict[str, str]]:
+                      ) -> tuple[dict[str, Any], dict[str, Any]]:
         code = frame.f_code
         local_refs = []
-        digests: dict[str, str] = {}
+        digests: dict[str, Any] = {}
         snapshot = frame.f_locals
         module_level = snapshot is frame.f_globals
         for name, value in list(snapshot.items()):
@@ -179,7 +179,7 @@ class FrameCapturer:
                 continue  # module dunders (__builtins__, __loader__, …) are noise, not state
             ref = self._ref((code, position, name), value, name, out)
             local_refs.append([name, ref])
-            digests[name] = ref.get("b") or ref["p"]
+            digests[name] = ref.get("b") or ref.get("p") or ("v", type(value), value)
         value = None
         release_locals_snapshot(frame, snapshot)
         record = {
@@ -196,12 +196,12 @@ class FrameCapturer:
         """Capture one step value (extras, return values) and return its ref; its blobs go
         into ``out``. Captured again only when it changed since the last step value of that
         name (``valuecache.py``)."""
-        return self._ref(("extra", 0, name), value, name, out)
+        return self._ref(("extra", 0, name), value, name, out, inline=False)
 
-    def _ref(self, slot: Any, value: Any, name: str | None, out: StackCapture
-             ) -> dict[str, Any]:
+    def _ref(self, slot: Any, value: Any, name: str | None, out: StackCapture, *,
+             inline: bool = True) -> dict[str, Any]:
         if self.sealer is None:
-            return self._values.ref(slot, value, name, out)
+            return self._values.ref(slot, value, name, out, inline=inline)
         return self._sealed_ref(value, name, out)
 
     def _sealed_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:

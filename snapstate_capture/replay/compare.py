@@ -16,9 +16,11 @@ import types
 from typing import Any
 
 from ..capture.recorder import PreviewOnly
+from ..options import ValueOptions
 from ..store import previews
 from ..store.reader import Step, Timeline, Value
 from ..store.writer import StepRecord
+from ..values.preview import PreviewBuilder
 from .relocate import Relocation
 from .report import diff_previews, divergence, normalize, step_facts
 
@@ -114,8 +116,8 @@ class StepComparer:
             if rec is not None and act is not None and self.same_value(
                     name, rec, act, live, blobs):
                 continue
-            exp_preview = self.timeline.preview_blob(rec["p"]) if rec and rec.get("p") else None
-            act_preview = previews.from_blobs(blobs, act.get("p")) if act else None
+            exp_preview = self._preview(rec, None)
+            act_preview = self._preview(act, blobs)
             out.append({"frame": frame, "name": name,
                         "expected": exp_preview.get("repr") if exp_preview else "(absent)",
                         "actual": act_preview.get("repr") if act_preview else "(absent)",
@@ -124,6 +126,10 @@ class StepComparer:
     def same_value(self, name: str, rec: dict[str, Any], act: dict[str, Any],
                    live: dict[str, Any] | None, blobs: dict[str, bytes]) -> bool:
         """True when recorded ref ``rec`` and live ref ``act`` hold the same value."""
+        if "v" in rec or "v" in act:  # inline scalars (format 4), compared as Value.digest does
+            if "v" in rec and "v" in act:
+                return _inline_digest(rec["v"]) == _inline_digest(act["v"])
+            return normalize(self._preview(rec, None)) == normalize(self._preview(act, blobs))
         if (rec.get("b") or rec.get("p")) == (act.get("b") or act.get("p")):
             return True
         if not rec.get("b") or not act.get("b"):
@@ -141,6 +147,23 @@ class StepComparer:
             return bool(loaded == live[name])
         except Exception:  # noqa: BLE001 - an incomparable value is reported, not raised
             return False
+
+    def _preview(self, ref: dict[str, Any] | None, blobs: dict[str, bytes] | None
+                 ) -> dict[str, Any] | None:
+        """The preview of a recorded ref (``blobs`` None: read from the file) or of a live one
+        (its blobs in ``blobs``); an inline scalar's is built from the value."""
+        if not ref:
+            return None
+        if "v" in ref:
+            return PreviewBuilder(ValueOptions()).build(ref["v"])
+        if blobs is None:
+            return self.timeline.preview_blob(ref["p"]) if ref.get("p") else None
+        return previews.from_blobs(blobs, ref.get("p"))
+
+
+def _inline_digest(value: Any) -> str:
+    """What ``records.Value.digest`` says of an inline value: its type and canonical JSON."""
+    return json.dumps([type(value).__name__, value])
 
 
 def _live_path(filename: str | None) -> str:

@@ -109,10 +109,12 @@ class Timeline:
             raise NotFoundError(self.path, f"no run with id {run_id!r}")
         raise NotFoundError(self.path, f"run id {run_id!r} is ambiguous ({len(matches)} runs)")
 
-    def blob(self, key: str) -> bytes:
+    def blob(self, key: str, *, limit: int | None = None) -> bytes:
         """Return the bytes of blob ``key`` (hex), checked against its hash.
 
-        Raises ``NotFoundError`` if absent, ``IntegrityError`` if the stored bytes do not match.
+        Raises ``NotFoundError`` if absent, ``IntegrityError`` if the stored bytes do not match
+        or (``limit``) the blob or a delta base it needs claims more than ``limit`` bytes —
+        checked before anything is inflated (``blobs.BlobSource.inner``).
         """
         try:
             raw = bytes.fromhex(key)
@@ -120,8 +122,11 @@ class Timeline:
             raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
         try:
             with self._lock:
-                return self._blobs.content(raw)
+                return self._blobs.content(raw, limit=limit)
         except blobs.BlobError as exc:
+            if exc.too_large:
+                raise IntegrityError(self.path, f"blob {key[:12]} is too large for what it "
+                                     "holds") from None
             if exc.missing:
                 raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
             raise IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}") from None
@@ -201,9 +206,8 @@ class Timeline:
             if key in self._json_cache:
                 self._json_cache.move_to_end(key)
                 return self._json_cache[key]
-        self.check_size(key, sanitize.MAX_RECORD)
         try:
-            value = json.loads(self.blob(key))
+            value = json.loads(self.blob(key, limit=sanitize.MAX_RECORD))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise IntegrityError(self.path, f"blob {key[:12]} is not valid JSON") from None
         with self._lock:

@@ -116,8 +116,8 @@ class Frame:
         empty when the source was not available at capture time."""
         if not self.source_hash:
             return ()
-        self.timeline.check_size(self.source_hash, sanitize.MAX_RECORD)
-        return tuple(self.timeline.blob(self.source_hash).decode("utf-8", "replace")
+        return tuple(self.timeline.blob(self.source_hash, limit=sanitize.MAX_RECORD)
+                     .decode("utf-8", "replace")
                      .splitlines())
 
 

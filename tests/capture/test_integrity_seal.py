@@ -9,6 +9,7 @@ import json
 import pytest
 
 import snapstate_capture as snap
+from snapstate_capture.store.sqlite.schema import FORMAT_VERSION
 from snapstate_capture.trust import keys
 from snapstate_capture.trust.verify import verify_timeline
 from tests.conftest import run_cli
@@ -165,7 +166,7 @@ def test_a_format_3_file_is_read_verified_and_upgraded(tmp_path):
     assert old.intact and old.signature == "valid"
     _record(path, name="new")
     conn = connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION  # upgraded
     seals = [row[0] for row in conn.execute("SELECT seal FROM runs ORDER BY seq")]
     conn.close()
     assert seals[0] is None and isinstance(seals[1], bytes)

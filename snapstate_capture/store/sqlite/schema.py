@@ -28,11 +28,16 @@ Version history:
   is marked ``"v": 2``, so a sealed run whose seal was removed is still told from an older one.
   Older runs keep their version-1 chain and no seal, and are checked as before. Opened for
   writing, an older file gets the column (``connection.upgrade``).
+- 5: checkpoint and ``@step`` frame records keep scalars inline (int, float, bool, None, str up
+  to 200 characters: ``{"v": value}`` refs, as traced steps did since 2) instead of a preview
+  and a payload blob each; chunked payloads of more than 64 chunks list group manifests of 64
+  chunk keys (a tree: manifests were always joined recursively). See docs/storage.md. No table
+  changes: older files are read as they are, and an older file opened for writing is marked 5.
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
 
 SCHEMA = """
