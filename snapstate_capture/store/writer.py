@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import WriteFailed
 from .hashing import GENESIS, chain_hash  # noqa: F401 - GENESIS: bench imports it from here
 from . import blobs, sealing
 from .sealing import RunState
@@ -116,8 +117,9 @@ class TimelineWriter:
     """Writes runs into one timeline file (created if missing, appended to otherwise).
 
     Raises ``TimelineError`` from the constructor when the file cannot be opened for writing.
-    Methods after that raise the engine's I/O errors (``sqlite3.Error``); the recorder catches
-    these. Every change re-seals its run in the same transaction (``runs.seal``,
+    Methods after that raise ``errors.WriteFailed`` when a write fails (a full disk, a file
+    deleted or replaced meanwhile, an I/O error): nothing of that change is stored; the
+    recorder stops the run there and marks it ``truncated``. Every change re-seals its run in the same transaction (``runs.seal``,
     ``store.sealing``); ``signer`` (``trust.signing.RunSigner``, or any object of its shape)
     signs the same statement; without one, runs are written sealed but unsigned.
     """
@@ -182,14 +184,17 @@ class TimelineWriter:
         are forgotten, so nothing later skips or deltas against a blob that never got stored."""
         self._pending = []
         try:
+            self.engine.check_place()
             with self.engine.transaction(immediate=immediate) as engine:
                 yield engine
-        except BaseException:  # noqa: BLE001 - undo the bookkeeping, then re-raise
+        except BaseException as exc:  # noqa: BLE001 - undo the bookkeeping, then re-raise
             self._known.difference_update(self._pending)
             for key in self._pending:
                 old = self._recent.pop(key, None)
                 if old is not None:
                     self._recent_bytes -= len(old[0])
+            if isinstance(exc, self.engine.write_errors):
+                raise WriteFailed(self.path, self.engine.describe_failure(exc)) from exc
             raise
         finally:
             self._pending = []
@@ -395,7 +400,11 @@ class TimelineWriter:
         with self._lock:
             state = self._states[run_id].with_end(status=status, ended=ended, error=error_text)
             seal, signature = self._seal(run_id, state)
-            self.engine.finish_run(run_id, status, ended, error_text, signature, seal)
+            self.engine.check_place()
+            try:
+                self.engine.finish_run(run_id, status, ended, error_text, signature, seal)
+            except self.engine.write_errors as exc:
+                raise WriteFailed(self.path, self.engine.describe_failure(exc)) from exc
             self._states[run_id] = state
 
     def _worth_compacting(self) -> bool:
