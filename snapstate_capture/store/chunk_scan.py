@@ -360,18 +360,18 @@ def _follow_chunk(scan: ChunkScan, items: list, frames: _Frames, values: dict[in
                     if item[position] == name:
                         raw = item[position + 1]
                         values[fid] = NO_LOCAL if raw == _DELETED else raw
-            if not is_step:
-                continue
-            index += 1
-            if frames.version != seen_version:
+            if frames.version != seen_version:  # a frame moved (a resumed generator)
                 ancestors.clear()
                 seen_version = frames.version
                 last_fid = -1
+            if not is_step:
+                continue
+            index += 1
         if fid != last_fid:
             holder = ancestors[fid] if fid in ancestors else ancestor(fid)
             last_fid = fid
-            if holder is None:
-                continue
+        if holder is None:
+            continue
         value = values.get(holder, NO_LOCAL)
         if value is last or index < start:
             continue

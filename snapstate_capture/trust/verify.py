@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -113,22 +113,31 @@ class Report:
             and all(r.intact for r in self.runs)
 
 
-def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: bool = True
-                    ) -> Report:
+def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: bool = True,
+                    progress: Callable[[int, int], None] | None = None) -> Report:
     """Check everything in ``timeline`` (see the module docstring) against ``key`` (or None).
 
     ``check_blobs=False`` skips the blob scan and blob-reachability walk (chains, seals and
-    signatures only). Raises ``TimelineError`` when the file is too damaged to be read at all.
+    signatures only). ``progress(done, total)`` is called as the work goes: blobs checked so far
+    (total 0: not known) while the blobs are scanned, then steps of the runs verified out of all
+    their steps. Raises ``TimelineError`` when the file is too damaged to be read at all.
     """
+    report = progress or (lambda done, total: None)
     with timeline.engine.snapshot():
         timeline.refresh()  # the runs as of this snapshot
         damaged = _quick_check(timeline) if check_blobs else None
         known: set[bytes] | None = None
         bad: dict[str, str] = {}
+        runs = list(timeline.runs)
+        total = sum(max(r.step_count or 0, 0) for r in runs)
         if check_blobs:
-            known, bad = scan_blobs(timeline)
-        reports = [verify_run(timeline, run, key, known=known, bad=bad)
-                   for run in timeline.runs]
+            known, bad = scan_blobs(timeline, progress=lambda done: report(done, 0))
+        done = 0
+        reports = []
+        for run in runs:
+            reports.append(verify_run(timeline, run, key, known=known, bad=bad))
+            done += max(run.step_count or 0, 0)
+            report(done, total)
         orphans = _orphans(timeline)
     return Report(str(timeline.path), key.key_id if key else None, reports, bad, damaged,
                   orphans)

@@ -15,6 +15,7 @@ from rich.text import Text
 from snapstate_capture.trust.keys import KeyFileError, find_key
 from snapstate_capture.trust.verify import Report, RunReport, verify_timeline
 
+from ..progress import add_quiet_argument, bar as progress_bar
 from ..safe_text import plain
 from .common import add_file_argument, console, open_file, print_json
 
@@ -32,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--signed", action="store_true",
                         help="also fail (exit 1) unless every run is signed by your key")
     parser.add_argument("--json", action="store_true", help="print JSON (stable form)")
+    add_quiet_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -41,8 +43,9 @@ def run(args: argparse.Namespace) -> int:
         key_problem = None
     except KeyFileError as exc:
         key, key_problem = None, str(exc)
-    with open_file(args.file) as timeline:
-        report = verify_timeline(timeline, key)
+    with open_file(args.file) as timeline, \
+            progress_bar("verifying", quiet=args.quiet or args.json, unit="blobs+steps") as update:
+        report = verify_timeline(timeline, key, progress=update)
     failed = not report.intact or (args.signed and not all(
         r.signature == "valid" for r in report.runs))
     if args.json:
