@@ -26,7 +26,7 @@ from ..trust.signing import RunSigner
 from ..store import task_column
 from ..errors import WriteFailed
 from ..store.writer import StepRecord, TimelineWriter
-from ..store.hashing import canonical_json, content_hash
+from ..store.hashing import content_hash
 from ..values import capture_value
 from ..values.exceptions import describe_exception
 
@@ -152,6 +152,7 @@ class Recorder:
         """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
         from ..tracing.include import IncludeRule
         from ..tracing.stream import Stream
+        from ..tracing.stream_writer import StreamWriter, hold_os_exit
         from ..tracing.tracer import Tracer, _active as tracing
 
         if tracing:
@@ -167,13 +168,13 @@ class Recorder:
         stream = Stream(str(self.path), self.run_id, traced_options)
         stream.start()
         self._stream = stream
-        self._writer = _StreamWriter(self)
+        self._writer = StreamWriter(self)
         tracer = Tracer(mode=self.trace or "calls", options=self.options, stream=stream,
                         rule=IncludeRule(self.include, self.exclude))
         self._tracer = tracer
         self._record_other_threads()
         tracer.start(self.root)
-        _hold_os_exit(stream)
+        hold_os_exit(stream)
 
 
     def _record_other_threads(self) -> None:
@@ -200,7 +201,9 @@ class Recorder:
             return
         if self._tracer is not None:
             self._tracer.stop()
-            _release_os_exit()
+            from ..tracing.stream_writer import release_os_exit
+
+            release_os_exit()
         ended_well = exc is None or (isinstance(exc, SystemExit) and exc.code in (0, None))
         try:
             if self._fault is not None:  # cut short: the run says so, and why
@@ -421,76 +424,3 @@ def _seal_entry(entry: dict[str, Any], blobs: dict[str, bytes], sealer: Any
     key = content_hash(sealed).hex()
     rest = {k: v for k, v in blobs.items() if k != args["b"]}
     return {**entry, "args": {**args, "b": key, "x": sealer.key_id}}, {**rest, key: sealed}
-
-
-class _StreamWriter:
-    """Stands in for ``TimelineWriter`` while a run is traced: steps and the run's end go through
-    the trace stream, so checkpoints and traced steps share one ordered index sequence."""
-
-    def __init__(self, recorder: Recorder) -> None:
-        self.recorder = recorder
-        self.stream = recorder._stream
-
-    def has_blob(self, key: str) -> bool:
-        tracer = self.recorder._tracer
-        return tracer is not None and key in tracer.encoder.sent
-
-    def append_step(self, run_id: str, record: StepRecord,
-                    effect: dict[str, Any] | None = None) -> int:
-        from dataclasses import asdict
-
-        from ..store.trace_items import FULL
-
-        fields = asdict(record)
-        if effect is not None:
-            fields["effect"] = effect
-        tracer = self.recorder._tracer
-        if tracer is not None:
-            tracer.encoder.sent.update(record.blobs)
-        with self.recorder._full_lock:
-            self.stream.items.append((FULL, fields))
-            index = self.stream.request_index()
-        if index is None:
-            self._raise_cut()
-            raise OSError("trace writer is gone")
-        return index - 1
-
-    def _raise_cut(self) -> None:
-        """Raise ``WriteFailed`` when the writer process stopped storing steps (and why)."""
-        if self.stream.cut is not None:
-            at, reason = self.stream.cut
-            failure = WriteFailed(self.recorder.path, reason)
-            failure.at_step = at  # type: ignore[attr-defined]
-            raise failure
-
-    def next_index(self, run_id: str) -> int | None:
-        return None  # only the trace writer process knows
-
-    def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
-        self.stream.close(status, error)
-        self._raise_cut()  # cut short since the last step: the writer marked it truncated
-
-    def close(self) -> None:
-        self.stream.close("running", None) if not self.stream.broken else None
-
-
-_real_os_exit = os._exit
-
-
-def _hold_os_exit(stream: Any) -> None:
-    """While a run is traced, ``os._exit`` first hands buffered steps to the writer process and
-    waits (bounded) until it stored them, so a program ending that way keeps every completed
-    step and the file shows them as soon as the process is gone."""
-    def _exit(status: int) -> None:
-        try:
-            stream.hand_over()
-        except Exception:  # noqa: BLE001 - exiting matters more
-            pass
-        _real_os_exit(status)
-
-    _exit.__doc__ = _real_os_exit.__doc__
-    os._exit = _exit
-
-
-def _release_os_exit() -> None:
-    os._exit = _real_os_exit
