@@ -19,6 +19,8 @@ import ipaddress
 import logging
 import secrets
 import socket
+import threading
+import time
 from typing import Any
 
 from aiohttp import web
@@ -73,6 +75,18 @@ class TokenServer(Server):
         return app
 
     async def on_startup(self, app: web.Application) -> None:
+        # aiohttp runs this before the socket listens: announce once it accepts connections.
+        threading.Thread(target=self._announce_when_listening, name="snapstate-announce",
+                         daemon=True).start()
+
+    def _announce_when_listening(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection((self.host, self.port), timeout=1.0):
+                    break
+            except OSError:
+                time.sleep(0.05)
         self._announce(self.url)
 
     @web.middleware

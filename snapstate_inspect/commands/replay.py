@@ -10,6 +10,7 @@ The run's entry is started again in a child process with every effect served fro
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from typing import Any
 
 from rich.console import Group
@@ -85,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
                                  "stop at)")
         if args.listen is not None and args.mode != "debugpy":
             raise SnapStateError("--listen goes with --debugpy")
+        if args.mode == "debugpy" and importlib.util.find_spec("debugpy") is None:
+            raise SnapStateError("--debugpy needs debugpy: pip install 'snapstate[debug]'")
         try:
             parse_listen(args.listen or DEFAULT_LISTEN)
         except ValueError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 import snapstate_capture as snap
 from snapstate_capture.replay.launch import replay
 from snapstate_capture.store.maintenance import collect_garbage
+from snapstate_capture.trust.transfer import copy_run
 from snapstate_capture.trust.verify import verify_timeline
 from tests.conftest import ROOT, run_cli, run_python
 
@@ -71,6 +72,9 @@ def test_bars_on_a_terminal_and_never_when_piped_or_quiet(tmp_path):
     assert code == 0 and "verifying" not in err
     code, out, err = _stderr_on_a_terminal("replay", str(path), cwd=tmp_path)
     assert code == 0 and "replaying" in err and "no divergence" in out
+    code, out, err = _stderr_on_a_terminal("push", "--quiet", str(path), str(tmp_path / "b.snap"),
+                                           cwd=tmp_path)
+    assert code == 0 and "pushing" not in err and "pushed run" in out
     piped = run_cli("replay", str(path), cwd=tmp_path)
     assert piped.returncode == 0 and "replaying" not in piped.stderr
     assert "━" not in piped.stderr and "\x1b[" not in piped.stderr
@@ -91,6 +95,10 @@ def test_capture_side_progress_callbacks_count_up_to_the_total(tmp_path):
         count = len(run.steps)
     assert result["status"] == "ok"
     assert replayed[-1] == (count, count)
+    copied: list[tuple[int, int]] = []
+    report = copy_run(path, path.with_name("copy.snap"),
+                      progress=lambda d, t: copied.append((d, t)))
+    assert copied[-1] == (count + report.blobs, count + report.blobs) and report.blobs > 0
     marked: list[tuple[int, int]] = []
     collect_garbage(path, progress=lambda d, t: marked.append((d, t)))
     assert marked and marked[-1][0] == marked[-1][1]
