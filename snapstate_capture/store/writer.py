@@ -139,9 +139,8 @@ class TimelineWriter:
         #: Runs attached whose stored seal or signature did not check: they are appended to,
         #: but never re-sealed or re-signed (that would launder whatever changed them).
         self._tainted: set[str] = set()
-        #: The last effect-journal ``seq`` written per run: the journal's order is the order
-        #: its rows are written in (``_insert_effect``).
-        self._effect_seqs: dict[str, int] = {}
+        #: The effect-journal ``seq`` numbers each run has (``_insert_effect``).
+        self._effect_seqs: dict[str, set[int]] = {}
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
                   parent: tuple[str, int] | None = None,
@@ -255,9 +254,7 @@ class TimelineWriter:
                 for effect in self.engine.effect_rows(run_id):
                     state = state.with_effect(sealing.effect_fields(
                         **dict(zip(_EFFECT_COLUMNS, effect))))
-                    if isinstance(effect[0], int):
-                        self._effect_seqs[run_id] = max(self._effect_seqs.get(run_id, -1),
-                                                        effect[0])
+                    self._effect_seqs.setdefault(run_id, set()).add(effect[0])
                 intact = seal == sealing.seal_of(state) if version >= 2 else True
             except (TypeError, ValueError):
                 raise KeyError(run_id) from None
@@ -392,16 +389,19 @@ class TimelineWriter:
     def _insert_effect(self, run_id: str, row: dict[str, Any], state: RunState) -> RunState:
         """Insert one journal row inside the caller's transaction; return ``state`` with it
         (the caller stores it with ``_store_state`` and keeps it once committed)."""
-        last = self._effect_seqs.get(run_id, -1)
-        # A call numbered before the run's journal got a later row (one in flight when a
-        # replay went live, numbered among the served calls) goes after it: never a duplicate.
-        seq = row["seq"] if isinstance(row["seq"], int) and row["seq"] > last else last + 1
+        used = self._effect_seqs.setdefault(run_id, set())
+        seq = row["seq"]
+        if seq in used:
+            # A number the run's journal has already (a call in flight when a replay went
+            # live, numbered among the served calls before the fork's journal was copied):
+            # journaled after every row there is, never as a duplicate that cannot be written.
+            seq = max(used) + 1
         fields = sealing.effect_fields(
             seq=seq, step=row.get("step"), site=row["site"], task=row.get("task"),
             ordinal=row["ordinal"], name=row["name"], args_hash=row.get("args_hash"),
             outcome=row["outcome"], value=json.dumps(row.get("value")))
         self.engine.insert_effect(run_id, fields)
-        self._effect_seqs[run_id] = seq  # kept even if rolled back: numbers are never reused
+        used.add(seq)  # kept even if rolled back: a number is never given twice
         return state.with_effect(fields)
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
