@@ -109,12 +109,15 @@ def _start(path: Path, mode: str, steps: int, config: Path, *extra: str) -> subp
                             env=_env(config))
 
 
+_CLI_LOCK = threading.Lock()  # redirecting stdout is process-wide: one command at a time
+
+
 def _in_process_cli(*argv: str) -> tuple[int, str, str]:
     """Run ``snapstate ARGV`` in this process (exit code, stdout, stderr)."""
     from snapstate_inspect.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with _CLI_LOCK, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(list(argv))
         except SystemExit as exc:
@@ -187,6 +190,8 @@ def check_after_kill(path: Path, pid: int, lines: list[str], mode: str, tally: T
         return
     for command in ("ls", "show"):
         code, out, err = _in_process_cli(command, str(path))
+        if command == "show" and code == 2 and err.rstrip().endswith("has no steps"):
+            continue  # killed before its first step: readable, with nothing to show
         if code != 0 or _traceback_in(out + err):
             tally.note("goal_unreadable_files", f"{path.name} ({mode}): {command} exit {code}: "
                                                 f"{err.strip()[:160]}")
@@ -203,8 +208,7 @@ def check_after_kill(path: Path, pid: int, lines: list[str], mode: str, tally: T
             count = len(run.steps)
             missing = [i for i in printed if i >= count]
             labels_ok = all(run.steps[i].label == "turn" for i in printed[-3:] if i < count)
-            journal = timeline.query("SELECT count(*) FROM effects WHERE run_id=?",
-                                     (run.id,))[0][0]
+            journal = len(timeline.engine.effect_rows(run.id))
             if missing or not labels_ok or journal < effects:
                 tally.note("goal_completed_steps_lost",
                            f"{path.name} ({mode}): {len(missing)} printed steps missing "
@@ -442,9 +446,7 @@ def content_view(path: Path) -> Any:
                                  for f in step.frames],
                                 {n: value(v) for n, v in step.extra.items()}]
                     out.append(guard(step_view))
-                out.append(["effects", guard(lambda: timeline.query(
-                    "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value"
-                    " FROM effects WHERE run_id=? ORDER BY seq", (run.id,)))])
+                out.append(["effects", guard(lambda: timeline.engine.effect_rows(run.id))])
     except SnapStateError as exc:
         return f"unreadable: {exc.problem if hasattr(exc, 'problem') else exc}"
     return json.loads(json.dumps(out, default=repr))

@@ -67,8 +67,10 @@ class ValueOptions:
     - ``max_string``: characters kept of a string in a preview.
     - ``max_repr``: characters kept of any ``repr`` (longer ones end in ``…``).
     - ``max_payload_bytes``: payloads larger than this are not stored (a placeholder says so).
-    - ``test_load`` / ``test_load_limit``: after serializing, load the payload back when it is at
-      most ``test_load_limit`` bytes, and mark it "not loadable" if that fails (issue 3).
+    - ``test_load`` / ``test_load_limit``: after serializing, judge whether a payload of at most
+      ``test_load_limit`` bytes will load — from its opcodes, never by loading it, which would
+      run the program's reconstructors (``values/loadability.py``) — and mark it "not
+      loadable" when a class or function it names cannot be found (issues 3 and 22).
     - ``secret_patterns``: names whose values are redacted whole (case-insensitive substring).
     - ``secret_words``: name words that redact only a string, bytes or number (see
       ``DEFAULT_SECRET_WORDS``).

@@ -219,6 +219,14 @@ class FrameCapturer:
             out.errors.append(f"{name}: {captured.error}")
         return ref
 
+    def preview_ref(self, preview: Any, out: StackCapture) -> dict[str, Any]:
+        """The ref of a value stored as a preview only (an effect's arguments), sealed like
+        every other value in an encrypted run."""
+        data = canonical_json(preview)
+        if self.sealer is None:
+            return {"p": self.add_blob(out, data)}
+        return {"p": self.add_blob(out, self.sealer.seal(data)), "x": self.sealer.key_id}
+
     @staticmethod
     def add_blob(out: StackCapture, data: bytes) -> str:
         """Hash ``data``, queue it in ``out.blobs`` and return its hex key."""

@@ -19,7 +19,7 @@ from ..errors import PayloadLoadError, SnapStateError
 from ..capture import lineage
 from ..capture.recorder import Recorder, _recording, current_task_name, current_thread_name
 from ..capture.rng import restore_states
-from ..store.reader import Step
+from ..store.reader import Step, Value
 from ..trust.signing import RunSigner
 from ..store.writer import TimelineWriter
 from ..values import capture_value
@@ -317,8 +317,8 @@ class ReplayRecorder(Recorder):
                 self.effect_step(entry), "effect-order", f"expected effect {entry.name} at "
                 f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",
                 effect={**actual, "expected_name": entry.name, "expected_site": entry.site}))
-        if entry.args_hash != call.args_digest:
-            expected = (session.timeline.json_blob(entry.args_preview)
+        if entry.args_hash != _recorded_form(session, entry, call.args_digest):
+            expected = (Value(session.timeline, "arguments", entry.args_ref).preview
                         if entry.args_preview else None)
             got = capture_value(call.args, options=self.options.values, payloads=False).preview
             diff = diff_previews(expected, got)
@@ -395,3 +395,14 @@ def _same_type(recorded: str, actual: str) -> bool:
     if not recorded or not actual:
         return recorded == actual
     return recorded == actual or recorded.rsplit(".", 1)[-1] == actual.rsplit(".", 1)[-1]
+
+
+def _recorded_form(session: Any, entry: Any, digest: str) -> str:
+    """``digest`` as the recording stored it: keyed under the user's key in an encrypted run
+    (``encryption.keyed_digest``), so it compares with the journal's."""
+    if not entry.args_sealed:
+        return digest
+    from ..trust.encryption import digest_key, keyed_digest, timeline_key
+
+    key, _ = timeline_key(session.timeline)
+    return keyed_digest(digest_key(key), digest) if key is not None else digest

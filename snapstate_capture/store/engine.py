@@ -191,6 +191,17 @@ class WriteEngine(Protocol):
         """Finish writing; ``compact`` reclaims free space where the engine can do that
         without leaving the store unreadable if killed meanwhile."""
 
+    #: The driver's exception types a failed write raises (the writer turns them into
+    #: ``errors.WriteFailed`` with ``describe_failure``'s words).
+    write_errors: tuple[type[BaseException], ...]
+
+    def check_place(self) -> None:
+        """Raise ``errors.WriteFailed`` when what this engine writes no longer reaches readers
+        (a file deleted or replaced while recording); called before every write."""
+
+    def describe_failure(self, exc: BaseException) -> str:
+        """A failed write in words: "the disk is full", "a write failed (…)"."""
+
     # Inside a transaction (``store.sqlite``'s modules document each):
     #   runs:    next_run_seq, insert_run, set_chain, set_run_signature, resume_row, signed_state,
     #            delete_runs; finish_run (its own statement). Each takes the run's new seal

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import WriteFailed
 from .hashing import GENESIS, chain_hash  # noqa: F401 - GENESIS: bench imports it from here
 from . import blobs, sealing
 from .sealing import RunState
@@ -116,8 +117,9 @@ class TimelineWriter:
     """Writes runs into one timeline file (created if missing, appended to otherwise).
 
     Raises ``TimelineError`` from the constructor when the file cannot be opened for writing.
-    Methods after that raise the engine's I/O errors (``sqlite3.Error``); the recorder catches
-    these. Every change re-seals its run in the same transaction (``runs.seal``,
+    Methods after that raise ``errors.WriteFailed`` when a write fails (a full disk, a file
+    deleted or replaced meanwhile, an I/O error): nothing of that change is stored; the
+    recorder stops the run there and marks it ``truncated``. Every change re-seals its run in the same transaction (``runs.seal``,
     ``store.sealing``); ``signer`` (``trust.signing.RunSigner``, or any object of its shape)
     signs the same statement; without one, runs are written sealed but unsigned.
     """
@@ -137,6 +139,8 @@ class TimelineWriter:
         #: Runs attached whose stored seal or signature did not check: they are appended to,
         #: but never re-sealed or re-signed (that would launder whatever changed them).
         self._tainted: set[str] = set()
+        #: The effect-journal ``seq`` numbers each run has (``_insert_effect``).
+        self._effect_seqs: dict[str, set[int]] = {}
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
                   parent: tuple[str, int] | None = None,
@@ -182,14 +186,17 @@ class TimelineWriter:
         are forgotten, so nothing later skips or deltas against a blob that never got stored."""
         self._pending = []
         try:
+            self.engine.check_place()
             with self.engine.transaction(immediate=immediate) as engine:
                 yield engine
-        except BaseException:  # noqa: BLE001 - undo the bookkeeping, then re-raise
+        except BaseException as exc:  # noqa: BLE001 - undo the bookkeeping, then re-raise
             self._known.difference_update(self._pending)
             for key in self._pending:
                 old = self._recent.pop(key, None)
                 if old is not None:
                     self._recent_bytes -= len(old[0])
+            if isinstance(exc, self.engine.write_errors):
+                raise WriteFailed(self.path, self.engine.describe_failure(exc)) from exc
             raise
         finally:
             self._pending = []
@@ -247,6 +254,7 @@ class TimelineWriter:
                 for effect in self.engine.effect_rows(run_id):
                     state = state.with_effect(sealing.effect_fields(
                         **dict(zip(_EFFECT_COLUMNS, effect))))
+                    self._effect_seqs.setdefault(run_id, set()).add(effect[0])
                 intact = seal == sealing.seal_of(state) if version >= 2 else True
             except (TypeError, ValueError):
                 raise KeyError(run_id) from None
@@ -381,11 +389,19 @@ class TimelineWriter:
     def _insert_effect(self, run_id: str, row: dict[str, Any], state: RunState) -> RunState:
         """Insert one journal row inside the caller's transaction; return ``state`` with it
         (the caller stores it with ``_store_state`` and keeps it once committed)."""
+        used = self._effect_seqs.setdefault(run_id, set())
+        seq = row["seq"]
+        if seq in used:
+            # A number the run's journal has already (a call in flight when a replay went
+            # live, numbered among the served calls before the fork's journal was copied):
+            # journaled after every row there is, never as a duplicate that cannot be written.
+            seq = max(used) + 1
         fields = sealing.effect_fields(
-            seq=row["seq"], step=row.get("step"), site=row["site"], task=row.get("task"),
+            seq=seq, step=row.get("step"), site=row["site"], task=row.get("task"),
             ordinal=row["ordinal"], name=row["name"], args_hash=row.get("args_hash"),
             outcome=row["outcome"], value=json.dumps(row.get("value")))
         self.engine.insert_effect(run_id, fields)
+        used.add(seq)  # kept even if rolled back: a number is never given twice
         return state.with_effect(fields)
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
@@ -395,7 +411,11 @@ class TimelineWriter:
         with self._lock:
             state = self._states[run_id].with_end(status=status, ended=ended, error=error_text)
             seal, signature = self._seal(run_id, state)
-            self.engine.finish_run(run_id, status, ended, error_text, signature, seal)
+            self.engine.check_place()
+            try:
+                self.engine.finish_run(run_id, status, ended, error_text, signature, seal)
+            except self.engine.write_errors as exc:
+                raise WriteFailed(self.path, self.engine.describe_failure(exc)) from exc
             self._states[run_id] = state
 
     def _worth_compacting(self) -> bool:

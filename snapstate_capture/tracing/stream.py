@@ -199,6 +199,9 @@ class Stream:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.broken = False
+        #: ``(step, reason)`` once the writer process stopped storing steps (a write failed
+        #: there); None while it stores them.
+        self.cut: tuple[int | None, str] | None = None
 
     def start(self) -> None:
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -264,6 +267,10 @@ class Stream:
             self._send(marshal.dumps("index?"))
             try:
                 line = self._proc.stdout.readline()
+                if line.startswith(b"cut "):  # a write failed there: recording stopped
+                    at, _, reason = line.decode("utf-8", "replace")[4:].strip().partition(" ")
+                    self.cut = (int(at) if at.isdigit() else None, reason)
+                    return None
                 return int(line)
             except (OSError, ValueError):
                 return None
@@ -290,7 +297,11 @@ class Stream:
                 # Everything is stored once the writer says so; its own exit is not awaited.
                 ready, _, _ = select.select([proc.stdout], [], [], timeout)
                 if ready:
-                    proc.stdout.readline()
+                    line = proc.stdout.readline()  # "ended", or "ended cut STEP REASON"
+                    if line.startswith(b"ended cut ") and self.cut is None:
+                        at, _, reason = line.decode("utf-8", "replace")[10:].strip() \
+                            .partition(" ")
+                        self.cut = (int(at) if at.isdigit() else None, reason)
             else:
                 proc.wait(timeout=timeout)
         except (OSError, ValueError, subprocess.TimeoutExpired):

@@ -5,8 +5,9 @@ Two paths (DESIGN.md "Capture rules"):
 1. **Fast path** — one C pickle (protocol 5) of the whole value, modules by reference
    (``reducer_override``). Taken as is unless (a) it raised, (b) the pickler's memo holds a
    string that is a secret name (a dict key or attribute name such as ``api_key``: its value
-   must be redacted), or (c) the test-load failed. Plain data (W1's chat messages) only ever
-   takes this path, at C speed; the memo check costs one pass over the distinct objects.
+   must be redacted), or (c) the static load check (``loadability``) failed. Plain data (W1's
+   chat messages) only ever takes this path, at C speed; the memo check costs one pass over
+   the distinct objects.
 2. **Part-by-part path** (``walk.PartWalker``) — every part that neither pickle nor dill can
    write becomes a ``Placeholder`` at its path, secret-named parts become redacted
    placeholders, and the rest is written with pickle, or with dill when a part needs it
@@ -19,6 +20,7 @@ payload and its reason goes into the preview's ``placeholder``.
 
 from __future__ import annotations
 
+import inspect
 import io
 import pickle
 import types
@@ -28,6 +30,7 @@ from typing import Any
 
 from ..options import ValueOptions
 from . import rebuild, secret_shapes
+from .loadability import judge
 from .placeholder import Placeholder
 from .preview import secret_cache
 from .scrub import scrub_text, secret_texts
@@ -67,11 +70,25 @@ def _override(obj: Any, overrides: dict[int, tuple]) -> Any:
     cls = type(obj)
     if cls is types.ModuleType:
         return module_reduce(obj) or NotImplemented
+    if isinstance(obj, BaseException) and _own_init(cls):
+        # pickle's rebuild calls cls(*exc.args), which an __init__ of another signature
+        # refuses: rebuilt without calling it (``rebuild.new_exception``), never test-loaded
+        reduced = REDUCERS.lookup(cls)
+        if reduced is not None:
+            return reduced(obj)
     if needs_static_setter(cls) and not isinstance(obj, type):
         reduced = cls.__reduce_ex__(obj, PROTOCOL)
         if isinstance(reduced, tuple) and 2 <= len(reduced) <= 5:
             return (reduced + (None,) * 5)[:5] + (rebuild.restore_state,)
     return NotImplemented
+
+
+def _own_init(cls: type) -> bool:
+    """Whether ``cls`` defines ``__init__`` in Python (read statically)."""
+    try:
+        return isinstance(inspect.getattr_static(cls, "__init__"), types.FunctionType)
+    except Exception:  # noqa: BLE001 - a hostile class: assume it does
+        return True
 
 
 class _Pickler(pickle.Pickler):
@@ -130,9 +147,10 @@ def serialize(obj: Any, options: ValueOptions, *, path: str = "") -> Serialized:
 
     Returns ``Serialized(data=None, ...)`` with the reason when nothing can be written or the
     result is larger than ``options.max_payload_bytes``. When ``options.test_load`` is on and the
-    payload is at most ``options.test_load_limit`` bytes, it is loaded back once (this runs the
-    classes' own rebuilding code, as any unpickling does) to detect values that serialize but
-    cannot be loaded (``loadable=False``, error ``"not loadable: …"``).
+    payload is at most ``options.test_load_limit`` bytes, its loadability is judged from its
+    opcodes without loading it (``loadability.judge``: no reconstructor of the program runs):
+    a class or function it names that cannot be found makes it ``loadable=False``, error
+    ``"not loadable: …"``.
     """
     try:
         fast = _fast(obj, options)
@@ -365,15 +383,11 @@ def _by_parts(obj: Any, options: ValueOptions, path: str) -> Serialized:
 
 def _test_load(serializer: str, data: bytes, options: ValueOptions
                ) -> tuple[bool | None, str | None]:
+    """Whether ``data`` will load, judged from its opcodes (``loadability.judge``): loading it
+    here would run the program's reconstructors while recording."""
     if not options.test_load or len(data) > options.test_load_limit:
         return None, None
-    try:
-        loads(serializer, data)
-    except BaseException as exc:  # noqa: BLE001 - any failure means "not loadable"
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        return False, f"not loadable: {describe(exc)}"
-    return True, None
+    return judge(data)
 
 
 def loads(serializer: str, data: bytes) -> Any:

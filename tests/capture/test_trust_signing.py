@@ -202,7 +202,7 @@ def test_effect_journal_is_covered_and_rolled_back_changes_do_not_advance_signer
            "outcome": "return", "value": {"p": "00" * 16}}
     writer.add_effect(run_id, row, {})
     with pytest.raises(Exception):
-        writer.add_effect(run_id, row, {})  # same seq: the insert fails and rolls back
+        writer.add_effect(run_id, {**row, "seq": 5, "name": None}, {})  # NOT NULL: rolled back
     writer.add_effect(run_id, {**row, "seq": 1}, {})
     writer.end_run(run_id, "finished")
     writer.close()

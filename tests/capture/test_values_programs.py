@@ -47,7 +47,7 @@ def test_show_displays_previews_placeholders_and_capture_errors(tmp_path):
     assert frame["gen"]["placeholder"]["reason"] == "a running generator cannot be saved"
 
 
-def test_show_displays_redaction_and_not_loadable(tmp_path):
+def test_show_displays_redaction_without_loading_values(tmp_path):
     script = tmp_path / "prog.py"
     script.write_text(
         "import sys\n"
@@ -66,7 +66,7 @@ def test_show_displays_redaction_and_not_loadable(tmp_path):
     text = " ".join(shown.stdout.split())
     assert "'api_key': <redacted>" in text
     assert "[redacted: config['api_key']]" in text
-    assert "[not loadable: RuntimeError: no]" in text
+    assert "not loadable" not in text  # judged without running Fussy.__setstate__
     assert "k" * 12 not in shown.stdout
 
 

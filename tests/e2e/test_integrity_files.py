@@ -136,3 +136,41 @@ def test_closing_leaves_wal_mode_without_a_rollback_journal_on_disk(tmp_path):
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     assert conn.execute("SELECT count(*) FROM steps").fetchone()[0] == 50
     conn.close()
+
+
+def _hot_journal_on(path: Path) -> bytes:
+    """Leave ``path`` (a finished timeline) with a hot journal, as a writer of SnapState before
+    format 4 killed inside its close's VACUUM did; returns the file's bytes then."""
+    script = (
+        "import os, signal, sqlite3, sys\n"
+        "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "conn.execute('PRAGMA journal_mode=DELETE')\n"
+        "conn.execute('PRAGMA cache_size=1')\n"
+        "conn.execute('BEGIN IMMEDIATE')\n"
+        "conn.execute('UPDATE runs SET name=name || ?', ('-half-written',))\n"
+        "conn.execute('DELETE FROM steps')\n"
+        "conn.executemany('INSERT INTO meta VALUES (?, ?)',\n"
+        "                 [(str(i), 'x' * 900) for i in range(300)])\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n")
+    subprocess.run([sys.executable, "-c", script, str(path)], check=False)
+    assert Path(f"{path}-journal").exists()
+    return path.read_bytes()
+
+
+def test_readers_open_a_file_with_a_hot_journal_read_only(tmp_path):
+    path = tmp_path / "hot.snap"
+    with snap.record(path, name="kept"):
+        for i in range(5):
+            snap.checkpoint("t", i=i)
+    on_disk = _hot_journal_on(path)
+    for command in (("ls", str(path)), ("show", str(path), "--step", "4"), ("verify", str(path))):
+        done = run_cli(*command)
+        assert done.returncode == 0, (command, done.stderr)
+    with snap.open_timeline(path) as timeline:  # the committed state, not the half-written one
+        assert [(r.name, len(r.steps)) for r in timeline.runs] == [("kept", 5)]
+    assert path.read_bytes() == on_disk and Path(f"{path}-journal").exists()  # untouched
+    with snap.record(path, name="next"):  # a writer rolls it back for good
+        snap.checkpoint("after")
+    assert not Path(f"{path}-journal").exists()
+    with snap.open_timeline(path) as timeline:
+        assert [r.name for r in timeline.runs] == ["kept", "next"]

@@ -137,6 +137,15 @@ class PostgresWriteEngine(_Postgres, RunWrites, StepWrites, BlobWrites, ChunkWri
     def __init__(self, url: str) -> None:
         self.location = self.path = redacted(url)
         self._conn = connect(url, create=True)
+        self.write_errors = errors()
+
+    def check_place(self) -> None:
+        """Nothing to check: a database does not move."""
+
+    @staticmethod
+    def describe_failure(exc: BaseException) -> str:
+        """A failed write in words (the driver's first line)."""
+        return f"a write failed ({(str(exc).strip().splitlines() or [type(exc).__name__])[0]})"
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(dialect(sql), params)

@@ -12,7 +12,9 @@ import contextlib
 import fcntl
 import glob
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -318,10 +320,20 @@ def open_for_reading(path: Path) -> sqlite3.Connection:
     uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30.0)
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc) or not Path(f"{path}-journal").exists():
+                raise
+            conn.close()  # a hot journal, which only a writer may roll back in place
+            conn = _recovered_copy(path)
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         version = conn.execute("PRAGMA user_version").fetchone()[0]
     except DB_ERRORS as exc:
         raise TimelineError(path, f"not a readable timeline ({db_error_text(exc)})") from None
+    except OSError as exc:
+        raise TimelineError(path, f"not a readable timeline (cannot recover its journal: "
+                                  f"{exc.strerror or exc})") from None
     if app_id != APPLICATION_ID:
         conn.close()
         raise TimelineError(path, "not a SnapState timeline (an SQLite database of another kind)")
@@ -332,6 +344,28 @@ def open_for_reading(path: Path) -> sqlite3.Connection:
         conn.close()
         raise TimelineError(path, f"damaged timeline ({db_error_text(exc)})") from None
     return conn
+
+
+def _recovered_copy(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a private copy of ``path`` whose hot journal was rolled back
+    there: how a reader opens a file left with one by a writer killed mid-change (SnapState
+    before format 4 could leave one while closing), without writing to it. The copy is removed
+    at once; the open connection keeps reading it. Raises ``OSError``/``sqlite3.Error``."""
+    directory = Path(tempfile.mkdtemp(prefix="snapstate-recover-"))  # owner-only
+    try:
+        copy = directory / "timeline.snap"
+        shutil.copyfile(path, copy)
+        shutil.copyfile(f"{path}-journal", f"{copy}-journal")
+        writer = sqlite3.connect(str(copy), isolation_level=None)
+        try:
+            writer.execute("PRAGMA user_version").fetchone()  # rolls the journal back
+        finally:
+            writer.close()
+        conn = sqlite3.connect(f"{copy.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        conn.execute("PRAGMA schema_version").fetchone()
+        return conn
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _check_version(path: Path, version: int) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...errors import WriteFailed
 from .blobs import BlobQueries, BlobWrites
 from .chunks import ChunkQueries, ChunkWrites
 from .connection import close_file, open_for_writing
@@ -31,10 +33,33 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
     I/O failure afterwards (the recorder turns those into a warning).
     """
 
+    #: What a failed write raises here (``describe_failure`` puts it in words).
+    write_errors = (sqlite3.Error, OSError)
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.location = str(self.path)
         self._conn: sqlite3.Connection | None = open_for_writing(self.path)
+        self._identity = _identity(self.path)
+
+    def check_place(self) -> None:
+        """Raise ``WriteFailed`` when the file this engine writes is no longer at its path
+        (deleted, or replaced by another file): what is written then reaches no reader."""
+        now = _identity(self.path)
+        if now == self._identity:
+            return
+        raise WriteFailed(self.path, "the file was deleted while recording" if now is None
+                          else "the file was replaced by another while recording")
+
+    @staticmethod
+    def describe_failure(exc: BaseException) -> str:
+        """A failed write in words, for the one line the recorder prints."""
+        text = str(exc)
+        if isinstance(exc, sqlite3.Error) and "full" in text:
+            return "the disk is full"
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return "the disk is full"
+        return f"a write failed ({text or type(exc).__name__})"
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -95,3 +120,11 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
                    <= COMPACT_MAX and self._worth_compacting())
         self._conn.close()
         self._conn = None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
