@@ -53,6 +53,7 @@ from typing import Any
 from .integrity import canonical_json, content_hash
 from .options import CaptureOptions
 from .values import capture_value
+from .values.payload import caught_warnings
 
 LINE_BITS = 22
 LINE_MASK = (1 << LINE_BITS) - 1
@@ -130,7 +131,8 @@ class ValueEncoder:
                 self._remember(key, ref)
             return ref
         try:
-            digest = content_hash(pickle.dumps(value, 5)).hex()
+            with caught_warnings():  # a class's __reduce__ warning: not the program's output
+                digest = content_hash(pickle.dumps(value, 5)).hex()
         except Exception:  # noqa: BLE001 - capture_value reports why
             digest = None
         if digest is not None and digest in self._cache:

@@ -19,9 +19,13 @@ payload and its reason goes into the preview's ``placeholder``.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import io
 import pickle
 import types
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -138,11 +142,34 @@ def serialize(obj: Any, options: ValueOptions, *, path: str = "") -> Serialized:
         fast = _fast(obj, options)
         if fast is not None:
             return fast
-        return _by_parts(obj, options, path)
-    except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError, anything
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
+        with caught_warnings() as said:
+            result = _by_parts(obj, options, path)
+        return _with_warnings(result, said)
+    except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, anything
         return Serialized(None, None, describe(exc))
+
+
+@contextlib.contextmanager
+def caught_warnings() -> Iterator[list[str]]:
+    """Collect the warnings raised inside the block (dill's ``PicklingWarning``, a class's own
+    ``__reduce__`` warning) as ``"Category: message"`` texts instead of letting them print on
+    the program's stderr: what capture does is never shown as program output; the texts become
+    capture errors on the step."""
+    said: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield said
+    for item in caught:
+        text = f"{item.category.__name__}: {item.message}"
+        if text not in said:
+            said.append(text[:300])
+
+
+def _with_warnings(result: Serialized, said: list[str]) -> Serialized:
+    if not said:
+        return result
+    note = "; ".join(said[:3]) + (f"; … {len(said) - 3} more" if len(said) > 3 else "")
+    return dataclasses.replace(result, error=f"{result.error}; {note}" if result.error else note)
 
 
 def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
@@ -161,10 +188,11 @@ def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
         return Serialized(None, None, f"payload too large ({len(data)} bytes)")
     if names is not None:
         return Serialized(data, "pickle", None, True)  # plain data always loads: no test-load
-    loadable, error = _test_load("pickle", data, options)
+    with caught_warnings() as said:
+        loadable, error = _test_load("pickle", data, options)
     if loadable is False:
         return None
-    return Serialized(data, "pickle", error, loadable)
+    return _with_warnings(Serialized(data, "pickle", error, loadable), said)
 
 
 def is_plain_payload(obj: Any, data: bytes, options: ValueOptions) -> bool:
@@ -355,9 +383,7 @@ def _test_load(serializer: str, data: bytes, options: ValueOptions
         return None, None
     try:
         loads(serializer, data)
-    except BaseException as exc:  # noqa: BLE001 - any failure means "not loadable"
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
+    except Exception as exc:  # noqa: BLE001 - any failure means "not loadable"
         return False, f"not loadable: {describe(exc)}"
     return True, None
 

@@ -72,7 +72,7 @@ def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
     if dict_descr is not None and type(dict_descr).__name__ == "getset_descriptor":
         try:
             instance_dict = dict_descr.__get__(obj, cls)
-        except BaseException:  # noqa: BLE001 - a C type without an instance dict
+        except Exception:  # noqa: BLE001 - a C type without an instance dict
             instance_dict = None
         if type(instance_dict) is dict:
             has_any = True

@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous_term)
+        _note_compiled(args.include, args.exclude)
         _report(block, output)
     return _exit(outcome)
 
@@ -152,7 +153,12 @@ def _run_script(target: str) -> None:
 
 
 def _join_threads() -> None:
-    """Wait for non-daemon threads, as the interpreter does at exit, so they are recorded."""
+    """End the program's threads as the interpreter does at exit, so they are recorded: first
+    the callbacks ``threading._register_atexit`` holds (``concurrent.futures`` tells its idle
+    pool workers to stop there — joining them before would wait forever), then a join of every
+    non-daemon thread. The callbacks run again at the real exit; the pool's are idempotent."""
+    for callback in reversed(list(getattr(threading, "_threading_atexits", ()))):
+        callback()
     for thread in threading.enumerate():
         if thread is threading.current_thread() or thread.daemon:
             continue
@@ -264,6 +270,29 @@ def _warn_untraced(module: str | None, path: str | None, include: list[str],
     what = f"{module} ({path})" if module else path
     sys.stderr.write(f"snapstate: note: {what} will not be traced: {why}; "
                      f"to trace it add --include '{glob}'\n")
+
+
+def _note_compiled(include: list[str], exclude: list[str]) -> None:
+    """One note per package whose modules the trace rule selects but which are compiled to C
+    (mypyc, Cython, C extensions): their code runs without Python frames, so no step comes
+    from it. Read from ``sys.modules`` after the run, each module's ``__file__`` taken from its
+    namespace (no module ``__getattr__`` runs)."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    from snapstate_capture.include import IncludeRule
+
+    rule = IncludeRule(include, exclude)
+    noted: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        namespace = getattr(module, "__dict__", None)
+        path = namespace.get("__file__") if isinstance(namespace, dict) else None
+        top = name.partition(".")[0]
+        if (not isinstance(path, str) or top in noted
+                or not path.endswith(tuple(EXTENSION_SUFFIXES)) or not rule.includes(path)):
+            continue
+        noted.add(top)
+        sys.stderr.write(f"snapstate: note: {top} is compiled to C ({os.path.basename(path)}):"
+                         " its code runs without Python frames and cannot be traced\n")
 
 
 def _default_output(label: str) -> Path:
