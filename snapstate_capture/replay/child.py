@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from ..errors import SnapStateError
+from ..capture.hashseed import take_hidden_seed
 from ..store.reader import Value
 from .config import ReplayConfig
 from .session import ReplaySession, install
@@ -29,6 +30,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         sys.stderr.write("usage: python -m snapstate_capture.replay CONFIG\n")
         return 2
+    take_hidden_seed()  # the program sees the environment it was recorded with
     config = ReplayConfig.load(argv[0])
     try:
         session = ReplaySession(config)
@@ -72,11 +74,13 @@ def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
     program (``snapstate record``): the program runs inside ``record(FILE, **those)`` again,
     block 0 of this process (the wrappers' own frames are snapstate's, hidden on both sides).
     """
+    from .. import integrations  # noqa: F401 - frameworks the program imports are set up
+
     wrapper = entry.get("record")
     if not isinstance(wrapper, dict):
         _start(entry, session)
         return
-    from ..api import record
+    from ..capture.api import record
 
     try:
         block = record(session.config.file, **wrapper)

@@ -15,7 +15,7 @@ import os
 import types
 from typing import TYPE_CHECKING, Any
 
-from ..recorder import Recorder
+from ..capture.recorder import Recorder
 from ..store.reader import open_timeline
 from .compare import compare_steps
 from .recorder import ReplayRecorder, restore_recorded_rng
@@ -31,6 +31,7 @@ class TracedReplayRecorder(Recorder):
 
     serve_effect = ReplayRecorder.serve_effect
     _serve = ReplayRecorder._serve
+    _wait_for_live = ReplayRecorder._wait_for_live
     live = False
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,

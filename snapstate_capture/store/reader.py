@@ -394,6 +394,25 @@ class Steps(Sequence["Step"]):
                     found.append(row.index)
         return found
 
+    def scan_traced_matches(self, start: int, stop: int, *, needle: str, blob: Any) -> Iterator:
+        """Search steps ``start`` … ``stop - 1`` stored in trace chunks for ``needle``, a chunk at
+        a time (``store.chunk_scan.scan_matches``: yields ``ChunkScan`` with ``(index, where)``;
+        ``blob(name, ref)`` judges values stored as blobs)."""
+        from .chunk_scan import scan_matches
+
+        return scan_matches(self.run.timeline, self.run.id, start, stop, needle=needle,
+                            blob=blob)
+
+    def scan_traced_variable(self, position: int, function: str, name: str, start: int,
+                             stop: int, *, backward: bool = False) -> Iterator:
+        """Where one variable changes among steps ``start`` … ``stop - 1`` stored in trace
+        chunks (``store.chunk_scan.scan_variable``: yields ``ChunkScan`` with ``(index, raw)``;
+        ``store.chunk_reader.value_ref(raw)`` is the reader's value ref)."""
+        from .chunk_scan import scan_variable
+
+        return scan_variable(self.run.timeline, self.run.id, position, function, name, start,
+                             stop, backward=backward)
+
     def has_traced(self) -> bool:
         """Whether some of these steps were recorded by the tracer (stored in chunks)."""
         chunk_steps = self.run.timeline.chunk_steps
@@ -642,7 +661,7 @@ class Value:
         if not self.preview_key:
             return {"type": "?", "repr": "<no preview>"}
         if self.ref.get("x"):
-            from ..encryption import sealed_preview  # encrypted at rest: locked without the key
+            from ..trust.encryption import sealed_preview
 
             return sanitize.preview(sealed_preview(self))
         data = self.timeline.preview_blob(self.preview_key)
@@ -673,7 +692,7 @@ class Value:
     @property
     def is_sealed(self) -> bool:
         """Encrypted, and the user's key cannot open it: shown as locked
-        (see ``snapstate_capture.encryption``)."""
+        (see ``snapstate_capture.trust.encryption``)."""
         return "sealed" in self.preview
 
     @property
@@ -687,11 +706,11 @@ class Value:
     def load(self, trust: bool = False) -> Any:
         """Unpickle the payload and return the object.
 
-        Allowed when the value's run verifies under the user's key (``snapstate_capture.trust``),
+        Allowed when the value's run verifies under the user's key (``snapstate_capture.trust.gate``),
         or with ``trust=True`` here or when the timeline was opened; else raises
         ``UntrustedPayloadError``. ``PayloadLoadError`` when there is no payload or it cannot be
         loaded; ``IntegrityError`` when the stored bytes do not match their hash.
         """
-        from ..trust import load_payload
+        from ..trust.gate import load_payload
 
         return load_payload(self, trust=trust or self.timeline.trust)

@@ -24,8 +24,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from snapstate_capture.capture import hashseed
 from snapstate_capture import record as record_block
-from snapstate_capture.environment import entry_facts
+from snapstate_capture.capture.environment import entry_facts
 from snapstate_capture.errors import SnapStateError
 
 
@@ -45,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "under the current directory outside stdlib/site-packages)")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
                         help="never trace files matching GLOB (repeatable)")
+    parser.add_argument("--patch-nondeterminism", action="store_true",
+                        help="serve clocks, datetime.now, random, uuid, os.urandom, secrets "
+                             "and input from the recording on replay, whoever calls them")
     parser.add_argument("-m", dest="module", metavar="MODULE", default=None,
                         nargs=argparse.REMAINDER,
                         help="run library module as a script (like python -m); the rest of "
@@ -59,6 +63,9 @@ class _Terminated(BaseException):
 
 
 def run(args: argparse.Namespace) -> int:
+    # The seed cli.main started this process under, if it chose one: hidden from the program,
+    # still recorded (snapstate_capture/hashseed.py).
+    hashseed.take_hidden_seed()
     program = list(args.program)
     if program and program[0] == "--":
         program = program[1:]
@@ -78,11 +85,11 @@ def run(args: argparse.Namespace) -> int:
         label = Path(target).stem
     output = Path(args.output) if args.output else _default_output(label)
     start_file = _check_before_running(args.module, target, output)
-    block = record_block(output, name=args.name or label, trace=args.trace,
-                         include=args.include, exclude=args.exclude,
-                         entry=_entry(args.module, target, argv,
-                                      {"name": args.name or label, "trace": args.trace,
-                                       "include": args.include, "exclude": args.exclude}))
+    options = {"name": args.name or label, "trace": args.trace, "include": args.include,
+               "exclude": args.exclude}
+    if args.patch_nondeterminism:
+        options["patch_nondeterminism"] = True
+    block = record_block(output, **options, entry=_entry(args.module, target, argv, options))
     _warn_untraced(args.module, start_file, args.include, args.exclude)
     previous_term = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
@@ -255,7 +262,7 @@ def _warn_untraced(module: str | None, path: str | None, include: list[str],
                    exclude: list[str]) -> None:
     """Say so before running when the program's own file will not be traced (the default traces
     only your code, as ``coverage run`` measures only it), with the option that changes it."""
-    from snapstate_capture.include import IncludeRule
+    from snapstate_capture.tracing.include import IncludeRule
 
     if path is None or IncludeRule(include, exclude).includes(path):
         return

@@ -17,7 +17,7 @@ from rich.text import Text
 from snapstate_capture import Run, SnapStateError, Timeline
 from snapstate_capture.replay.drift import Drift, find_drift
 from snapstate_capture.replay.launch import replay
-from snapstate_capture.trust import require_trust
+from snapstate_capture.trust.gate import require_trust
 
 from ..safe_text import plain
 from .common import add_file_argument, add_run_argument, console, open_file, print_json
@@ -100,6 +100,8 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
     if result.get("status") == "error":
         raise SnapStateError(f"{timeline.path}: {result.get('message')}")
     if not args.json:
+        for note in result.get("notes") or []:
+            out.print(plain(f"note: {note}", "yellow"), soft_wrap=True)
         out.print(render_result(result, timeline=str(timeline.path)), soft_wrap=True)
     return EXIT_DIVERGENCE if result.get("status") == "divergence" else 0
 
