@@ -286,7 +286,7 @@ def _note_compiled(include: list[str], exclude: list[str]) -> None:
     namespace (no module ``__getattr__`` runs)."""
     from importlib.machinery import EXTENSION_SUFFIXES
 
-    from snapstate_capture.include import IncludeRule
+    from snapstate_capture.tracing.include import IncludeRule
 
     rule = IncludeRule(include, exclude)
     noted: set[str] = set()
