@@ -351,6 +351,7 @@ class ValueCache:
                 and length > shown and isinstance(previous.get("children"), list)
                 and not any(i * per_chunk < shown for i in changed)):
             preview = dict(previous, len=length, more=length - len(previous["children"]))
+            preview.pop("identity", None)  # it was the digest of the previous content
             if entry.kids_key is not None and entry.kids_data is not None:
                 out.blobs[entry.kids_key] = entry.kids_data  # known to the writer: not rewritten
                 top = {k: v for k, v in preview.items() if k != "children"}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PayloadLoadError, SnapStateError
 from ..capture.recorder import Recorder
 from ..capture.rng import restore_states
+from ..capture.effects import arguments_match
 from ..store.reader import Step
 from ..trust.signing import RunSigner
 from ..store.writer import TimelineWriter
@@ -257,7 +258,7 @@ class ReplayRecorder(Recorder):
                 self.effect_step(entry), "effect-order", f"expected effect {entry.name} at "
                 f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",
                 effect={**actual, "expected_name": entry.name, "expected_site": entry.site}))
-        if entry.args_hash != call.args_digest:
+        if not arguments_match(entry.args_hash, call):
             expected = (session.timeline.json_blob(entry.args_preview)
                         if entry.args_preview else None)
             got = capture_value(call.args, options=self.options.values, payloads=False).preview

@@ -29,7 +29,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, overload
 
-from ..errors import IntegrityError, NotFoundError, TimelineError
+from ..errors import IntegrityError, NotFoundError, SnapStateError, TimelineError
 from . import blobs, previews, sanitize
 from .connection import DB_ERRORS, db_error_text, open_for_reading
 from .writer import process_start_marker
@@ -676,6 +676,24 @@ class Value:
         if self.is_inline:
             return "v:" + json.dumps([type(self.ref["v"]).__name__, self.ref["v"]])
         return self.payload_key or self.preview_key or ""
+
+    @property
+    def identity(self) -> str | None:
+        """The value's identity digest (``values.identity``: the same value whatever the
+        process, set order or memory addresses), stored in its preview at capture; None for
+        inline scalars, values captured without one (too big, secret parts, older files)."""
+        if self.is_inline or not self.preview_key:
+            return None
+        top: Any = None
+        if not self.ref.get("x"):  # the top node alone: children stored apart are not read
+            try:
+                top = self.timeline.json_blob(self.preview_key)
+            except SnapStateError:
+                top = None
+        if not isinstance(top, dict):
+            top = self.preview
+        found = top.get("identity")
+        return found if isinstance(found, str) and len(found) == 32 else None
 
     @property
     def type_name(self) -> str:

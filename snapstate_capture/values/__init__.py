@@ -13,6 +13,7 @@ from typing import Any
 
 from ..options import ValueOptions
 from . import known_types  # noqa: F401 - registers the previews of exceptions, numpy, pandas…
+from .identity import capture_identity
 from .payload import Serialized, caught_warnings, loads, serialize
 from .placeholder import Placeholder
 from .preview import MACHINERY, PreviewBuilder, redacted_preview, safe_repr, type_name
@@ -73,6 +74,10 @@ def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
         preview = builder.build(obj)
         if preview.get("machinery") is True and MACHINERY.lookup(type(obj)) is not None:
             return CapturedValue(preview, None, None)  # framework machinery: preview alone
+        if not builder.secret_values:  # a digest over a secret would let one guess it
+            digest = capture_identity(obj)
+            if digest is not None:
+                preview["identity"] = digest
         if not payloads:
             texts = secret_texts(builder.secret_values)
             return CapturedValue(scrub(preview, texts) if texts else preview, None, None)

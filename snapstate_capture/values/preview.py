@@ -100,6 +100,37 @@ def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
     return found if has_any else None
 
 
+#: Sets up to this size are shown in canonical order (bigger ones in iteration order).
+SORTED_MEMBERS_MAX = 10_000
+_ORDERABLE = frozenset({int, float, bool, str, bytes})
+
+
+def member_order(members: Any, size: int) -> list[Any]:
+    """The members of a set in canonical order, so its preview (and the cut at ``max_items``)
+    is the same whatever the hash seed or insertion history (docs/value-identity.md): scalars
+    by type name and value, then other members by identity digest. Sets larger than
+    ``SORTED_MEMBERS_MAX`` keep iteration order."""
+    if size > SORTED_MEMBERS_MAX:
+        return list(itertools.islice(members, SORTED_MEMBERS_MAX))
+    items = list(members)
+    kinds = set(map(type, items))
+    if len(kinds) == 1 and kinds <= _ORDERABLE and float not in kinds:
+        return sorted(items)
+    from .identity import identity
+
+    def key(value: Any) -> tuple:
+        cls = type(value)
+        if cls in _ORDERABLE and not (cls is float and value != value):
+            return (0, cls.__name__, value, "")
+        return (1, class_name(cls), 0, identity(value, budget=1_000) or "")
+
+    try:
+        return sorted(items, key=key)
+    except TypeError:  # e.g. int and float of one name compared with str: by digest only
+        return sorted(items, key=lambda v: (class_name(type(v)), identity(v, budget=1_000)
+                                            or ""))
+
+
 def _class_lookup(cls: type, name: str) -> Any:
     for klass in cls.__mro__:
         if name in klass.__dict__:
@@ -300,8 +331,8 @@ class PreviewBuilder:
                 return items, tuple.__len__(obj)
             if issubclass(cls, (set, frozenset)):
                 base = set if issubclass(cls, set) else frozenset
-                iterator = base.__iter__(obj)
-                return ([(f"{{{i}}}", v) for i, v in enumerate(itertools.islice(iterator, limit))],
+                members = member_order(base.__iter__(obj), base.__len__(obj))
+                return ([(f"{{{i}}}", v) for i, v in enumerate(members[:limit])],
                         base.__len__(obj))
             if issubclass(cls, _LEAF_TYPES):
                 return None
