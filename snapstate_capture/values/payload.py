@@ -35,7 +35,7 @@ from . import rebuild
 from .placeholder import Placeholder
 from .preview import secret_cache
 from .scrub import scrub_text, secret_texts
-from .reducers import REDUCERS, importable, module_reduce
+from .reducers import REDUCERS, function_reduce, importable, module_reduce
 from .walk import PROTOCOL, PartWalker, describe, needs_static_setter
 
 __all__ = ["PROTOCOL", "Serialized", "is_plain_payload", "loads", "serialize"]
@@ -71,6 +71,8 @@ def _override(obj: Any, overrides: dict[int, tuple]) -> Any:
     cls = type(obj)
     if cls is types.ModuleType:
         return module_reduce(obj) or NotImplemented
+    if cls is types.FunctionType and not importable(obj):
+        return function_reduce(obj)
     if needs_static_setter(cls) and not isinstance(obj, type):
         reduced = cls.__reduce_ex__(obj, PROTOCOL)
         if isinstance(reduced, tuple) and 2 <= len(reduced) <= 5:

@@ -174,3 +174,30 @@ def test_the_same_pyflakes_state_in_two_processes_under_two_hash_seeds(tmp_path)
     assert names_a == names_b and preview_a == preview_b
     assert preview_a["len"] > 150 and preview_a.get("more")
     assert funcs_a == funcs_b
+
+
+def _make_closure():
+    seen = []
+
+    def remember(item):
+        seen.append(item)
+        return remember, len(seen)
+
+    remember.tag = "kept"
+    return remember
+
+
+def test_closures_are_written_by_the_c_pickler_and_load_back():
+    """A closure (pyflakes defers dozens) is written by pickle, not dill — dill copied its
+    whole world in pure Python at every step — and loads back working, cycle included."""
+    from snapstate_capture.values.payload import loads, serialize
+
+    remember = _make_closure()
+    remember("a")
+    written = serialize({"deferred": [remember, lambda x: x * 3]}, ValueOptions())
+    assert written.serializer == "pickle" and written.loadable, written.error
+    loaded = loads(written.serializer, written.data)
+    again, count = loaded["deferred"][0]("b")
+    assert count == 2 and again is loaded["deferred"][0] and again.tag == "kept"
+    assert loaded["deferred"][1](4) == 12
+    assert identity(loaded["deferred"][0]) == identity(remember)
