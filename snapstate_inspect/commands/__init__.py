@@ -22,6 +22,7 @@ NAMES = (
     "resume",
     "verify",
     "keygen",
+    "sign",
     "export",
     "gc",
 )

@@ -12,7 +12,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ..errors import TimelineError
+from ...errors import TimelineError
 from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
