@@ -36,7 +36,7 @@ import types
 import weakref
 from typing import Any, Callable
 
-from .preview import static_attributes
+from .static import static_attributes
 
 __all__ = ["CAPTURE_BUDGET", "DEFAULT_BUDGET", "capture_identity", "code_digest", "identity",
            "same_objects"]

@@ -35,6 +35,7 @@ from typing import Any, Callable
 from ..options import ValueOptions
 from .registry import TypeRegistry, class_name
 from .reprs import clip, safe_repr, type_name
+from .static import _class_lookup, static_attributes
 
 __all__ = ["PREVIEWS", "PreviewBuilder", "REDACTED_REPR", "clip", "redacted_preview",
            "safe_repr", "static_attributes", "type_name"]
@@ -61,43 +62,6 @@ PREVIEWS: TypeRegistry[PreviewHandler] = TypeRegistry("previews")
 #: carries ``"machinery": True`` so replay leaves it out of the comparison. The handler is
 #: a preview handler too (``integrations/machinery.py`` registers them by class name).
 MACHINERY: TypeRegistry[PreviewHandler] = TypeRegistry("machinery")
-
-
-def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
-    """Return the object's instance attributes as ``(name, value)`` pairs, read statically.
-
-    Reads the instance ``__dict__`` (only through the standard descriptor) and every ``__slots__``
-    member descriptor of the class hierarchy. Returns None for objects with neither. Never calls
-    properties, ``__getattr__`` or ``__getattribute__`` overrides.
-    """
-    cls = type(obj)
-    found: list[tuple[str, Any]] = []
-    has_any = False
-    dict_descr = _class_lookup(cls, "__dict__")
-    if dict_descr is not None and type(dict_descr).__name__ == "getset_descriptor":
-        try:
-            instance_dict = dict_descr.__get__(obj, cls)
-        except Exception:  # noqa: BLE001 - a C type without an instance dict
-            instance_dict = None
-        if type(instance_dict) is dict:
-            has_any = True
-            found.extend((str(k), v) for k, v in dict.items(instance_dict))
-    for klass in cls.__mro__:
-        slots = klass.__dict__.get("__slots__")
-        if slots is None:
-            continue
-        for slot in (slots,) if isinstance(slots, str) else slots:
-            if slot in ("__dict__", "__weakref__"):
-                continue
-            descr = klass.__dict__.get(slot)
-            if type(descr).__name__ != "member_descriptor":
-                continue
-            has_any = True
-            try:
-                found.append((slot, descr.__get__(obj, cls)))
-            except AttributeError:
-                continue  # slot never assigned
-    return found if has_any else None
 
 
 #: Sets up to this size are shown in canonical order (bigger ones in iteration order).
@@ -129,13 +93,6 @@ def member_order(members: Any, size: int) -> list[Any]:
     except TypeError:  # e.g. int and float of one name compared with str: by digest only
         return sorted(items, key=lambda v: (class_name(type(v)), identity(v, budget=1_000)
                                             or ""))
-
-
-def _class_lookup(cls: type, name: str) -> Any:
-    for klass in cls.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return None
 
 
 class PreviewBuilder:
