@@ -351,7 +351,6 @@ class ValueCache:
                 and length > shown and isinstance(previous.get("children"), list)
                 and not any(i * per_chunk < shown for i in changed)):
             preview = dict(previous, len=length, more=length - len(previous["children"]))
-            preview.pop("identity", None)  # it was the digest of the previous content
             if entry.kids_key is not None and entry.kids_data is not None:
                 out.blobs[entry.kids_key] = entry.kids_data  # known to the writer: not rewritten
                 top = {k: v for k, v in preview.items() if k != "children"}
@@ -360,6 +359,9 @@ class ValueCache:
                 return key, entry.kids_key, entry.kids_data, preview
             return add_blob(out, canonical_json(preview), entry.top_key), None, None, preview
         captured = capture_value(value, name=name, options=self.options.values, payloads=False)
+        # No identity digest for chunked containers: it would be stale in the reused preview
+        # above and costs a walk of every element at each step; their chunk pickles compare.
+        captured.preview.pop("identity", None)
         top_key, kids_key, kids_data = self._store_preview(captured.preview, entry, out)
         return top_key, kids_key, kids_data, captured.preview
 
