@@ -12,6 +12,7 @@ and measures replay against recording.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -20,8 +21,8 @@ import pytest
 
 import snapstate_capture as snap
 from tests.conftest import run_cli
-from tests.e2e.replay_helpers import replay_json
 
+pytestmark = pytest.mark.timeout(900)  # several traced package runs per test
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 LINES = os.environ.get("SNAPSTATE_CORPUS_LINES", "12")
 REPLAYS = os.environ.get("SNAPSTATE_CORPUS_REPLAYS")
@@ -52,6 +53,13 @@ def _record(workdir: Path, name: str, out: str) -> Path:
                      str(workdir / program), *argv, cwd=workdir, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     return path
+
+
+def replay_json(path: Path, *args: str) -> tuple[object, dict]:
+    """``snapstate replay PATH --trust --json ARGS`` with room for a traced package run."""
+    result = run_cli("replay", str(path), "--trust", "--json", *args, timeout=900)
+    start = result.stdout.find("{\n")
+    return result, json.loads(result.stdout[start:]) if start >= 0 else {}
 
 
 def _copy(tmp_path: Path, name: str, folder: str = "prog") -> Path:
