@@ -33,7 +33,7 @@ from . import chunked
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
 from ..store.blobs import manifest_bytes, manifest_hash
-from ..values import capture_value
+from ..values import capture_value, secret_shapes
 from ..values.payload import is_plain_payload, serialize
 from ..values.preview import PreviewBuilder
 from .preview_json import encode_preview
@@ -182,6 +182,8 @@ class ValueCache:
             self._slots.clear()  # many distinct code objects (exec'd code): start again
         cls = type(value)
         if name is not None and self.options.values.is_secret(name):
+            return self._capture(slot, value, name, out, None)
+        if cls is str and secret_shapes.find(value):  # a credential: cut out by capture_value
             return self._capture(slot, value, name, out, None)
         if (cls is list or cls is dict) and value and self.options.payloads:
             first = value[0] if cls is list else next(iter(dict.values(value)))

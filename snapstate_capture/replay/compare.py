@@ -80,8 +80,7 @@ class StepComparer:
         live_ok = len(live_frames) == len(act_frames)
         for position, (rec, act) in enumerate(zip(rec_frames, act_frames)):
             if (rec.get("function") != act.get("function")
-                    or self._path(rec.get("filename")) != os.path.abspath(act.get("filename")
-                                                                        or "")):
+                    or self._path(rec.get("filename")) != _live_path(act.get("filename"))):
                 return divergence(index, "stack", f"frame #{position}: expected "
                                   f"{rec.get('function')}, the program is in "
                                   f"{act.get('function')}", expected=expected, actual=actual)
@@ -161,6 +160,14 @@ def _without_identity(preview: Any) -> Any:
     if isinstance(preview, dict) and "identity" in preview:
         return {k: v for k, v in preview.items() if k != "identity"}
     return preview
+
+
+def _live_path(filename: str | None) -> str:
+    """A live frame's file as recorded ones are resolved: ``<string>`` (generated code, such
+    as a dataclass's ``__init__``) stays as it is."""
+    if filename and filename.startswith("<"):
+        return filename
+    return os.path.abspath(filename or "")
 
 
 def _machinery(preview: Any) -> bool:

@@ -53,7 +53,7 @@ from typing import Any
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
-from ..values import capture_value
+from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
 
 
@@ -92,7 +92,8 @@ class ValueEncoder:
 
     def encode(self, value: Any, name: str | None) -> Any:
         cls = type(value)
-        if cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR):
+        if cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR
+                                   and not secret_shapes.find(value)):
             return value
         return self.capture(value, name)
 
@@ -109,7 +110,7 @@ class ValueEncoder:
 
     def capture(self, value: Any, name: str | None) -> tuple:
         """Capture one value (see the class docstring); returns its reference tuple."""
-        if name is not None and self.options.values.is_secret(name):
+        if name is not None and self.options.values.redacts(name, value):
             return self.redacted(value)
         try:
             data = marshal.dumps(value)

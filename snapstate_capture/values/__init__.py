@@ -45,7 +45,8 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
                   plain_payload: bytes | None = None) -> CapturedValue:
     """Capture ``obj`` (found under ``name``) as preview + payload; never raises.
 
-    Secret names (``options.is_secret``) give a redacted preview and no payload. A value that
+    Secret names (``options.redacts``) give a redacted preview and no payload; credentials
+    recognised by their shape are cut out of the preview and the payload (``secret_shapes``). A value that
     cannot be serialized gets ``preview["placeholder"] = {"reason", "path", "type", "repr"}``
     and no payload; parts that cannot be serialized are listed in ``preview["placeholders"]``
     and come back as ``Placeholder`` objects when the payload is loaded. ``reuse``: the
@@ -68,12 +69,15 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
 def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
              reuse: dict[int, list] | None, plain_payload: bytes | None) -> CapturedValue:
     try:
-        if name is not None and options.is_secret(name):
+        if name is not None and options.redacts(name, obj):
             return CapturedValue(redacted_preview(obj), None, None)
         builder = PreviewBuilder(options, reuse=reuse)
         preview = builder.build(obj)
         if preview.get("machinery") is True and MACHINERY.lookup(type(obj)) is not None:
             return CapturedValue(preview, None, None)  # framework machinery: preview alone
+        if _all_machinery(obj):  # a list of tools or handoffs handed to a model
+            preview["machinery"] = True
+            return CapturedValue(preview, None, None)
         if not builder.secret_values:  # a digest over a secret would let one guess it
             digest = capture_identity(obj)
             if digest is not None:
@@ -96,6 +100,16 @@ def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
         preview = {"type": "?", "repr": "<capture failed>",
                    "placeholder": {"reason": reason, "path": name or ""}}
         return CapturedValue(preview, None, None, reason)
+
+
+def _all_machinery(obj: Any) -> bool:
+    """A non-empty list or tuple of framework machinery only (``MACHINERY``); the first item
+    decides at once for the usual lists of data."""
+    if type(obj) not in (list, tuple) or not obj or len(obj) > 1000:
+        return False
+    if MACHINERY.lookup(type(obj[0])) is None:
+        return False
+    return all(MACHINERY.lookup(type(item)) is not None for item in obj)
 
 
 def _combine(preview: dict[str, Any], result: Serialized, path: str) -> CapturedValue:

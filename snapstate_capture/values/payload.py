@@ -31,7 +31,7 @@ from itertools import chain
 from typing import Any
 
 from ..options import ValueOptions
-from . import rebuild
+from . import rebuild, secret_shapes
 from .placeholder import Placeholder
 from .preview import secret_cache
 from .scrub import scrub_text, secret_texts
@@ -184,7 +184,8 @@ def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
         return None
     data = buffer.getvalue()
     names = _flat_names(obj)
-    if options.redact_secrets and _has_secret_name(pickler, data, options, names):
+    if options.redact_secrets and (_has_secret_name(pickler, data, options, names)
+                                   or options.secret_shapes and _has_credential(pickler, data)):
         return None
     if len(data) > options.max_payload_bytes:
         return Serialized(None, None, f"payload too large ({len(data)} bytes)")
@@ -205,7 +206,8 @@ def is_plain_payload(obj: Any, data: bytes, options: ValueOptions) -> bool:
     if len(data) > options.max_payload_bytes:
         return False
     names = _flat_names(obj)
-    return names is not None and not (options.redact_secrets and _any_secret(names, options))
+    return names is not None and not (options.redact_secrets and (
+        _any_secret(names, options) or options.secret_shapes and secret_shapes.in_bytes(data)))
 
 
 #: Scalars whose pickle is a plain opcode (no class reference, no reduce): always loadable.
@@ -280,6 +282,18 @@ def _has_secret_name(pickler: pickle.Pickler, data: bytes, options: ValueOptions
 #: Types the C pickler memoizes that hold no names of their own: in a pickle whose memo holds
 #: only these, every name is a key of one of its exact dicts.
 _PLAIN_MEMO = frozenset({str, bytes, bytearray, dict, list, tuple, set, frozenset})
+
+
+def _has_credential(pickler: pickle.Pickler, data: bytes) -> bool:
+    """True when a string in the pickle looks like a credential (``secret_shapes``): the bytes
+    are scanned when small, the pickler's memoized strings when not."""
+    if len(data) <= SCAN_BYTES_MAX:
+        return secret_shapes.in_bytes(data)
+    try:
+        written = [entry[1] for entry in pickler.memo.copy().values()]
+    except RuntimeError:  # pragma: no cover - the memo is the pickler's own
+        return True
+    return any(type(o) is str and secret_shapes.find(o) for o in written)
 
 
 def _any_secret(names: list[Any], options: ValueOptions) -> bool:

@@ -33,6 +33,7 @@ import types
 from typing import Any, Callable
 
 from ..options import ValueOptions
+from . import secret_shapes
 from .registry import TypeRegistry, class_name
 from .reprs import clip, safe_repr, type_name
 from .static import _class_lookup, static_attributes
@@ -124,7 +125,7 @@ class PreviewBuilder:
 
     def build(self, obj: Any, name: str | None = None) -> dict[str, Any]:
         """Return the preview of ``obj``; redacted when ``name`` matches a secret pattern."""
-        if name is not None and self.options.is_secret(name):
+        if name is not None and self.options.redacts(name, obj):
             return redacted_preview(obj)
         return self.node(obj, 0, set())
 
@@ -138,6 +139,8 @@ class PreviewBuilder:
         cls = type(obj)
         if cls is str:
             limit = min(opts.max_string, opts.max_repr) if depth else opts.max_string
+            if opts.secret_shapes and opts.redact_secrets:
+                self.secret_values.extend(secret_shapes.find(obj))  # scrubbed from every text
             return {"type": "builtins.str", "repr": safe_repr(obj, limit), "len": len(obj)}
         if cls is dict or cls is list:  # the hot path of agent states
             if id(obj) in path_ids:
@@ -150,6 +153,8 @@ class PreviewBuilder:
         name = _BUILTIN_NAMES.get(cls) or class_name(cls)
         node: dict[str, Any] = {"type": name}
         if issubclass(cls, _TEXT):
+            if isinstance(obj, str) and opts.secret_shapes and opts.redact_secrets:
+                self.secret_values.extend(secret_shapes.find(obj))
             node["repr"] = safe_repr(obj, min(opts.max_string, opts.max_repr)
                                      if depth else opts.max_string, self._slow)
             node["len"] = len(obj) if cls in _BUILTIN_NAMES else _builtin_len(obj)
@@ -204,7 +209,8 @@ class PreviewBuilder:
 
     def child(self, label: str, value: Any, depth: int, path_ids: set[int]) -> dict[str, Any]:
         """Preview of a child under ``label``; redacted when the label names a secret."""
-        if self.is_secret(_label_key(label)):
+        key = _label_key(label)
+        if self.is_secret(key) and self.options.redacts(key, value):
             self.secret_values.append(value)
             return redacted_preview(value)
         return self.node(value, depth + 1, path_ids)
@@ -234,6 +240,7 @@ class PreviewBuilder:
         kids = []
         text_limit = min(self.options.max_string, self.options.max_repr)
         secrets, node_of = self._secrets, self.node
+        shapes = self.options.secret_shapes and self.options.redact_secrets
         reuse = self.reuse if depth == 0 else None
         try:
             for position, (label, key, value) in enumerate(items):
@@ -241,7 +248,7 @@ class PreviewBuilder:
                     secret = secrets.get(key)
                     if secret is None:
                         secret = self.is_secret(key)
-                    if secret:
+                    if secret and self.options.redacts(key, value):
                         self.secret_values.append(value)
                         kids.append([label, redacted_preview(value)])
                         continue
@@ -252,6 +259,8 @@ class PreviewBuilder:
                         continue
                 if type(value) is str:  # the commonest leaf, inlined
                     size = len(value)
+                    if shapes and size >= 16:
+                        self.secret_values.extend(secret_shapes.find(value))
                     text = repr(value if size <= text_limit else value[:text_limit])
                     if len(text) > text_limit:
                         text = text[:text_limit - 1] + "…"
