@@ -33,10 +33,29 @@ _INSPECT_DIR = os.path.join(os.path.dirname(_PACKAGE_DIR), "snapstate_inspect")
 
 
 def _library_dirs() -> tuple[str, ...]:
+    """The folders of the running interpreter's environment, never the user's code wherever
+    they are (a virtualenv inside the project folder included): the standard library,
+    site-packages (every scheme ``site`` knows), the scripts folder (``bin/``, where the
+    ``snapstate`` console script lives) of ``sys.prefix``, ``sys.exec_prefix`` and their base
+    installation; a virtualenv's own folder (it has a ``pyvenv.cfg``) as a whole."""
+    import site
+
     paths = sysconfig.get_paths()
-    dirs = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
+    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib", "scripts")
             if k in paths}
-    return tuple(sorted(dirs))
+    for prefix in {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}:
+        inside = (os.path.realpath(os.getcwd()) + os.sep).startswith(
+            os.path.realpath(prefix) + os.sep)
+        if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")) and not inside:
+            dirs.add(prefix)  # (a project folder that is itself the venv keeps its code)
+        dirs.update(os.path.join(prefix, sub) for sub in ("bin", "Scripts", "lib", "lib64",
+                                                          "Lib"))
+    try:
+        dirs.update(site.getsitepackages())
+        dirs.add(site.getusersitepackages())
+    except (AttributeError, TypeError):  # a virtualenv's old site.py lacks them
+        pass
+    return tuple(sorted({os.path.realpath(d) for d in dirs if d}))
 
 
 _LIBRARY_DIRS = _library_dirs()

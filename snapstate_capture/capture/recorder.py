@@ -29,6 +29,7 @@ from ..store.writer import StepRecord, TimelineWriter
 from ..store.hashing import content_hash
 from ..values import capture_value
 from ..values.exceptions import describe_exception
+from ..values.payload import caught_warnings
 
 #: Set to "1" to make every ``record`` a no-op (a kill switch for production).
 DISABLE_ENV = "SNAPSTATE_DISABLE"
@@ -340,15 +341,17 @@ class Recorder:
         wall, mono = _wall_clock(), _mono_clock()
         if frames is None:
             frames = self._frames.walk(frame, self.root)
-        stack: StackCapture = self._frames.capture(frames, innermost_lineno=lineno)
-        extra_refs = {}
-        for name, value in (extra or {}).items():
-            if isinstance(value, PreviewOnly):
-                captured = capture_value(value.value, name=name, options=self.options.values,
-                                         payloads=False)
-                extra_refs[name] = self._frames.preview_ref(captured.preview, stack)
-            else:
-                extra_refs[name] = self._frames.value_ref(value, name, stack)
+        with caught_warnings() as said:  # warnings from pickling: capture errors, not output
+            stack: StackCapture = self._frames.capture(frames, innermost_lineno=lineno)
+            extra_refs = {}
+            for name, value in (extra or {}).items():
+                if isinstance(value, PreviewOnly):
+                    captured = capture_value(value.value, name=name,
+                                             options=self.options.values, payloads=False)
+                    extra_refs[name] = self._frames.preview_ref(captured.preview, stack)
+                else:
+                    extra_refs[name] = self._frames.value_ref(value, name, stack)
+        stack.errors.extend(f"warning while capturing: {text}" for text in said)
         thread = current_thread_name()
         n_changed = self._count_changes(thread, frames, stack.innermost_digests)
         record = StepRecord(

@@ -354,6 +354,9 @@ class ValueCache:
                 return key, entry.kids_key, entry.kids_data, preview
             return add_blob(out, canonical_json(preview), entry.top_key), None, None, preview
         captured = capture_value(value, name=name, options=self.options.values, payloads=False)
+        # No identity digest for chunked containers: it would be stale in the reused preview
+        # above and costs a walk of every element at each step; their chunk pickles compare.
+        captured.preview.pop("identity", None)
         top_key, kids_key, kids_data = self._store_preview(captured.preview, entry, out)
         return top_key, kids_key, kids_data, captured.preview
 

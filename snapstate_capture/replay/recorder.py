@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PayloadLoadError, SnapStateError
 from ..capture import lineage
 from ..capture.recorder import Recorder, _recording, current_task_name, current_thread_name
+from ..capture.effects import arguments_match
 from ..capture.rng import restore_states
 from ..store.reader import Step, Value
 from ..trust.signing import RunSigner
@@ -317,7 +318,7 @@ class ReplayRecorder(Recorder):
                 self.effect_step(entry), "effect-order", f"expected effect {entry.name} at "
                 f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",
                 effect={**actual, "expected_name": entry.name, "expected_site": entry.site}))
-        if entry.args_hash != _recorded_form(session, entry, call.args_digest):
+        if not _arguments_match(session, entry, call):
             expected = (Value(session.timeline, "arguments", entry.args_ref).preview
                         if entry.args_preview else None)
             got = capture_value(call.args, options=self.options.values, payloads=False).preview
@@ -395,6 +396,14 @@ def _same_type(recorded: str, actual: str) -> bool:
     if not recorded or not actual:
         return recorded == actual
     return recorded == actual or recorded.rsplit(".", 1)[-1] == actual.rsplit(".", 1)[-1]
+
+
+def _arguments_match(session: Any, entry: Any, call: EffectCall) -> bool:
+    """True when the journal's arguments digest for ``entry`` names the arguments of ``call``
+    (``effects.arguments_match``); in an encrypted run the digest is compared keyed."""
+    if not entry.args_sealed:
+        return arguments_match(entry.args_hash, call)
+    return bool(entry.args_hash == _recorded_form(session, entry, call.args_digest))
 
 
 def _recorded_form(session: Any, entry: Any, digest: str) -> str:

@@ -54,6 +54,7 @@ from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
+from ..values.payload import caught_warnings
 
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
@@ -124,7 +125,8 @@ class ValueEncoder:
                 self._remember(key, ref)
             return ref
         try:
-            digest = content_hash(pickle.dumps(value, 5)).hex()
+            with caught_warnings():  # a class's __reduce__ warning: not the program's output
+                digest = content_hash(pickle.dumps(value, 5)).hex()
         except Exception:  # noqa: BLE001 - capture_value reports why
             digest = None
         if digest is not None and digest in self._cache:

@@ -21,9 +21,13 @@ payload and its reason goes into the preview's ``placeholder``.
 from __future__ import annotations
 
 import inspect
+import contextlib
+import dataclasses
 import io
 import pickle
 import types
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -34,7 +38,7 @@ from .loadability import judge
 from .placeholder import Placeholder
 from .preview import secret_cache
 from .scrub import scrub_text, secret_texts
-from .reducers import REDUCERS, importable, module_reduce
+from .reducers import REDUCERS, function_reduce, importable, module_reduce
 from .walk import PROTOCOL, PartWalker, describe, needs_static_setter
 
 __all__ = ["PROTOCOL", "Serialized", "is_plain_payload", "loads", "serialize"]
@@ -76,6 +80,8 @@ def _override(obj: Any, overrides: dict[int, tuple]) -> Any:
         reduced = REDUCERS.lookup(cls)
         if reduced is not None:
             return reduced(obj)
+    if cls is types.FunctionType and not importable(obj):
+        return function_reduce(obj)
     if needs_static_setter(cls) and not isinstance(obj, type):
         reduced = cls.__reduce_ex__(obj, PROTOCOL)
         if isinstance(reduced, tuple) and 2 <= len(reduced) <= 5:
@@ -156,11 +162,34 @@ def serialize(obj: Any, options: ValueOptions, *, path: str = "") -> Serialized:
         fast = _fast(obj, options)
         if fast is not None:
             return fast
-        return _by_parts(obj, options, path)
-    except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError, anything
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
+        with caught_warnings() as said:
+            result = _by_parts(obj, options, path)
+        return _with_warnings(result, said)
+    except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, anything
         return Serialized(None, None, describe(exc))
+
+
+@contextlib.contextmanager
+def caught_warnings() -> Iterator[list[str]]:
+    """Collect the warnings raised inside the block (dill's ``PicklingWarning``, a class's own
+    ``__reduce__`` warning) as ``"Category: message"`` texts instead of letting them print on
+    the program's stderr: what capture does is never shown as program output; the texts become
+    capture errors on the step."""
+    said: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield said
+    for item in caught:
+        text = f"{item.category.__name__}: {item.message}"
+        if text not in said:
+            said.append(text[:300])
+
+
+def _with_warnings(result: Serialized, said: list[str]) -> Serialized:
+    if not said:
+        return result
+    note = "; ".join(said[:3]) + (f"; … {len(said) - 3} more" if len(said) > 3 else "")
+    return dataclasses.replace(result, error=f"{result.error}; {note}" if result.error else note)
 
 
 def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
@@ -180,10 +209,11 @@ def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
         return Serialized(None, None, f"payload too large ({len(data)} bytes)")
     if names is not None:
         return Serialized(data, "pickle", None, True)  # plain data always loads: no test-load
-    loadable, error = _test_load("pickle", data, options)
+    with caught_warnings() as said:
+        loadable, error = _test_load("pickle", data, options)
     if loadable is False:
         return None
-    return Serialized(data, "pickle", error, loadable)
+    return _with_warnings(Serialized(data, "pickle", error, loadable), said)
 
 
 def is_plain_payload(obj: Any, data: bytes, options: ValueOptions) -> bool:

@@ -36,6 +36,7 @@ from ..options import ValueOptions
 from . import secret_shapes
 from .registry import TypeRegistry, class_name
 from .reprs import clip, safe_repr, type_name
+from .static import _class_lookup, static_attributes
 
 __all__ = ["PREVIEWS", "PreviewBuilder", "REDACTED_REPR", "clip", "redacted_preview",
            "safe_repr", "static_attributes", "type_name"]
@@ -64,48 +65,35 @@ PREVIEWS: TypeRegistry[PreviewHandler] = TypeRegistry("previews")
 MACHINERY: TypeRegistry[PreviewHandler] = TypeRegistry("machinery")
 
 
-def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
-    """Return the object's instance attributes as ``(name, value)`` pairs, read statically.
-
-    Reads the instance ``__dict__`` (only through the standard descriptor) and every ``__slots__``
-    member descriptor of the class hierarchy. Returns None for objects with neither. Never calls
-    properties, ``__getattr__`` or ``__getattribute__`` overrides.
-    """
-    cls = type(obj)
-    found: list[tuple[str, Any]] = []
-    has_any = False
-    dict_descr = _class_lookup(cls, "__dict__")
-    if dict_descr is not None and type(dict_descr).__name__ == "getset_descriptor":
-        try:
-            instance_dict = dict_descr.__get__(obj, cls)
-        except BaseException:  # noqa: BLE001 - a C type without an instance dict
-            instance_dict = None
-        if type(instance_dict) is dict:
-            has_any = True
-            found.extend((str(k), v) for k, v in dict.items(instance_dict))
-    for klass in cls.__mro__:
-        slots = klass.__dict__.get("__slots__")
-        if slots is None:
-            continue
-        for slot in (slots,) if isinstance(slots, str) else slots:
-            if slot in ("__dict__", "__weakref__"):
-                continue
-            descr = klass.__dict__.get(slot)
-            if type(descr).__name__ != "member_descriptor":
-                continue
-            has_any = True
-            try:
-                found.append((slot, descr.__get__(obj, cls)))
-            except AttributeError:
-                continue  # slot never assigned
-    return found if has_any else None
+#: Sets up to this size are shown in canonical order (bigger ones in iteration order).
+SORTED_MEMBERS_MAX = 10_000
+_ORDERABLE = frozenset({int, float, bool, str, bytes})
 
 
-def _class_lookup(cls: type, name: str) -> Any:
-    for klass in cls.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return None
+def member_order(members: Any, size: int) -> list[Any]:
+    """The members of a set in canonical order, so its preview (and the cut at ``max_items``)
+    is the same whatever the hash seed or insertion history (docs/value-identity.md): scalars
+    by type name and value, then other members by identity digest. Sets larger than
+    ``SORTED_MEMBERS_MAX`` keep iteration order."""
+    if size > SORTED_MEMBERS_MAX:
+        return list(itertools.islice(members, SORTED_MEMBERS_MAX))
+    items = list(members)
+    kinds = set(map(type, items))
+    if len(kinds) == 1 and kinds <= _ORDERABLE and float not in kinds:
+        return sorted(items)
+    from .identity import identity
+
+    def key(value: Any) -> tuple:
+        cls = type(value)
+        if cls in _ORDERABLE and not (cls is float and value != value):
+            return (0, cls.__name__, value, "")
+        return (1, class_name(cls), 0, identity(value, budget=1_000) or "")
+
+    try:
+        return sorted(items, key=key)
+    except TypeError:  # e.g. int and float of one name compared with str: by digest only
+        return sorted(items, key=lambda v: (class_name(type(v)), identity(v, budget=1_000)
+                                            or ""))
 
 
 class PreviewBuilder:
@@ -309,8 +297,8 @@ class PreviewBuilder:
                 return items, tuple.__len__(obj)
             if issubclass(cls, (set, frozenset)):
                 base = set if issubclass(cls, set) else frozenset
-                iterator = base.__iter__(obj)
-                return ([(f"{{{i}}}", v) for i, v in enumerate(itertools.islice(iterator, limit))],
+                members = member_order(base.__iter__(obj), base.__len__(obj))
+                return ([(f"{{{i}}}", v) for i, v in enumerate(members[:limit])],
                         base.__len__(obj))
             if issubclass(cls, _LEAF_TYPES):
                 return None

@@ -29,7 +29,7 @@ from typing import Any
 from ..options import ValueOptions
 from . import secret_shapes
 from .placeholder import Placeholder
-from .reducers import REDUCERS, Refusal, importable
+from .reducers import REDUCERS, Refusal, function_reduce, importable
 from .reprs import clip, failed, safe_repr, type_name
 from . import rebuild
 
@@ -107,7 +107,7 @@ class PartWalker:
         if cls is set or cls is frozenset:
             return self._set(obj, path, depth)
         if isinstance(obj, _GLOBALS):
-            return self._global(obj, path)
+            return self._global(obj, path, depth)
         return self._object(obj, path, depth)
 
     # -- outcomes --------------------------------------------------------------------------
@@ -133,10 +133,14 @@ class PartWalker:
         return self._placeholder(obj, path, reason)
 
     # -- kinds -----------------------------------------------------------------------------
-    def _global(self, obj: Any, path: str) -> Any:
+    def _global(self, obj: Any, path: str, depth: int = 0) -> Any:
         if importable(obj):
             self.memo[id(obj)] = obj
             return obj
+        if type(obj) is types.FunctionType:  # a closure: the C pickler writes it, parts walked
+            reduced = function_reduce(obj)
+            if reduced is not NotImplemented:
+                return self._reduced(obj, reduced, path, depth, forced=False)
         return self._by_dill(obj, path, f"{type(obj).__name__} {getattr(obj, '__qualname__', '?')}"
                                         " is not importable and dill cannot copy it")
 

@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous_term)
+        _note_compiled(args.include, args.exclude)
         _report(block, output)
     return _exit(outcome)
 
@@ -328,6 +329,29 @@ def _warn_untraced(module: str | None, path: str | None, include: list[str],
     what = f"{module} ({path})" if module else path
     sys.stderr.write(f"snapstate: note: {what} will not be traced: {why}; "
                      f"to trace it add --include '{glob}'\n")
+
+
+def _note_compiled(include: list[str], exclude: list[str]) -> None:
+    """One note per package whose modules the trace rule selects but which are compiled to C
+    (mypyc, Cython, C extensions): their code runs without Python frames, so no step comes
+    from it. Read from ``sys.modules`` after the run, each module's ``__file__`` taken from its
+    namespace (no module ``__getattr__`` runs)."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    from snapstate_capture.tracing.include import IncludeRule
+
+    rule = IncludeRule(include, exclude)
+    noted: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        namespace = getattr(module, "__dict__", None)
+        path = namespace.get("__file__") if isinstance(namespace, dict) else None
+        top = name.partition(".")[0]
+        if (not isinstance(path, str) or top in noted
+                or not path.endswith(tuple(EXTENSION_SUFFIXES)) or not rule.includes(path)):
+            continue
+        noted.add(top)
+        sys.stderr.write(f"snapstate: note: {top} is compiled to C ({os.path.basename(path)}):"
+                         " its code runs without Python frames and cannot be traced\n")
 
 
 def _default_output(label: str) -> Path:

@@ -98,6 +98,8 @@ def test_reused_preview_equals_a_fresh_one(snap_path):
                                       payloads=False).preview)
     with snap.open_timeline(snap_path) as timeline:
         for step, fresh in zip(timeline.runs[-1].steps, seen):
+            # chunked containers carry no identity digest (docs/value-identity.md)
+            fresh = {k: v for k, v in fresh.items() if k != "identity"}
             assert step.frames[-1].locals["items"].preview == fresh
 
 
