@@ -26,7 +26,7 @@ transaction, so concurrent writers get distinct, increasing numbers. Blob insert
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -188,14 +188,3 @@ class WriteEngine(Protocol):
     #   chunks:  insert_chunk          effects: insert_effect
     # A write engine also answers every ``ReadEngine`` question over its own connection, and
     # ``compact()`` (``gc``) rewrites the store without its free space.
-
-
-def iter_all_blob_keys(engine: ReadEngine, page: int = 4096) -> Iterator[bytes]:
-    """Every blob key of the store, ascending, ``page`` keys per round trip."""
-    after = b""
-    while True:
-        keys = engine.blob_keys_after(after, page)
-        if not keys:
-            return
-        yield from keys
-        after = keys[-1]

@@ -17,24 +17,21 @@ inflated in 1 MiB pieces, and steps are read 1,000 at a time.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TimelineError
-from ..store.hashing import DIGEST_SIZE, GENESIS, chain_hash
+from ..store.hashing import GENESIS, chain_hash
 from .keys import UserKey
+from .blob_check import scan_blobs
 from .signing import RunState, check_signature, effect_fields, end_fields, header_digest
-from ..store import blobs
 from ..store.reader import Run, Timeline
 from ..store.writer import chain_fields, chunk_chain_fields
 
 _PAGE = 1000
-_INFLATE_PIECE = 1 << 20
 
 
 @dataclass
@@ -112,70 +109,6 @@ def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: boo
 
 def _quick_check(timeline: Timeline) -> str | None:
     return timeline.engine.check_storage()
-
-
-def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
-    """Check every blob's bytes against its hash, one blob at a time.
-
-    Returns ``(all keys, {hex key: problem})``.
-    """
-    known: set[bytes] = set()
-    bad: dict[str, str] = {}
-    after = b""
-    while True:
-        page = timeline.engine.blob_keys_after(after, _PAGE)
-        if not page:
-            return known, bad
-        for raw in page:
-            if not isinstance(raw, bytes):
-                bad[str(raw)[:32]] = "malformed key"
-                continue
-            known.add(raw)
-            problem = check_blob(timeline, raw)
-            if problem:
-                bad[raw.hex()] = problem
-        after = page[-1] if isinstance(page[-1], bytes) else after + b"\x00"
-        if len(page) < _PAGE:
-            return known, bad
-
-
-def check_blob(timeline: Timeline, raw: bytes) -> str | None:
-    """Return None when blob ``raw`` (binary key) matches its hash, else the problem."""
-    row = timeline.engine.blob_row(raw)
-    if row is None:
-        return "missing"
-    codec, size, data = row
-    if len(raw) != DIGEST_SIZE or not isinstance(size, int) or size < 0 \
-            or not isinstance(data, bytes):
-        return "malformed"
-    if codec in (blobs.RAW, blobs.ZLIB):
-        ok = _stream_matches(raw, codec, data, size)
-    else:  # deltas, zstandard, manifests: the blob layer decodes (and checks) them
-        problem = timeline.blob_problem(raw)
-        return None if problem is None else problem
-    return None if ok else "corrupt (hash mismatch)"
-
-
-def _stream_matches(raw: bytes, codec: int, data: bytes, size: int) -> bool:
-    digest = hashlib.blake2b(digest_size=DIGEST_SIZE)
-    if codec == blobs.RAW:
-        digest.update(data)
-        return len(data) == size and digest.digest() == raw
-    inflater = zlib.decompressobj()
-    total, pending = 0, data
-    try:
-        while pending or not inflater.eof:
-            piece = inflater.decompress(pending, _INFLATE_PIECE)
-            pending = inflater.unconsumed_tail
-            total += len(piece)
-            if total > size:
-                return False
-            digest.update(piece)
-            if not piece and not pending:
-                break
-    except zlib.error:
-        return False
-    return total == size and digest.digest() == raw
 
 
 def _run_row(timeline: Timeline, run_id: str) -> tuple:

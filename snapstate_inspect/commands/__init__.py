@@ -24,6 +24,9 @@ NAMES = (
     "keygen",
     "sign",
     "export",
+    "push",
+    "pull",
+    "store",
     "gc",
 )
 
