@@ -79,8 +79,7 @@ class StepComparer:
         live_ok = len(live_frames) == len(act_frames)
         for position, (rec, act) in enumerate(zip(rec_frames, act_frames)):
             if (rec.get("function") != act.get("function")
-                    or self._path(rec.get("filename")) != os.path.abspath(act.get("filename")
-                                                                        or "")):
+                    or self._path(rec.get("filename")) != _live_path(act.get("filename"))):
                 return divergence(index, "stack", f"frame #{position}: expected "
                                   f"{rec.get('function')}, the program is in "
                                   f"{act.get('function')}", expected=expected, actual=actual)
@@ -142,6 +141,14 @@ class StepComparer:
             return bool(loaded == live[name])
         except Exception:  # noqa: BLE001 - an incomparable value is reported, not raised
             return False
+
+
+def _live_path(filename: str | None) -> str:
+    """A live frame's file as recorded ones are resolved: ``<string>`` (generated code, such
+    as a dataclass's ``__init__``) stays as it is."""
+    if filename and filename.startswith("<"):
+        return filename
+    return os.path.abspath(filename or "")
 
 
 def _machinery(preview: Any) -> bool:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-#: What happens at step ``to``: only stop (``check``), pdb, a console, or continue as a fork.
-MODES = ("check", "pdb", "console", "live")
+#: What happens at step ``to``: only stop (``check``), pdb, a console, an IDE's debugger
+#: (``debugpy``: waits for a DAP client on ``listen``), or continue as a fork.
+MODES = ("check", "pdb", "console", "live", "debugpy")
 
 
 @dataclass
@@ -17,7 +18,9 @@ class ReplayConfig:
     at (None: replay to the end); ``mode``: one of ``MODES``; ``live_effects``: effect names
     that run for real instead of being served; ``trust``: payloads may be loaded (required
     to serve effects); ``result``: where the child writes its result JSON; ``progress``:
-    print progress on stderr during long replays.
+    print progress on stderr during long replays; ``listen``: ``HOST:PORT`` debugpy listens on
+    in ``debugpy`` mode; ``progress_file``: where the child keeps the index of the step it
+    replayed last (the parent draws the bar), instead of printing progress itself.
     """
 
     file: str
@@ -28,6 +31,8 @@ class ReplayConfig:
     live_effects: list[str] = field(default_factory=list)
     trust: bool = False
     progress: bool = True
+    listen: str = "127.0.0.1:5678"
+    progress_file: str | None = None
 
     def dump(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as handle:

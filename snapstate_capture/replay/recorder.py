@@ -151,14 +151,14 @@ class ReplayRecorder(Recorder):
         with self._turn:
             self.replayed = self._order.replayed
             self._turn.notify_all()
-        session.progress(self.replayed)
+        session.progress(self.replayed - 1)  # the index of the last step replayed, as before
         to = session.config.to
         if to is not None:
             if session.config.mode == "check":
                 if self._order.low > to:  # every step up to ``to``, in every lineage
                     self._stop_at(to, None)
             elif index == to:
-                self._stop_at(index, frames[-1] if frames else frame)
+                self._stop_at(index, frames[-1] if frames else frame, extra)
         return index
 
     def _fast_match(self, recorded: Step, kind: str, label: str | None,
@@ -205,7 +205,8 @@ class ReplayRecorder(Recorder):
             last + 1, "extra-step", f"{lane} made a step more than its {order.lane_count(lane)} "
             f"recorded ones (its last was step {last})", actual=actual))
 
-    def _stop_at(self, index: int, frame: types.FrameType | None) -> None:
+    def _stop_at(self, index: int, frame: types.FrameType | None,
+                 extra: dict[str, Any] | None = None) -> None:
         from . import stops
 
         mode = self.session.config.mode
@@ -214,7 +215,10 @@ class ReplayRecorder(Recorder):
         elif mode == "live":
             self.go_live(index)
         elif frame is not None:
-            stops.interact(mode, frame, index, self._recorded(index))
+            values = {k: getattr(v, "value", v) if type(v).__name__ == "PreviewOnly" else v
+                      for k, v in (extra or {}).items()}
+            stops.interact(mode, frame, index, self._recorded(index), values,
+                           listen=self.session.config.listen)
 
     def go_live(self, index: int) -> None:
         """From here on, record for real into a new fork run branching at step ``index``."""
@@ -253,13 +257,31 @@ class ReplayRecorder(Recorder):
         with self._turn:
             self._turn.wait_for(lambda: self.replayed >= target or self.live, TURN_WAIT)
 
+    async def await_turn_async(self, call: EffectCall) -> None:
+        """``await_turn`` for an effect served in an asyncio task: yields to the other tasks
+        (whose steps were recorded first) until its turn, at most ``TURN_WAIT`` s."""
+        import asyncio
+        import time
+
+        target = call.recorded_step
+        if self._order.by_lineage:
+            return  # steps are compared per lineage (``order.py``): no global turn to wait for
+        deadline = time.monotonic() + TURN_WAIT
+        while (not self.live and target is not None and self.replayed < target
+               and time.monotonic() < deadline):
+            await asyncio.sleep(0.001)
+
     def _wait_for_live(self) -> bool:
         """A call the journal has nothing more for, made while a live continuation is due
         (``--live``/resume at a step not reached yet — another thread takes it): wait, at most
-        ``TURN_WAIT`` s, until the replay goes live; True when it did."""
+        ``TURN_WAIT`` s, until the replay goes live; True when it did (or will: see below)."""
         config, turn = self.session.config, getattr(self, "_turn", None)
         if turn is None or config.mode != "live" or config.to is None:
             return False
+        if threading.current_thread() is threading.main_thread():
+            # asyncio tasks share this thread: waiting would stop the task that takes the
+            # stop step. The call runs for real; the replay is live by the time it ends.
+            return True
         with turn:
             turn.wait_for(lambda: self.live, TURN_WAIT)
         return self.live

@@ -8,7 +8,8 @@ recorded run is read once, front to back; steps of other lineages met on the way
 queue per lineage. Skipped on both sides: ``gap`` steps (tracer bookkeeping) and, in an asyncio
 task's lineage, the suspensions of its coroutines at an ``await`` (``return`` steps labelled
 ``yield``): whether an await suspends is timing — a served effect or a finished future does
-not. The recorded steps inside an effect's own body are skipped too (replay serves the effect
+not. The recorded steps inside an effect's own body are skipped too — also those of threads
+and tasks the effect's work spawned (replay serves the effect
 without running it).
 The first difference ends the replay (``session.diverge``); ``end`` checks that no recorded
 step was left over.
@@ -45,6 +46,8 @@ class TracedComparison:
         self._recorded: Iterator[Step] = (s for s in recorded.steps if not self._skipped(s))
         self._waiting: dict[str, deque[Step]] = defaultdict(deque)
         self._exhausted = False
+        self._seen: set[str] = set()  # lanes the replay made steps in
+        self._effects: dict[str, list[int]] = defaultdict(list)  # lane -> its effect steps
 
     def _lane(self, step: Step) -> str:
         return (step.lineage or "") if self.by_lineage else ""
@@ -77,6 +80,7 @@ class TracedComparison:
             return
         session = self.session
         lane = self._lane(actual)
+        self._seen.add(lane)
         expected = self._next(lane)
         if actual.kind == "effect":
             # the recording also traced the effect's own body, which replay never runs
@@ -98,8 +102,10 @@ class TracedComparison:
         report = compare_steps(expected, actual, self.cwd)
         if report is not None:
             session.diverge(report)
+        if expected.kind == "effect":
+            self._effects[lane].append(expected.index)
         self.replayed += 1
-        session.progress(self.replayed)
+        session.progress(self.replayed - 1)  # the index of the last step replayed, as before
 
     def first_left(self) -> Step | None:
         """The lowest recorded step below ``limit`` not compared yet, or None."""
@@ -119,6 +125,10 @@ class TracedComparison:
         program never made (never returns)."""
         session = self.session
         left = self.first_left()
+        while left is not None and self._inside_effect(left):
+            self._waiting[self._lane(left)].popleft()  # first_left queued it at the head
+            self.replayed += 1
+            left = self.first_left()
         if left is not None:
             session.diverge(divergence(
                 left.index, "ended-early", f"the program's run ended without step "
@@ -128,6 +138,17 @@ class TracedComparison:
             session.succeed(f"replayed {stopped_at + 1} steps (0-{stopped_at}), no divergence")
         self.replayed = session.count  # skipped ones included: every step is accounted for
         session.succeed(f"replayed {self.replayed} steps, no divergence")
+
+
+    def _inside_effect(self, step: Step) -> bool:
+        """True for a recorded step of a lineage the replay never made at all, recorded
+        before an effect step the replay served: an effect's own work in a thread or task of
+        its own (a framework running a sync model or tool in a pool thread — one the pool
+        may have started for an earlier call), which replay serves, never runs."""
+        lane = self._lane(step)
+        if not lane or lane in self._seen or "/" not in lane:
+            return False
+        return any(i > step.index for indexes in self._effects.values() for i in indexes)
 
 
 def _in_task(lineage: str | None) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import IntegrityError
 from .hashing import canonical_json, content_hash
-from . import chunks
+from . import chunks, sanitize
 from .records import Frame, Step, Value
 
 if TYPE_CHECKING:
@@ -51,6 +51,17 @@ class DecodedChunk:
         self.positions: list[int] = []
         self.summaries: list[tuple] = []
         self.states: dict[int, tuple[dict[int, chunks.LiveFrame], Any, float, float]] = {}
+        try:
+            self._index(count)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError) as exc:
+            raise IntegrityError(path, f"trace chunk at step {first} is malformed "
+                                       f"({type(exc).__name__})") from None
+        if len(self.positions) != count:
+            raise IntegrityError(path, f"trace chunk at step {first} holds "
+                                       f"{len(self.positions)} steps, not {count}")
+
+    def _index(self, count: int) -> None:
+        """One pass over the items: where each step is, its summary, saved replay states."""
         state = chunks.ChunkState(self.header)
         for position, item in enumerate(self.items):
             step_number = len(self.positions)
@@ -70,9 +81,8 @@ class DecodedChunk:
                 frame.thread if frame else (extra or {}).get("thread", "?"),
                 frame.task if frame else None, frame.function if frame else None,
                 frame.filename if frame else None, lineno, depth, changed, extra, state.tasks))
-        if len(self.positions) != count:
-            raise IntegrityError(path, f"trace chunk at step {first} holds "
-                                       f"{len(self.positions)} steps, not {count}")
+            if len(self.positions) > count:
+                break  # more steps than the row claims: reported by the caller
 
     def replay_to(self, number: int) -> chunks.ChunkState:
         """The chunk state right after its step ``number`` (0-based within the chunk)."""
@@ -112,6 +122,9 @@ class ChunkSteps:
             return cached
         if data is None:
             data = self.timeline.engine.chunk_data(run_id, first)
+            if data is None:
+                raise IntegrityError(self.timeline.path, f"trace chunk at step {first} vanished")
+        first, count, data = sanitize.chunk_row(self.timeline.path, first, count, data)
         decoded = DecodedChunk(first, count, data, self.timeline.path)
         self._cache[key] = decoded
         if len(self._cache) > _CACHE_CHUNKS:
@@ -123,9 +136,11 @@ class ChunkSteps:
         if not self.available:
             return None
         found = self.timeline.engine.chunk_at(run.id, index)
-        if found is None or index >= found[0] + found[1]:
+        if found is None:
             return None
-        first, count = found
+        first, count, _ = sanitize.chunk_row(self.timeline.path, *found)
+        if index >= first + count:
+            return None
         return TracedStep(run, self._chunk(run.id, first, count, None), index - first)
 
     def range(self, run: Run, start: int, stop: int) -> list[TracedStep]:
@@ -134,7 +149,8 @@ class ChunkSteps:
             return []
         rows = self.timeline.engine.chunks_overlapping(run.id, start, stop)
         out: list[TracedStep] = []
-        for first, count in rows:
+        for row in rows:
+            first, count, _ = sanitize.chunk_row(self.timeline.path, *row)
             chunk = self._chunk(run.id, first, count, None)
             for number in range(max(start - first, 0), min(stop - first, count)):
                 out.append(TracedStep(run, chunk, number))

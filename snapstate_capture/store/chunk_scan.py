@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IntegrityError
-from . import chunks
+from . import chunks, sanitize
 from .chunk_reader import value_ref
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def chunk_rows(timeline: Timeline, run_id: str, start: int, stop: int, *,
         rows = timeline.engine.chunk_page(run_id, start, stop, bound, ROWS_PER_QUERY,
                                           backward=backward)
         for first, count, data, _ in rows:
-            yield first, count, data
+            yield sanitize.chunk_row(timeline.path, first, count, data)
         if len(rows) < ROWS_PER_QUERY:
             return
         bound = rows[-1][0]

@@ -126,6 +126,21 @@ class Timeline:
                 raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
             raise IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}") from None
 
+    def blob_inner(self, key: str) -> bytes:
+        """The inner bytes of blob ``key`` (hex): for a manifest, its list of pieces
+        (``blobs.manifest_pieces``), not their content. Raises like ``blob``."""
+        try:
+            raw = bytes.fromhex(key)
+        except (ValueError, TypeError):
+            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        try:
+            with self._lock:
+                return self._blobs.inner(raw)[1]
+        except blobs.BlobError as exc:
+            if exc.missing:
+                raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
+            raise IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}") from None
+
     def blob_problem(self, raw: bytes) -> str | None:
         """None when blob ``raw`` (binary key) decodes to its hash (a delta's base included;
         a manifest's pieces are blobs of their own), else the problem ("missing", "corrupt …")."""

@@ -12,13 +12,14 @@ is a no-op); one with the same id and another chain head is refused.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import SnapStateError
 from ..store.engine import EFFECT_COLUMNS, RUN_COLUMNS
 from ..store.locations import open_write_engine
 from ..store.maintenance import BlobMarker, run_roots
 from ..store.reader import Run, Timeline, open_timeline
+from ..store.sealing import seal_of
 from .keys import KeyFileError, find_key
 from .verify import RunReport, verify_run
 
@@ -53,7 +54,7 @@ def copy_run(source: str | os.PathLike[str], destination: str | os.PathLike[str]
     """
     with open_timeline(source) as timeline:
         run = timeline.run(run_id)
-        _check_source(timeline, run)
+        checked = _check_source(timeline, run)
         engine = open_write_engine(destination)
         try:
             existing = engine.run_header(run.id)
@@ -64,7 +65,7 @@ def copy_run(source: str | os.PathLike[str], destination: str | os.PathLike[str]
                 return TransferReport(run.id, str(destination), copied=False)
             report = TransferReport(run.id, str(destination), copied=True)
             with engine.transaction(immediate=True):
-                _copy(timeline, run, engine, report)
+                _copy(timeline, run, engine, report, checked)
         finally:
             engine.close()
     with open_timeline(destination) as landed:
@@ -96,11 +97,15 @@ def _check_source(timeline: Timeline, run: Run) -> RunReport:
     return report
 
 
-def _copy(timeline: Timeline, run: Run, engine, report: TransferReport) -> None:
+def _copy(timeline: Timeline, run: Run, engine, report: TransferReport,
+          checked: RunReport) -> None:
     source = timeline.engine
     row = next(r for r in source.run_rows() if r[0] == run.id)
     fields = dict(zip(RUN_COLUMNS, row))
     fields["seq"] = engine.next_run_seq()  # the run's place in its new store
+    if checked.state is not None and checked.state.version >= 2:
+        # sealed anew for that place: the seal covers the seq, the signature does not
+        fields["seal"] = seal_of(replace(checked.state, seq=fields["seq"]))
     engine.insert_run_row(fields)
     count = len(run.steps)
     for start in range(0, count, _BATCH):

@@ -60,6 +60,9 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
         preview = builder.build(obj)
         if preview.get("machinery") is True and MACHINERY.lookup(type(obj)) is not None:
             return CapturedValue(preview, None, None)  # framework machinery: preview alone
+        if _all_machinery(obj):  # a list of tools or handoffs handed to a model
+            preview["machinery"] = True
+            return CapturedValue(preview, None, None)
         if not payloads:
             texts = secret_texts(builder.secret_values)
             return CapturedValue(scrub(preview, texts) if texts else preview, None, None)
@@ -80,6 +83,16 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
         preview = {"type": "?", "repr": "<capture failed>",
                    "placeholder": {"reason": reason, "path": name or ""}}
         return CapturedValue(preview, None, None, reason)
+
+
+def _all_machinery(obj: Any) -> bool:
+    """A non-empty list or tuple of framework machinery only (``MACHINERY``); the first item
+    decides at once for the usual lists of data."""
+    if type(obj) not in (list, tuple) or not obj or len(obj) > 1000:
+        return False
+    if MACHINERY.lookup(type(obj[0])) is None:
+        return False
+    return all(MACHINERY.lookup(type(item)) is not None for item in obj)
 
 
 def _combine(preview: dict[str, Any], result: Serialized, path: str) -> CapturedValue:

@@ -28,6 +28,7 @@ NAMES = (
     "pull",
     "store",
     "gc",
+    "serve",
 )
 
 

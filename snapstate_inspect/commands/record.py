@@ -14,6 +14,7 @@ command that opens it are printed on stderr at the end.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import runpy
@@ -21,6 +22,7 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,9 @@ from snapstate_capture.capture import hashseed
 from snapstate_capture import record as record_block
 from snapstate_capture.capture.environment import entry_facts
 from snapstate_capture.errors import SnapStateError
+
+from ..progress import bar as progress_bar, wanted as progress_wanted
+from .common import open_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--patch-nondeterminism", action="store_true",
                         help="serve clocks, datetime.now, random, uuid, os.urandom, secrets "
                              "and input from the recording on replay, whoever calls them")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress line of steps written (there is none when stderr "
+                             "is not a terminal)")
     parser.add_argument("-m", dest="module", metavar="MODULE", default=None,
                         nargs=argparse.REMAINDER,
                         help="run library module as a script (like python -m); the rest of "
@@ -96,12 +104,45 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     outcome: BaseException | None = None
     try:
-        outcome = _run_program(block, args.module, target, argv)
+        with _steps_written(block, output, quiet=args.quiet or not args.trace):
+            outcome = _run_program(block, args.module, target, argv)
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous_term)
         _report(block, output)
     return _exit(outcome)
+
+
+@contextlib.contextmanager
+def _steps_written(block: record_block, output: Path, *, quiet: bool) -> Iterator[None]:
+    """While a traced program runs: a bar of the steps written so far, on stderr when it is a
+    terminal, read from the file four times a second by a thread of its own (never traced,
+    daemon: the program's own end is not held up). The bar is gone when the program is."""
+    if not progress_wanted(quiet):
+        yield
+        return
+    stop = threading.Event()
+
+    def watch(update) -> None:  # noqa: ANN001
+        sys.settrace(None)
+        while not stop.wait(0.25):
+            if block.run_id is None or not output.exists():
+                continue
+            try:
+                with open_file(str(output)) as timeline:
+                    update(timeline.run(block.run_id).step_count or 0, 0)
+            except Exception:  # noqa: BLE001 - a bar must never stop the recording
+                continue
+
+    with progress_bar("recording", quiet=quiet, unit="steps written") as update:
+        watcher = threading.Thread(target=watch, args=(update,), name="snapstate-progress",
+                                   daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join(timeout=1.0)
 
 
 def _run_program(block: record_block, module: str | None, target: str,
@@ -159,9 +200,16 @@ def _run_script(target: str) -> None:
 
 
 def _join_threads() -> None:
-    """Wait for non-daemon threads, as the interpreter does at exit, so they are recorded."""
+    """Wait for non-daemon threads, as the interpreter does at exit, so they are recorded.
+
+    Idle thread-pool workers (``concurrent.futures``, asyncio's default executor) are left
+    to the interpreter: they end only once its exit hook has told their pools to shut down,
+    so joining them here would wait forever (an Agents SDK run's sync tools leave some)."""
+    pool_worker = getattr(sys.modules.get("concurrent.futures.thread"), "_worker", None)
     for thread in threading.enumerate():
         if thread is threading.current_thread() or thread.daemon:
+            continue
+        if pool_worker is not None and getattr(thread, "_target", None) is pool_worker:
             continue
         thread.join()
 

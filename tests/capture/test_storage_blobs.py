@@ -100,14 +100,14 @@ def test_rolled_back_blobs_are_forgotten(tmp_path):
                           frames=[key], blobs={key: data})
 
     writer.append_step(run_id, record(b"first step"))
-    good = writer._chain[run_id]
-    writer._chain[run_id] = (0, GENESIS)  # step 0 again: the INSERT fails on its primary key
+    good = writer._states[run_id]
+    writer._states[run_id] = good.with_steps(0, GENESIS)  # step 0 again: the INSERT fails
     data = b"x" * 5000
     with pytest.raises(_sqlite3.IntegrityError):
         writer.append_step(run_id, record(data))
     key = content_hash(data).hex()
     assert not writer.has_blob(key) and key not in writer._recent
-    writer._chain[run_id] = good
+    writer._states[run_id] = good
     writer.append_step(run_id, record(data))
     writer.close()
     with snap.open_timeline(tmp_path / "rb.snap") as timeline:

@@ -42,7 +42,7 @@ def test_runs_are_signed_with_the_user_key(snap_path):
     conn = connect(snap_path)
     signature, key_id = conn.execute("SELECT signature, key_id FROM runs").fetchone()
     conn.close()
-    assert len(signature) == 32 and key_id == key.key_id
+    assert len(signature) == 48 and key_id == key.key_id  # run tag + HMAC-SHA256
     run = _only(_report(snap_path))
     assert (run.signature, run.steps, run.status) == ("valid", 4, "finished")
     assert run.intact and run.trusted

@@ -21,11 +21,18 @@ Version history:
   stored by reference (``"kids"``); see ``store/blobs.py``, ``chunked.py``, ``store/previews.py``
   and docs/storage.md; trace chunks compressed with zstandard too (``store/chunks.py``: zlib
   chunks are still read). No table changes: older files are read as they are.
+- 4: every run is **sealed** (``store/sealing.py``): ``runs.seal`` holds the hash of the run's
+  statement — header, key id, step chain head, effect journal, end — and its place in the file
+  (``seq``), rewritten with every change, signed or not; the step chain covers every column of
+  a ``steps`` row (the innermost frame's function/file/line, depth and ``n_changed`` too) and
+  is marked ``"v": 2``, so a sealed run whose seal was removed is still told from an older one.
+  Older runs keep their version-1 chain and no seal, and are checked as before. Opened for
+  writing, an older file gets the column (``connection.upgrade``).
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
 
 SCHEMA = """
@@ -37,7 +44,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id           TEXT PRIMARY KEY,     -- 32 hex chars; users may type any unique prefix
     seq          INTEGER NOT NULL,     -- order of creation within the file
     name         TEXT NOT NULL,
-    status       TEXT NOT NULL,        -- running | finished | failed | crashed
+    status       TEXT NOT NULL,        -- running | finished | failed | truncated
     started      REAL NOT NULL,        -- wall clock, seconds since the epoch
     ended        REAL,
     pid          INTEGER,
@@ -50,8 +57,9 @@ CREATE TABLE IF NOT EXISTS runs (
     error        TEXT,                 -- JSON: the exception that ended a failed run
     step_count   INTEGER NOT NULL DEFAULT 0,
     chain_head   BLOB,                 -- chain hash of the last step
-    signature    BLOB,                 -- HMAC-SHA256 of the chain head (trust)
-    key_id       TEXT
+    signature    BLOB,                 -- HMAC-SHA256 of the run's statement (trust)
+    key_id       TEXT,
+    seal         BLOB                  -- BLAKE2b-128 of the run's statement (store/sealing.py)
 );
 CREATE TABLE IF NOT EXISTS steps (
     run_id    TEXT NOT NULL,

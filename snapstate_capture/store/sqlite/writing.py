@@ -11,7 +11,7 @@ from typing import Any
 
 from .blobs import BlobQueries, BlobWrites
 from .chunks import ChunkQueries, ChunkWrites
-from .connection import open_for_writing
+from .connection import close_file, open_for_writing
 from .effects import EffectQueries, EffectWrites
 from .runs import RunQueries, RunWrites
 from .steps import StepQueries, StepWrites
@@ -60,7 +60,8 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
             yield self
             conn.execute("COMMIT")
         except BaseException:  # noqa: BLE001 - roll back on anything, then re-raise it
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite ends a transaction itself on a full disk
+                conn.execute("ROLLBACK")
             raise
 
     def _worth_compacting(self) -> bool:
@@ -72,14 +73,16 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
         return self.chunk_count() * 2 < pages
 
     def compact(self) -> None:
-        """Rewrite the file without its free pages and leave WAL mode (``gc``)."""
+        """Rewrite the file without its free pages and leave WAL mode (``gc``): the VACUUM
+        runs in WAL mode and the close is ``connection.close_file``'s, so a kill at any moment
+        leaves a file readers open."""
         self.execute("VACUUM")
-        self.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self.execute("PRAGMA journal_mode=DELETE")
+        close_file(self.connection)
 
     def close(self, *, compact: bool = True) -> None:
         """Fold the WAL into the main file, leave WAL mode, compact a small file
-        (``COMPACT_MAX``, when ``compact``) and close; safe to call twice.
+        (``COMPACT_MAX``, when ``compact``) and close; safe to call twice. No step of it,
+        killed, leaves a file that readers cannot open (``connection.close_file``).
 
         A finished file in rollback-journal mode opens read-only anywhere (a read-only WAL file
         needs its ``-shm``/``-wal`` companions or a writable directory). When another connection
@@ -88,13 +91,7 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
         """
         if self._conn is None:
             return
-        try:
-            self.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self.execute("PRAGMA journal_mode=DELETE")
-            if compact and os.path.getsize(self.path) <= COMPACT_MAX and \
-                    self._worth_compacting():
-                self.execute("VACUUM")
-        except (sqlite3.Error, OSError):
-            pass  # the file is busy elsewhere: it stays in WAL mode, equally readable
+        close_file(self._conn, compact=lambda: compact and os.path.getsize(self.path)
+                   <= COMPACT_MAX and self._worth_compacting())
         self._conn.close()
         self._conn = None
