@@ -350,7 +350,8 @@ _SECRET_CACHES: dict[tuple, dict[Any, bool]] = {}
 def secret_cache(options: ValueOptions) -> dict[Any, bool]:
     """A process-wide ``name -> is secret`` cache for ``options``' patterns (names repeat at
     every step; the cache is cleared when it grows past 20,000 names)."""
-    key = (options.secret_patterns, options.secret_exempt, options.redact_secrets)
+    key = (options.secret_patterns, options.secret_exempt, options.secret_words,
+           options.redact_secrets)
     cache = _SECRET_CACHES.get(key)
     if cache is None:
         cache = _SECRET_CACHES[key] = {}
