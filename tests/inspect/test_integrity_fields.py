@@ -17,15 +17,32 @@ from tests.conftest import ROOT, record_traced_loop
 from tests.hostile import connect
 
 
+#: ``-c _PEAK_OF FD ARGV...``: runs ARGV as its own child and writes that child's peak resident
+#: memory (bytes) to file descriptor FD.
+#: A child spawned straight from the test worker would count the worker's own peak: Linux
+#: carries the old address space's high-water mark across exec (and vfork shares the parent's).
+_PEAK_OF = """
+import os, sys
+fd = int(sys.argv[1])
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+os.write(fd, str(usage.ru_maxrss * 1024).encode())
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _measured_cli(*args: str) -> tuple[subprocess.CompletedProcess, int]:
-    """``snapstate ARGS`` in a child; its result and its own peak resident memory (bytes)."""
+    """``snapstate ARGS`` in a grandchild; its result and its own peak resident memory (bytes),
+    measured by a small launcher process (``_PEAK_OF``) so the test worker's size is not in it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", *args], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = child.stdout.read(), child.stderr.read()  # small: no deadlock between them
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return subprocess.CompletedProcess(args, child.returncode, out, err), usage.ru_maxrss * 1024
+    read_end, write_end = os.pipe()
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK_OF, str(write_end), sys.executable, "-m",
+         "snapstate_inspect", *args],
+        env=env, capture_output=True, text=True, pass_fds=(write_end,))
+    os.close(write_end)
+    with os.fdopen(read_end) as peak:
+        return done, int(peak.read() or 0)
 
 
 @pytest.fixture
