@@ -92,6 +92,14 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     ``tracer``), ``include``/``exclude`` (file globs, see ``include.IncludeRule``; default: the
     code under the current directory). Raises ``ValueError`` for a ``trace`` other than None,
     "calls" or "lines".
+
+    ``held=True`` (traced runs; what ``pytest --snapstate`` uses): nothing reaches the file
+    while the block runs — the run's steps wait in memory, as compact as the writer process
+    would have read them — and after the block ``keep()`` writes the run, whole, or
+    ``discard()`` forgets it (a run neither kept nor discarded is lost). A checkpoint, effect
+    or ``@step`` inside the block, which needs its step index, or more than 64 MB of steps
+    writes the run there and then (``discard`` then leaves it in the file). Ignored without
+    ``trace`` or with ``encrypt``.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,
@@ -99,7 +107,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
                  options: CaptureOptions | None = None,
                  parent: tuple[str, int] | None = None,
                  entry: dict[str, Any] | None = None, encrypt: bool = False,
-                 patch_nondeterminism: bool = False, integrations: Any = None) -> None:
+                 patch_nondeterminism: bool = False, integrations: Any = None,
+                 held: bool = False) -> None:
         if trace not in (None, "calls", "lines"):
             raise ValueError(f"trace must be None, 'calls' or 'lines', not {trace!r}")
         self.path = path
@@ -112,6 +121,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
         self.parent = parent
         self.entry = entry
         self.patch_nondeterminism = patch_nondeterminism
+        self.held = held
         self.integrations = (integrations if integrations is None or isinstance(integrations, str)
                              else tuple(integrations))
         self.recorder: Recorder | None = None
@@ -125,12 +135,23 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
                       exclude=self.exclude, options=self.options, parent=self.parent,
                       entry=self.entry, encrypt=self.encrypt,
                       patch_nondeterminism=self.patch_nondeterminism,
-                      integrations=self.integrations)
+                      integrations=self.integrations, held=self.held)
 
     @property
     def run_id(self) -> str | None:
         """The id of the run this block recorded (None before it started or if disabled)."""
         return self.recorder.run_id if self.recorder else None
+
+    def keep(self) -> bool:
+        """After a ``held=True`` block: write its run to the file and wait until it is stored.
+        True when the run is in the file; False when it could not be written or nothing was
+        recorded (disabled, or the recording could not start). Never raises."""
+        return self.recorder.keep() if self.recorder else False
+
+    def discard(self) -> None:
+        """After a ``held=True`` block: forget its run (nothing of it is written)."""
+        if self.recorder:
+            self.recorder.discard()
 
     def _begin(self, root: Any, default_name: str, call: tuple[Any, tuple, dict] | None = None
                ) -> None:
@@ -151,7 +172,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
                                 options=self.options, root=root, parent=self.parent,
                                 entry=entry, encrypt=self.encrypt, block=block,
                                 entry_blobs=blobs, trace=self.trace, include=self.include,
-                                exclude=self.exclude)
+                                exclude=self.exclude, held=self.held)
         if recorder is not None and recorder.start():
             self.recorder = recorder
             _active.append(recorder)

@@ -73,6 +73,10 @@ def function_entry(func: Any, arguments: dict[str, str], options: CaptureOptions
             "argv": list(sys.argv[1:]), "cwd": os.getcwd(), "env": chosen_env(options)}
 
 
+#: dist -> (the module object the version was read for, its version or None).
+_versions: dict[str, tuple[Any, str | None]] = {}
+
+
 def environment_facts() -> dict[str, Any]:
     """Python version, platform, host, cwd, argv, pid and versions of key packages in use."""
     packages: dict[str, str] = {}
@@ -81,11 +85,20 @@ def environment_facts() -> dict[str, Any]:
 
         for dist in KEY_PACKAGES:
             module = "snapstate_capture" if dist == "snapstate" else dist
-            if module in sys.modules:
+            loaded = sys.modules.get(module)
+            if loaded is None:
+                continue
+            known = _versions.get(dist)
+            if known is None or known[0] is not loaded:
                 try:
-                    packages[dist] = metadata.version(dist)
+                    version: str | None = metadata.version(dist)
                 except metadata.PackageNotFoundError:
-                    continue
+                    version = None
+                # metadata.version scans sys.path (~5 ms); the module in use cannot change
+                # version without being imported again, so it is asked once per module object.
+                known = _versions[dist] = (loaded, version)
+            if known[1] is not None:
+                packages[dist] = known[1]
     except Exception:  # noqa: BLE001 - environment facts are best effort
         pass
     return {

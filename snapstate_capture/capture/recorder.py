@@ -8,11 +8,13 @@ is recorded on the step (or, if even that fails, counted and reported once on st
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
 import time
 import types
+import uuid
 from typing import Any
 
 from . import lineage, rng
@@ -75,8 +77,11 @@ class Recorder:
                  root: types.FrameType | None, parent: tuple[str, int] | None = None,
                  entry: dict[str, Any] | None = None, encrypt: bool = False, block: int = 0,
                  entry_blobs: dict[str, bytes] | None = None, trace: str | None = None,
-                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> None:
+                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+                 held: bool = False) -> None:
         self.path = path
+        #: A held traced run reaches the file only when kept (``keep``/``discard``).
+        self.held = bool(held and trace and not encrypt)
         self.block = block
         self.entry_blobs = entry_blobs or {}
         self.name = name
@@ -122,7 +127,6 @@ class Recorder:
                 from ..trust.encryption import Sealer
 
                 self._frames.sealer = Sealer(key)
-            self._writer = TimelineWriter(self.path, signer=RunSigner(key))
             entry = dict(self.entry or entry_facts(self.options))
             entry_blobs = self.entry_blobs
             if self._frames.sealer is not None:
@@ -133,9 +137,13 @@ class Recorder:
             entry["lineage"] = LINEAGE_VERSION  # steps and effects carry lineages
             states = rng.save_states()
             entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
-            self.run_id = self._writer.begin_run(
-                name=self.name, entry=entry, env=environment_facts(), parent=self.parent,
-                blobs={**entry_blobs, **dict(states.values())})
+            header = dict(name=self.name, entry=entry, env=environment_facts(),
+                          parent=self.parent, blobs={**entry_blobs, **dict(states.values())},
+                          run_id=uuid.uuid4().hex, started=_wall_clock())
+            self.run_id = header["run_id"]
+            self._begin_in_file = functools.partial(self._begin_run, key, header)
+            if not self.held:
+                self._writer = self._begin_in_file(keep_open=True)
         except Exception as exc:  # noqa: BLE001 - recording is optional, the program is not
             self._warn(f"not recording: {exc}")
             self._writer = None
@@ -148,7 +156,46 @@ class Recorder:
             except Exception as exc:  # noqa: BLE001
                 self._warn(f"not tracing: {type(exc).__name__}: {exc}")
                 self._stream = self._tracer = None
+                if self.held:  # checkpoints only, written as they come
+                    self.held = False
+                    try:
+                        self._writer = self._begin_in_file(keep_open=True)
+                    except Exception as err:  # noqa: BLE001
+                        self._warn(f"not recording: {err}")
+                        return False
         return True
+
+    def _begin_run(self, key: Any, header: dict[str, Any], keep_open: bool = False
+                   ) -> TimelineWriter | None:
+        """Create the run in the file (``header``: ``TimelineWriter.begin_run``'s arguments);
+        returns the open writer when ``keep_open``, else closes it. Raises what the writer
+        raises."""
+        writer = TimelineWriter(self.path, signer=RunSigner(key))
+        try:
+            writer.begin_run(**header)
+        except BaseException:
+            writer.close()
+            raise
+        if keep_open:
+            return writer
+        writer.close()
+        return None
+
+    def keep(self) -> bool:
+        """A held run (``held=True``) after its block: write it to the file now, whole, and
+        wait until it is stored. True when the run is in the file (a run not held, or already
+        written because it had to be, is there already); False when it could not be written.
+        Never raises."""
+        stream = self._stream
+        if not self.held or stream is None:
+            return self.run_id is not None
+        return stream.release()
+
+    def discard(self) -> None:
+        """A held run after its block: forget it; nothing of it is written (a run that was
+        written already — a checkpoint in it needed its index — stays in the file)."""
+        if self.held and self._stream is not None:
+            self._stream.drop()
     def _start_tracing(self) -> None:
         """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
         from ..tracing.include import IncludeRule
@@ -158,15 +205,17 @@ class Recorder:
 
         if tracing:
             raise RuntimeError("another record block is already tracing")
-        assert self._writer is not None and self.run_id is not None
-        self._writer.close()
-        self._writer = None
+        assert self.run_id is not None
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
         from dataclasses import replace
 
         # Traced values skip the load-back test of payloads: it doubles the cost of a step.
         traced_options = replace(self.options, values=replace(self.options.values,
                                                               test_load=False))
-        stream = Stream(str(self.path), self.run_id, traced_options)
+        stream = Stream(str(self.path), self.run_id, traced_options,
+                        begin=self._begin_in_file if self.held else None)
         stream.start()
         self._stream = stream
         self._writer = StreamWriter(self)
@@ -190,7 +239,7 @@ class Recorder:
                                            f"thread {names[ident]}: not traced", None, None)
                 record.thread = names[ident]
                 record.task = None
-                self._writer.append_step(self.run_id, record)
+                self._writer.append_step(self.run_id, record, numbered=False)
             except Exception as exc:  # noqa: BLE001
                 self._warn(f"could not record thread {names[ident]}: {exc}")
 
@@ -303,6 +352,9 @@ class Recorder:
         if effect is not None:
             effect = self.effect_row(effect, record)
         try:
+            if self._stream is not None and kind != "checkpoint":
+                # only checkpoint() hands its index to the program: a held run stays held
+                return writer.append_step(self.run_id, record, effect=effect, numbered=False)
             return writer.append_step(self.run_id, record, effect=effect)
         except WriteFailed as failure:
             self._frames.forget()  # cached refs may name blobs that were rolled back

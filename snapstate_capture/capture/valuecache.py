@@ -20,6 +20,9 @@ pickle may leave out state that their preview shows.
 
 from __future__ import annotations
 
+import collections
+import io
+import marshal
 import pickle
 import random
 import sys
@@ -155,8 +158,13 @@ class ValueCache:
             return ref
         try:
             detector = pickle.dumps(value, chunked.PROTOCOL)
-        except Exception:  # noqa: BLE001 - unpicklable: capture_value makes the placeholder
-            return self._capture(slot, value, name, out, None)
+        except Exception:  # noqa: BLE001 - a lambda inside, a module: see function_detector
+            detector = function_detector(value)
+            if detector is None:  # unpicklable: capture_value makes the placeholder
+                return self._capture(slot, value, name, out, None)
+            if entry is not None and entry.kind is cls and entry.detector == detector:
+                return entry.ref
+            return self._capture(slot, value, name, out, detector, payload=False)
         if entry is not None and entry.kind is cls and entry.detector == detector:
             return entry.ref
         if (cls in _SCALARS and self.options.payloads
@@ -182,13 +190,15 @@ class ValueCache:
 
     # -- whole values ---------------------------------------------------------------------
     def _capture(self, slot: Any, value: Any, name: str | None, out: Any,
-                 detector: bytes | None) -> dict[str, Any]:
+                 detector: bytes | None, payload: bool = True) -> dict[str, Any]:
+        """Capture ``value`` whole and remember ``detector`` for the next step; ``payload``:
+        the detector is the value's plain pickle (which may then be its payload)."""
         previous = self._slots.get(slot)
         memo = None
         if type(value) is dict or type(value) is list:
             memo = (previous.memo if previous is not None and previous.memo is not None
                     and previous.kind is type(value) else {})
-        plain = (detector if detector is not None and self.options.payloads
+        plain = (detector if detector is not None and payload and self.options.payloads
                  and is_plain_payload(value, detector, self.options.values) else None)
         captured = capture_value(value, name=name, options=self.options.values,
                                  payloads=self.options.payloads, reuse=memo,
@@ -377,4 +387,81 @@ _SCALARS = frozenset({int, float, bool, type(None), str})
 #: Classes with their own ``__reduce__`` whose pickle still holds everything their preview
 #: shows (a ``random.Random``: its whole generator state), so equal pickles mean an equal
 #: capture and the pickle can be the change detector.
-_PICKLE_SHOWS_ALL = frozenset({random.Random})
+_PICKLE_SHOWS_ALL = frozenset({random.Random, collections.defaultdict, collections.OrderedDict,
+                               collections.Counter, collections.deque})
+
+
+def _function_state(*state: Any) -> None:
+    """The stand-in callable of a function in a change detector (never called)."""
+
+
+def _module_named(name: str) -> None:
+    """The stand-in callable of a module in a change detector (never called)."""
+
+
+def _empty_cell() -> None:
+    """Marks an empty closure cell in a change detector (never called)."""
+
+
+def _importable(func: Any) -> bool:
+    """True when pickle writes ``func`` (a function or class) by reference: its module holds
+    it under its qualified name."""
+    module = sys.modules.get(getattr(func, "__module__", None) or "")
+    target: Any = module
+    for part in func.__qualname__.split("."):
+        target = getattr(target, part, None) if "<" not in part else None
+        if target is None:
+            return False
+    return target is func
+
+
+class _DetectorPickler(pickle.Pickler):
+    """A change detector for values plain pickle refuses only because they hold functions it
+    cannot name (lambdas, local functions) or modules — a MonkeyPatch, a ``defaultdict`` with a
+    lambda factory. Such a function is written as everything its dill payload is made of:
+    module, qualified name, code (``marshal`` bytes), defaults, closure cells' contents,
+    ``__dict__`` and the globals its code names; a module as its name, a builtin function as
+    its name and identity (it cannot change), a local class by its name and identity (classes
+    are written by reference: their attributes are not the value's). Equal bytes therefore
+    mean an equal capture, as for a plain pickle; anything else pickle refuses still fails."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        if cls is types.FunctionType and not _importable(obj):
+            code = obj.__code__
+            cells = tuple(_cell(c) for c in (obj.__closure__ or ()))
+            used = obj.__globals__
+            names = tuple((n, used[n]) for n in code.co_names if n in used)
+            return _function_state, (obj.__module__, obj.__qualname__, marshal.dumps(code),
+                                     obj.__defaults__, obj.__kwdefaults__, cells,
+                                     obj.__dict__ or None, names)
+        if cls is types.ModuleType:
+            return _module_named, (obj.__name__,)
+        if isinstance(obj, type) and not _importable(obj):
+            # a local class: by reference, as pickle writes an importable one
+            return _module_named, (obj.__module__, obj.__qualname__, id(obj))
+        if cls is types.BuiltinFunctionType and isinstance(obj.__self__, (types.ModuleType,
+                                                                          type(None))):
+            # immutable; by its name, and its identity for one its module no longer holds
+            # (the original ``input`` that a MonkeyPatch keeps to restore)
+            return _module_named, (obj.__module__, obj.__qualname__, id(obj))
+        return NotImplemented
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _empty_cell
+
+
+def function_detector(value: Any) -> bytes | None:
+    """The change detector of a ``value`` plain pickle refused (``_DetectorPickler``), or None
+    when it cannot be made (the value is then captured again at every step). ~µs, C speed
+    except one call per function or module met."""
+    buffer = io.BytesIO()
+    try:
+        _DetectorPickler(buffer, chunked.PROTOCOL).dump(value)
+    except Exception:  # noqa: BLE001 - truly unpicklable, or recursive through a global
+        return None
+    return buffer.getvalue()

@@ -14,6 +14,11 @@ Works with pytest-xdist: each worker records its own tests (distinct files), and
 reaches the controller in the report's ``user_properties``. The recorded code is what
 ``record``'s default includes (files under the current directory, outside the standard library
 and site-packages), so pytest's own machinery is not traced.
+
+What it costs a passing test: the tracing itself. Each test is recorded *held*
+(``snap.record(held=True)``): its steps wait in memory, and no file, run or writer process is
+made unless the test fails (then the run is written whole) or the test itself needs a step
+index (a checkpoint, an effect: then it is written as it goes and deleted if the test passes).
 """
 
 from __future__ import annotations
@@ -94,7 +99,9 @@ class TimelinePlugin:
         path = self.scratch / timeline_name(item.nodeid)
         path.unlink(missing_ok=True)
         item.stash[_SCRATCH] = path
-        with snap.record(path, name=item.nodeid, trace=self.mode):
+        block = snap.record(path, name=item.nodeid, trace=self.mode, held=True)
+        item.stash[_BLOCK] = block
+        with block:
             return (yield)
 
     @pytest.hookimpl(wrapper=True)
@@ -103,7 +110,11 @@ class TimelinePlugin:
         if report.when != "call":
             return report
         scratch: Path | None = item.stash.get(_SCRATCH, None)
+        block = item.stash.get(_BLOCK, None)
         final = self.directory / timeline_name(item.nodeid)
+        if block is not None:
+            # Only a failure's steps are written; a passing test's are dropped from memory.
+            block.keep() if report.failed else block.discard()
         if report.failed and scratch is not None and scratch.exists():
             os.replace(scratch, final)
             report.user_properties.append((PROPERTY, [str(final), failing_step(final)]))
@@ -135,6 +146,7 @@ class TimelinePlugin:
 
 
 _SCRATCH = pytest.StashKey[Path]()
+_BLOCK = pytest.StashKey[Any]()
 
 
 def failing_step(path: Path) -> int:

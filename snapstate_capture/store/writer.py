@@ -144,15 +144,18 @@ class TimelineWriter:
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
                   parent: tuple[str, int] | None = None,
-                  blobs: dict[str, bytes] | None = None) -> str:
+                  blobs: dict[str, bytes] | None = None, run_id: str | None = None,
+                  started: float | None = None) -> str:
         """Create a run with status ``running`` and return its id (32 hex chars).
 
         ``blobs`` (hex key -> bytes) are written in the same transaction: what ``entry`` refers
-        to (saved RNG states, a workflow function's pickled arguments).
+        to (saved RNG states, a workflow function's pickled arguments). ``run_id`` and
+        ``started`` (seconds since the epoch) are a new id and the start time when given — a
+        held run (``Recorder(held=True)``) is begun in the file only once it is kept.
         """
-        run_id = uuid.uuid4().hex
+        run_id = run_id or uuid.uuid4().hex
         pid = os.getpid()
-        header = dict(name=name, started=time.time(), pid=pid, host=socket.gethostname(),
+        header = dict(name=name, started=time.time() if started is None else started, pid=pid, host=socket.gethostname(),
                       proc_start=process_start_marker(pid), entry=json.dumps(entry),
                       env=json.dumps(env), parent_run=parent[0] if parent else None,
                       parent_step=parent[1] if parent else None)

@@ -65,6 +65,8 @@ SCALAR_TYPES = frozenset({int, float, bool, type(None)})
 _HEADER = struct.Struct("<I")
 #: Buffer of the pipe to the writer process (Linux ``F_SETPIPE_SZ``; 1 MiB is the default cap).
 PIPE_BYTES = 1 << 20
+#: A held stream (``Stream(begin=...)``) holding more than this many bytes is released.
+HELD_BYTES = 64 << 20
 
 
 class ValueEncoder:
@@ -190,10 +192,19 @@ class Stream:
     when the writer cannot be started; never afterwards (a dead writer only stops recording).
     """
 
-    def __init__(self, path: str, run_id: str, options: CaptureOptions | None = None) -> None:
+    def __init__(self, path: str, run_id: str, options: CaptureOptions | None = None,
+                 begin: Any = None) -> None:
         self.path = path
         self.run_id = run_id
         self.options = options
+        #: Held stream (``begin`` given): hand-overs wait here, as the marshal messages the
+        #: writer would have read, until ``release()`` calls ``begin()`` (which creates the run
+        #: in the file), starts the writer and sends them, or ``drop()`` forgets them.
+        self._begin = begin
+        self._held: list[bytes] | None = [] if begin is not None else None
+        self._held_bytes = 0
+        self._ending = False  # closed while held: the end message waits with the rest
+        self._tally: Any = None  # a held stream's step count (``step_tally.StepTally``)
         self.items: list[Any] = []
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -206,6 +217,12 @@ class Stream:
         self.cut: tuple[int | None, str] | None = None
 
     def start(self) -> None:
+        if self._held is None:
+            self._spawn()
+        self._thread = threading.Thread(target=self._run, name="snapstate-flusher", daemon=True)
+        self._thread.start()
+
+    def _spawn(self) -> None:
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = {**os.environ, "SNAPSTATE_DISABLE": "1"}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH"))
@@ -222,8 +239,46 @@ class Stream:
         _widen_pipe(self._fd)
         if self.options is not None:
             self._send(marshal.dumps(("options", pickle.dumps(self.options))))
-        self._thread = threading.Thread(target=self._run, name="snapstate-flusher", daemon=True)
-        self._thread.start()
+
+    @property
+    def held(self) -> bool:
+        """True while nothing of the run has reached the file (see ``release``)."""
+        return self._held is not None
+
+    def release(self, timeout: float = 60.0) -> bool:
+        """Write a held stream: create the run in the file (``begin``), start the writer process
+        and hand it everything held; if the stream was closed meanwhile, wait (up to
+        ``timeout`` seconds) until the writer stored the run's end, as ``close`` does. True
+        when the stream is (now) written through; False when that failed (nothing is kept:
+        the stream is ``broken``). Never raises."""
+        with self._lock:
+            held, begin = self._held, self._begin
+            if held is None:
+                return not self.broken
+            self._held, self._begin, self._held_bytes = None, None, 0
+            try:
+                begin()
+                self._spawn()
+            except Exception:  # noqa: BLE001 - the program goes on; the run is not kept
+                self.broken = True
+                self._proc = self._fd = None
+                return False
+            for data in held:
+                self._send(data)
+            ending = self._ending
+            fd, self._fd = (self._fd, None) if ending else (None, self._fd)
+        if ending:
+            self._await_end(fd, True, timeout)
+        return not self.broken
+
+    def drop(self) -> None:
+        """Forget a held stream's steps: nothing of the run is written (a stream already
+        released is left as it is). Stops the flusher."""
+        self._stop.set()
+        with self._lock:
+            if self._held is not None:
+                self._held, self._begin, self._held_bytes = None, None, 0
+                self.items = []
 
     def _run(self) -> None:
         sys.settrace(None)
@@ -235,7 +290,7 @@ class Stream:
         with self._lock:
             items = self.items
             count = len(items)
-            if not count or self._fd is None:
+            if not count or (self._fd is None and self._held is None):
                 return
             batch = items[:count]
             del items[:count]
@@ -245,8 +300,15 @@ class Stream:
             except ValueError:
                 data = marshal.dumps([_marshal_safe(i) for i in batch])
             self._send(data)
+            overflow = self._held is not None and self._held_bytes > HELD_BYTES
+        if overflow:
+            self.release()  # too much to hold: written from here on, as an unheld stream
 
     def _send(self, data: bytes) -> None:
+        if self._held is not None:
+            self._held.append(data)
+            self._held_bytes += len(data)
+            return
         if self._fd is None:
             return
         try:
@@ -260,7 +322,17 @@ class Stream:
             self._fd = None
 
     def request_index(self) -> int | None:
-        """Flush, then ask the writer for the index the next step will get (None if unknown)."""
+        """Flush, then ask the writer for the index the next step will get (None if unknown).
+        A held stream counts its own steps, exactly as the writer will (``step_tally``)."""
+        if self._held is not None:
+            self.flush()
+            with self._lock:
+                if self._held is not None:
+                    if self._tally is None:
+                        from .step_tally import StepTally
+
+                        self._tally = StepTally(self.run_id)
+                    return self._tally.index(self._held)
         with self._lock:
             if self._fd is None or self._proc is None or self._proc.stdout is None:
                 return None
@@ -278,17 +350,28 @@ class Stream:
                 return None
 
     def close(self, status: str, error: dict[str, Any] | None, timeout: float = 60.0) -> None:
-        """Flush, end the run with ``status``/``error`` and wait for the writer to finish."""
+        """Flush, end the run with ``status``/``error`` and wait for the writer to finish.
+        A held stream keeps the end with its steps, for ``release`` or ``drop``; closing again
+        does nothing."""
+        if self._ending:
+            return
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
         self.flush()
         with self._lock:
-            ending = self._fd is not None
+            ending = self._fd is not None or self._held is not None
             if ending:
                 self._send(marshal.dumps(("end", status, canonical_json(error).decode()
                                           if error else None)))
+            if self._held is not None:
+                self._ending = True
+                return
             fd, self._fd = self._fd, None
+        self._await_end(fd, ending, timeout)
+
+    def _await_end(self, fd: int | None, ending: bool, timeout: float) -> None:
+        """Close the pipe (``fd``) and wait until the writer says the run is stored."""
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -319,6 +402,8 @@ class Stream:
         ``crashed``). Never raises."""
         self._stop.set()
         self.flush()
+        if self._held is not None:
+            self.release()  # what the program did so far is kept, as for any traced run
         with self._lock:
             proc, self._proc = self._proc, None
             self._fd = None
@@ -335,6 +420,7 @@ class Stream:
         """In a forked child: drop the buffer and the pipe without touching the writer."""
         self._stop.set()
         self.items = []
+        self._held = self._begin = None
         if self._fd is not None:
             try:
                 os.close(self._fd)

@@ -25,7 +25,11 @@ class StreamWriter:
         return tracer is not None and key in tracer.encoder.sent
 
     def append_step(self, run_id: str, record: StepRecord,
-                    effect: dict[str, Any] | None = None) -> int:
+                    effect: dict[str, Any] | None = None, numbered: bool = True) -> int | None:
+        """Queue ``record`` as the run's next step and return its index — asked of the writer
+        process, which releases a held stream; with ``numbered=False`` a held stream stays
+        held (None is returned; an unheld one still asks, so the step is stored before this
+        returns)."""
         from dataclasses import asdict
 
         from ..store.trace_items import FULL
@@ -38,6 +42,8 @@ class StreamWriter:
             tracer.encoder.sent.update(record.blobs)
         with self.recorder._full_lock:
             self.stream.items.append((FULL, fields))
+            if not numbered and self.stream.held:
+                return None
             index = self.stream.request_index()
         if index is None:
             self._raise_cut()

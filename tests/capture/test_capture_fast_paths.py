@@ -214,3 +214,59 @@ def test_changed_scalars_get_no_payload_when_payloads_are_off():
     for value in (1, 2, "text", {"a": "b"}, {"a": "c"}, [{"n": i} for i in range(40)]):
         ref, out = _slot_ref(cache, value)
         assert "b" not in ref and set(out.blobs) == {ref["p"]}
+
+
+class Holder:
+    """An importable class whose instances hold what plain pickle refuses."""
+
+
+def test_values_with_lambdas_are_captured_again_only_when_they_change():
+    """Change detection of a value plain pickle refuses (a closure, a module inside): unchanged,
+    nothing is captured or written; a change of the closure's cell, of a default or of a plain
+    attribute is a new capture, as dill's payload would differ."""
+    import types
+
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.capture.valuecache import ValueCache, function_detector
+
+    class Local:  # a local class: by identity, as pickle writes an importable one by name
+        pass
+
+    value = Holder()
+    value.kind = Local
+    value.rule = (lambda limit: (lambda x: x > limit))(3)
+    value.where = types  # a module
+    value.count = 1
+    with pytest.raises(Exception):
+        pickle.dumps(value)
+    cache = ValueCache(CaptureOptions())
+    first, out = _slot_ref(cache, value)
+    assert first["p"] in out.blobs
+    same, out = _slot_ref(cache, value)
+    assert same is first and not out.blobs
+    value.count = 2
+    counted, out = _slot_ref(cache, value)
+    assert counted is not first and counted["p"] in out.blobs
+    value.rule.__closure__[0].cell_contents = 4  # the closure's state moved
+    assert _slot_ref(cache, value)[0] is not counted
+    value.rule.__defaults__ = (1,)
+    assert function_detector(value) != function_detector(Holder())
+    before = function_detector(value)
+    value.rule.__defaults__ = (2,)
+    assert function_detector(value) != before
+
+
+def test_a_lambda_default_factory_is_detected_without_dill_each_step():
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.capture.valuecache import ValueCache
+
+    cache = ValueCache(CaptureOptions())
+    counts = collections.defaultdict(lambda: 0)
+    counts["a"] += 1
+    first, _ = _slot_ref(cache, counts)
+    same, out = _slot_ref(cache, counts)
+    assert same is first and not out.blobs
+    counts["b"] += 1
+    moved, out = _slot_ref(cache, counts)
+    assert moved is not first and moved["p"] in out.blobs
+    assert b"['b']" in out.blobs[moved["p"]]  # the preview shows the new key
