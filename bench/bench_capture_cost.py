@@ -1,0 +1,285 @@
+"""Issue 19: what capture costs in the hard cases, in one run, with its "Done when" figures.
+
+Run from the repository root::
+
+    python bench/bench_capture_cost.py                      # everything (~10-20 min on 2 cores)
+    python bench/bench_capture_cost.py --only w1 --lengths 1000,5000
+    python bench/bench_capture_cost.py --only pyflakes --repeats 5
+
+Every configuration runs in a fresh interpreter, ``--repeats`` times, interleaved (so load on a
+shared machine hits them alike); each prints CPU and wall, min and median of the repeats, and
+its ratio to the baseline measured in the same run. The baseline's lazy import of
+``snapstate_capture`` (and of LangGraph) is paid before any timing starts.
+
+- ``w1``: bench_storage's W1 (200 chat messages growing by one per step, a 20-item plan, a
+  100-key scratchpad, a counter) recorded with ``snap.checkpoint()`` each step, at each of
+  ``--lengths`` steps (1,000, 5,000 and 20,000): CPU per step (process time, all threads) of
+  the first and last decile of steps, and their ratio (target at 20,000: last <= 1.5x first).
+- ``w1dict``: W1 plus a 100-entry dict with one key set per step (target <= 0.4 ms of CPU per
+  step over the plain loop, file <= 1.5 MB after 1,000 steps).
+- ``w2dicts``: W1 plus an unchanged ~5 MB list of 10,000 dicts (target <= 1 ms per step).
+- ``langgraph``: W1 as a LangGraph graph with ``messages`` in a ``DeltaChannel`` and the
+  SqliteSaver, CPU per step over the same graph without a checkpointer, against SnapState's
+  W1 CPU per step over the plain loop (target <= 0.5x).
+- ``pyflakes``: ``tests/corpus/programs/lint.py`` (pyflakes' checker on a generated module)
+  plain, under ``snapstate record --trace calls --include '*/pyflakes/*'`` and under VizTracer
+  (``bench`` extra), whole processes: CPU ratios to plain, also with the interpreter's start-up
+  and imports (``python -c 'import pyflakes.api'``) subtracted (target: calls <= 20x).
+
+Exit 0 either way (figures, not a test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import bench_storage as storage  # noqa: E402  (the W1 workload, its inputs and LangGraph loop)
+
+LINT = ROOT / "tests" / "corpus" / "programs" / "lint.py"
+_STAMPS: list[tuple[float, float]] = []
+
+
+# -- workloads (children) --------------------------------------------------------------------
+def _records() -> list[dict[str, Any]]:
+    rows = []
+    for i in range(10_000):
+        rows.append({"id": i, "name": f"record-{i:05d}", "tags": ["a", "b"][: i % 3],
+                     "text": storage._text(storage.random.Random(i), 480)})
+    return rows
+
+
+def agent(messages: list, plan: list, scratchpad: dict, table: dict | None,
+          records: list | None, steps: int) -> int:
+    """W1's loop (``bench_storage.agent``) with the variant's extra state; one checkpoint a step."""
+    import snapstate_capture as snap
+
+    counter = 0
+    while counter < steps:
+        _STAMPS.append((time.process_time(), time.perf_counter()))
+        storage.apply(storage._PENDING[counter], messages, plan, scratchpad)
+        if table is not None:
+            table[f"row{counter % 100}"] = counter
+        counter += 1
+        snap.checkpoint()
+    _STAMPS.append((time.process_time(), time.perf_counter()))
+    return counter
+
+
+def run_workload(variant: str, steps: int, capture: bool, path: str) -> dict[str, Any]:
+    import snapstate_capture as snap
+
+    snap.checkpoint()  # the lazy import of the capture package, paid before timing
+    storage._prepare(steps)
+    state = storage.initial_state("w1")
+    table = {f"row{i}": i for i in range(100)} if variant == "w1dict" else None
+    records = _records() if variant == "w2dicts" else None
+    parts = (state["messages"], state["plan"], state["scratchpad"], table, records, steps)
+    _STAMPS.clear()
+    if capture:
+        with snap.record(path, name=f"bench-{variant}"):
+            agent(*parts)
+    else:
+        agent(*parts)
+    cpu = [b[0] - a[0] for a, b in zip(_STAMPS, _STAMPS[1:])]
+    wall = [b[1] - a[1] for a, b in zip(_STAMPS, _STAMPS[1:])]
+    tenth = max(len(cpu) // 10, 1)
+    size = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+    return {"cpu_ms": sum(cpu) / steps * 1e3, "wall_ms": statistics.median(wall) * 1e3,
+            "first_ms": sum(cpu[:tenth]) / tenth * 1e3, "last_ms": sum(cpu[-tenth:]) / tenth * 1e3,
+            "bytes": size}
+
+
+def run_langgraph(steps: int, mode: str, path: str) -> dict[str, Any]:
+    import langgraph.graph  # noqa: F401  (imports paid before timing)
+
+    cpu = time.process_time()
+    wall = storage.loop_langgraph("w1", steps, mode, path)
+    cpu = time.process_time() - cpu
+    return {"cpu_ms": cpu / steps * 1e3, "wall_ms": statistics.median(wall) * 1e3,
+            "bytes": os.path.getsize(path) if os.path.exists(path) else 0}
+
+
+def child(config: str, steps: int, workdir: str) -> dict[str, Any]:
+    kind, _, side = config.partition(":")
+    path = os.path.join(workdir, f"{kind}-{side}-{steps}.snap")
+    for leftover in (path, path + "-wal", path + "-shm"):
+        if os.path.exists(leftover):
+            os.unlink(leftover)
+    if kind == "langgraph":
+        return run_langgraph(steps, side, path)
+    return run_workload(kind, steps, side == "snapstate", path)
+
+
+def run_child(config: str, steps: int, workdir: str) -> dict[str, Any] | str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, __file__, "--child", config, "--steps", str(steps),
+                           "--workdir", workdir], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        return "failed: " + ((done.stderr.strip().splitlines() or ["?"])[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def timed_process(args: list[str], cwd: str) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {done.stderr[-800:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+# -- the parent ------------------------------------------------------------------------------
+def _mm(values: list[float]) -> str:
+    return f"min {min(values):8.3f} med {statistics.median(values):8.3f}"
+
+
+def bench_workloads(args: argparse.Namespace, workdir: str) -> list[str]:
+    lines, verdicts = [], []
+    plans = []
+    if "w1" in args.only:
+        plans += [("w1", n) for n in args.lengths]
+    if "w1dict" in args.only:
+        plans.append(("w1dict", 1000))
+    if "w2dicts" in args.only:
+        plans.append(("w2dicts", 1000))
+    if "langgraph" in args.only:
+        plans.append(("langgraph", 1000))
+    for kind, steps in plans:
+        sides = (["none", "delta"] if kind == "langgraph" else ["baseline", "snapstate"])
+        if kind == "langgraph":
+            sides += ["w1:baseline", "w1:snapstate"]
+        figures: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+        for _ in range(args.repeats):
+            for side in sides:
+                config = side if ":" in side else f"{kind}:{side}"
+                result = run_child(config, steps, workdir)
+                if isinstance(result, str):
+                    lines.append(f"{kind} {side}: {result}")
+                    break
+                figures[side].append(result)
+        if any(not runs for runs in figures.values()):
+            continue
+        lines.append(f"{kind}, {steps} steps, {args.repeats} repeats (ms per step):")
+        for side, runs in figures.items():
+            cpu = [r["cpu_ms"] for r in runs]
+            wall = [r["wall_ms"] for r in runs]
+            extra = ""
+            if "first_ms" in runs[0]:
+                extra = (f"  cpu first decile med {statistics.median(r['first_ms'] for r in runs):.3f}"
+                         f" last decile med {statistics.median(r['last_ms'] for r in runs):.3f}")
+            size = statistics.median(r["bytes"] for r in runs)
+            lines.append(f"  {side:<13} cpu {_mm(cpu)}  wall median-step {_mm(wall)}"
+                         f"  file {size / 1e6:.2f} MB{extra}")
+        med = {side: statistics.median(r["cpu_ms"] for r in runs) for side, runs in figures.items()}
+        if kind == "langgraph":
+            ours = med["w1:snapstate"] - med["w1:baseline"]
+            theirs = med["delta"] - med["none"]
+            ratio = ours / theirs if theirs > 0 else float("inf")
+            verdicts.append(f"W1 CPU overhead per step: SnapState {ours:.3f} ms, LangGraph "
+                            f"DeltaChannel {theirs:.3f} ms: {ratio:.2f}x (target <= 0.5) "
+                            f"{'met' if ratio <= 0.5 else 'MISSED'}")
+            continue
+        overhead = med["snapstate"] - med["baseline"]
+        runs = figures["snapstate"]
+        if kind == "w1":
+            first = statistics.median(r["first_ms"] for r in runs)
+            last = statistics.median(r["last_ms"] for r in runs)
+            target = " (target <= 1.5 at 20,000)" if steps >= 20_000 else ""
+            verdicts.append(f"W1 {steps}: overhead {overhead:.3f} ms CPU/step; last/first decile "
+                            f"{last / first:.2f}x{target}"
+                            + ((" met" if last / first <= 1.5 else " MISSED") if target else ""))
+        elif kind == "w1dict":
+            size = statistics.median(r["bytes"] for r in runs)
+            ok = overhead <= 0.4 and size <= 1.5e6
+            verdicts.append(f"W1 + dict: {overhead:.3f} ms CPU/step, {size / 1e6:.2f} MB "
+                            f"(targets 0.4 ms, 1.5 MB) {'met' if ok else 'MISSED'}")
+        else:
+            verdicts.append(f"W2 unchanged list of dicts: {overhead:.3f} ms CPU/step (target <= 1) "
+                            f"{'met' if overhead <= 1 else 'MISSED'}")
+    return lines + ["", *verdicts]
+
+
+def bench_pyflakes(args: argparse.Namespace, workdir: str) -> list[str]:
+    python = sys.executable
+    sides: dict[str, list[str]] = {
+        "start-up": [python, "-c", "import pyflakes.api, pyflakes.reporter"],
+        "plain": [python, str(LINT), str(args.lint_lines)],
+        "calls": [str(Path(python).parent / "snapstate"), "record", "--trace", "calls",
+                  "--include", "*/pyflakes/*", "-o", os.path.join(workdir, "lint.snap"),
+                  str(LINT), str(args.lint_lines)],
+    }
+    try:
+        import viztracer  # noqa: F401
+
+        sides["viztracer"] = [python, "-m", "viztracer", "--quiet", "-o",
+                              os.path.join(workdir, "lint.json"), str(LINT), str(args.lint_lines)]
+    except ImportError:
+        pass
+    figures: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+    for _ in range(args.repeats):
+        for side, command in sides.items():
+            if side == "calls":
+                for leftover in ("lint.snap", "lint.snap-wal"):
+                    if os.path.exists(os.path.join(workdir, leftover)):
+                        os.unlink(os.path.join(workdir, leftover))
+            figures[side].append(timed_process(command, workdir))
+    lines = [f"pyflakes on a {args.lint_lines}-line module, {args.repeats} repeats, whole "
+             "processes (s):"]
+    start = statistics.median(c for _, c in figures["start-up"])
+    plain = statistics.median(c for _, c in figures["plain"])
+    for side, runs in figures.items():
+        cpu = statistics.median(c for _, c in runs)
+        lines.append(f"  {side:<10} cpu {_mm([c for _, c in runs])}  wall "
+                     f"{_mm([w for w, _ in runs])}  cpu/plain {cpu / plain:6.2f}x  "
+                     f"(start-up subtracted {(cpu - start) / max(plain - start, 1e-3):7.2f}x)")
+    calls = statistics.median(c for _, c in figures["calls"])
+    ratio = (calls - start) / max(plain - start, 1e-3)
+    lines.append(f"pyflakes --trace calls: {ratio:.1f}x its plain CPU, start-up subtracted "
+                 f"(target <= 20) {'met' if ratio <= 20 else 'MISSED'}")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="w1,w1dict,w2dicts,langgraph,pyflakes")
+    parser.add_argument("--lengths", default="1000,5000,20000")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--lint-lines", type=int, default=300)
+    parser.add_argument("--child")
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--workdir")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.steps, args.workdir)))
+        return 0
+    args.only = args.only.split(",")
+    args.lengths = [int(n) for n in args.lengths.split(",")]
+    with tempfile.TemporaryDirectory() as workdir:
+        lines = bench_workloads(args, workdir)
+        if "pyflakes" in args.only:
+            lines += ["", *bench_pyflakes(args, workdir)]
+    print(f"issue 19 capture-cost bench; load average {os.getloadavg()[0]:.1f} "
+          f"(2 cores, shared: figures are noisy)")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
