@@ -84,8 +84,7 @@ COMMANDS: list[Command] = [
             "Go to the previous hit of the last search.", FIND),
     Command("variable_history", "h", "History of the variable",
             "Every step where the selected variable changed, old → new.", FIND, footer=True),
-    Command("runs", "r", "Runs…", "The runs in this file as a tree (forks under parents); "
-            "in a store, a table of every run, filtered and searched.",
+    Command("runs", "r", "Runs…", "The runs in this file as a tree (forks under parents).",
             VIEW, footer=True),
     Command("toggle_follow", "l", "Follow live recording",
             "Toggle following a file that is still being recorded.", VIEW),
