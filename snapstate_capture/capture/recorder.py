@@ -214,8 +214,10 @@ class Recorder:
         # Traced values skip the load-back test of payloads: it doubles the cost of a step.
         traced_options = replace(self.options, values=replace(self.options.values,
                                                               test_load=False))
+        from ..tracing.step_tally import StepTally
+
         stream = Stream(str(self.path), self.run_id, traced_options,
-                        begin=self._begin_in_file if self.held else None)
+                        begin=self._begin_in_file if self.held else None, tally=StepTally)
         stream.start()
         self._stream = stream
         self._writer = StreamWriter(self)

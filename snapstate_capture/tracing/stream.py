@@ -193,7 +193,7 @@ class Stream:
     """
 
     def __init__(self, path: str, run_id: str, options: CaptureOptions | None = None,
-                 begin: Any = None) -> None:
+                 begin: Any = None, tally: Any = None) -> None:
         self.path = path
         self.run_id = run_id
         self.options = options
@@ -204,7 +204,8 @@ class Stream:
         self._held: list[bytes] | None = [] if begin is not None else None
         self._held_bytes = 0
         self._ending = False  # closed while held: the end message waits with the rest
-        self._tally: Any = None  # a held stream's step count (``step_tally.StepTally``)
+        self._tally: Any = None  # a held stream's step count: a ``tally`` (``StepTally``)
+        self._tally_class = tally
         self.items: list[Any] = []
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -329,9 +330,7 @@ class Stream:
             with self._lock:
                 if self._held is not None:
                     if self._tally is None:
-                        from .step_tally import StepTally
-
-                        self._tally = StepTally(self.run_id)
+                        self._tally = self._tally_class(self.run_id)
                     return self._tally.index(self._held)
         with self._lock:
             if self._fd is None or self._proc is None or self._proc.stdout is None:
