@@ -21,11 +21,16 @@ Version history:
   stored by reference (``"kids"``); see ``store/blobs.py``, ``chunked.py``, ``store/previews.py``
   and docs/storage.md; trace chunks compressed with zstandard too (``store/chunks.py``: zlib
   chunks are still read). No table changes: older files are read as they are.
+- 4: ``leases`` (additive, see ``store/leases.py``): one row per run that a resumer took,
+  naming the holder and its expiry and, once made, the run's continuation. Runs may end
+  ``waiting`` or ``sleeping``; their ``error`` column then holds the pause (what the run waits
+  for: name, prompt, schema, or the due time) instead of an exception. Older files are read as
+  they are (no leases); opened for writing, the table is created.
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
 
 SCHEMA = """
@@ -37,7 +42,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id           TEXT PRIMARY KEY,     -- 32 hex chars; users may type any unique prefix
     seq          INTEGER NOT NULL,     -- order of creation within the file
     name         TEXT NOT NULL,
-    status       TEXT NOT NULL,        -- running | finished | failed | crashed
+    status       TEXT NOT NULL,        -- running | finished | failed | waiting | sleeping
     started      REAL NOT NULL,        -- wall clock, seconds since the epoch
     ended        REAL,
     pid          INTEGER,
@@ -47,7 +52,8 @@ CREATE TABLE IF NOT EXISTS runs (
     env          TEXT NOT NULL,        -- JSON: python, packages, argv, cwd, host
     parent_run   TEXT,                 -- forks: the run and step they branch from
     parent_step  INTEGER,
-    error        TEXT,                 -- JSON: the exception that ended a failed run
+    error        TEXT,                 -- JSON: the exception that ended a failed run, or the
+                                       -- pause of a waiting/sleeping run (durable/pause.py)
     step_count   INTEGER NOT NULL DEFAULT 0,
     chain_head   BLOB,                 -- chain hash of the last step
     signature    BLOB,                 -- HMAC-SHA256 of the chain head (trust)
@@ -99,5 +105,16 @@ CREATE TABLE IF NOT EXISTS effects (
     outcome    TEXT NOT NULL,          -- return | raise
     value      TEXT,                   -- JSON value ref of the result or exception
     PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (
+    run_id       TEXT PRIMARY KEY,     -- the run being continued (waiting, sleeping, crashed)
+    token        TEXT,                 -- the holder's random id; NULL once released
+    user         TEXT,
+    host         TEXT,
+    pid          INTEGER,
+    acquired     REAL,                 -- wall clock, seconds since the epoch
+    renewed      REAL,                 -- last heartbeat
+    expires      REAL,                 -- free after this unless renewed
+    continued_as TEXT                  -- the run's continuation, once created
 ) WITHOUT ROWID;
 """
