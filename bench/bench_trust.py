@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import snapstate_capture as snap  # noqa: E402
-from snapstate_capture import keys  # noqa: E402
-from snapstate_capture.verify import verify_timeline  # noqa: E402
+from snapstate_capture.trust import keys
+from snapstate_capture.trust.verify import verify_timeline
 
 
 def agent_loop(steps: int) -> None:

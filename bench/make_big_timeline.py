@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from snapstate_capture.integrity import canonical_json, chain_hash, content_hash  # noqa: E402
+from snapstate_capture.store.hashing import canonical_json, chain_hash, content_hash
 from snapstate_capture.options import ValueOptions  # noqa: E402
 from snapstate_capture.store import blobs  # noqa: E402
 from snapstate_capture.store.writer import GENESIS, TimelineWriter, chain_fields  # noqa: E402

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 # — the trace writer process, `snapstate ls` — does not pay for the rest: importing everything
 # took ~70 ms, which every traced recording waited for twice (writer start and end).
 _PUBLIC = {
-    "checkpoint": "api", "record": "api", "step": "api", "effect": "effects",
+    "checkpoint": "capture.api", "record": "capture.api", "step": "capture.api",
+    "effect": "capture.effects",
     "IntegrityError": "errors", "NotFoundError": "errors", "PayloadLoadError": "errors",
     "SnapStateError": "errors", "TimelineError": "errors", "UntrustedPayloadError": "errors",
     "CaptureOptions": "options", "ValueOptions": "options",
@@ -31,9 +32,9 @@ _PUBLIC = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from . import effects
-    from .api import checkpoint, record, step
-    from .effects import effect
+    from .capture import effects
+    from .capture.api import checkpoint, record, step
+    from .capture.effects import effect
     from .errors import (IntegrityError, NotFoundError, PayloadLoadError, SnapStateError,
                          TimelineError, UntrustedPayloadError)
     from .options import CaptureOptions, ValueOptions
@@ -46,7 +47,7 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     if name == "effects":
-        return importlib.import_module(".effects", __name__)
+        return importlib.import_module(".capture.effects", __name__)
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import snapstate_capture as snap
-from snapstate_capture.integrity import GENESIS, chain_hash, content_hash
+from snapstate_capture.store.hashing import GENESIS, chain_hash, content_hash
 from snapstate_capture.store import blobs
 from snapstate_capture.store.writer import chain_fields
 

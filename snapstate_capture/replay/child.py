@@ -76,7 +76,7 @@ def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
     if not isinstance(wrapper, dict):
         _start(entry, session)
         return
-    from ..api import record
+    from ..capture.api import record
 
     try:
         block = record(session.config.file, **wrapper)

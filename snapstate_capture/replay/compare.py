@@ -15,7 +15,7 @@ import os
 import types
 from typing import Any
 
-from ..recorder import PreviewOnly
+from ..capture.recorder import PreviewOnly
 from ..store import previews
 from ..store.reader import Step, Timeline, Value
 from ..store.writer import StepRecord

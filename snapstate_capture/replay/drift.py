@@ -14,7 +14,7 @@ import linecache
 import os
 from dataclasses import dataclass, field
 
-from ..integrity import content_hash
+from ..store.hashing import content_hash
 from ..store.reader import Run
 
 #: Diff lines kept per drifted file.

@@ -17,10 +17,10 @@ import os
 import types
 from typing import Any
 
-from .. import chunked
-from ..integrity import content_hash
+from ..capture import chunked
+from ..store.hashing import content_hash
 from ..options import ValueOptions
-from ..recorder import PreviewOnly
+from ..capture.recorder import PreviewOnly
 from ..store.reader import Step, Timeline
 from ..values.payload import serialize
 from .relocate import Relocation

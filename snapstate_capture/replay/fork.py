@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from ..environment import environment_facts
+from ..capture.environment import environment_facts
 from ..store.reader import Run
 from ..store.writer import StepRecord, TimelineWriter
 

@@ -14,10 +14,10 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PayloadLoadError, SnapStateError
-from ..recorder import Recorder
-from ..rng import restore_states
+from ..capture.recorder import Recorder
+from ..capture.rng import restore_states
 from ..store.reader import Step
-from ..signing import RunSigner
+from ..trust.signing import RunSigner
 from ..store.writer import TimelineWriter
 from ..values import capture_value
 from .fastpath import FastMatcher
@@ -25,7 +25,7 @@ from .fork import start_fork
 from .report import diff_previews, divergence, step_facts
 
 if TYPE_CHECKING:
-    from ..effects import EffectCall
+    from ..capture.effects import EffectCall
     from ..options import CaptureOptions
     from .session import ReplaySession
 

@@ -15,7 +15,7 @@ import os
 import types
 from typing import TYPE_CHECKING, Any
 
-from ..recorder import Recorder
+from ..capture.recorder import Recorder
 from ..store.reader import open_timeline
 from .compare import compare_steps
 from .recorder import ReplayRecorder, restore_recorded_rng

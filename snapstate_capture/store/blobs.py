@@ -45,7 +45,7 @@ try:  # optional accelerator: stdlib zlib is the fallback, and files record the 
 except ImportError:  # pragma: no cover - exercised on machines without zstandard
     _zstd = None
 
-from ..integrity import DIGEST_SIZE, content_hash
+from .hashing import DIGEST_SIZE, content_hash
 
 RAW, ZLIB, ZSTD, ZDELTA, SDELTA = 0, 1, 2, 3, 4
 MANIFEST = 0x10

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IntegrityError
-from ..integrity import canonical_json, content_hash
+from .hashing import canonical_json, content_hash
 from . import chunks
 from .reader import Frame, Step, Value
 

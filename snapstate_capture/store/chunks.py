@@ -11,7 +11,7 @@ smaller (800 k traced steps: 11 ms vs 39 ms, 1.66 MB vs 2.53 MB):
   a chunk is read without its predecessors (a keyframe, as in video);
 - a live frame = ``(fid, parent_fid, thread, task, function, filename, code_hash, source_hash,
   lineno, [name, value, name, value, ...])``;
-- ``items`` = the stream items of ``snapstate_capture.trace_stream`` (blobs and checkpoint
+- ``items`` = the stream items of ``snapstate_capture.tracing.stream`` (blobs and checkpoint
   steps removed: those live in ``blobs`` and ``steps``).
 
 A value is a scalar (int, float, bool, None, str) kept inline, or ``[preview, payload,
@@ -27,8 +27,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace_stream import (ADOPT, EXCEPTION, GAP, LINE_BITS, LINE_MASK, OPEN, REFRESH, RETURN,
-                            TASKS, TIME)
+from ..tracing.stream import ADOPT, EXCEPTION, GAP, LINE_BITS, LINE_MASK, OPEN, REFRESH, RETURN, TASKS, TIME
 from . import marshal_check
 
 try:

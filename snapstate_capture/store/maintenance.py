@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFoundError, TimelineError
-from ..integrity import canonical_json, content_hash
+from .hashing import canonical_json, content_hash
 from . import blobs, chunks
 from .connection import open_for_reading, open_for_writing
 from .reader import Run, Timeline, open_timeline

@@ -642,7 +642,7 @@ class Value:
         if not self.preview_key:
             return {"type": "?", "repr": "<no preview>"}
         if self.ref.get("x"):
-            from ..encryption import sealed_preview  # encrypted at rest: locked without the key
+            from ..trust.encryption import sealed_preview
 
             return sanitize.preview(sealed_preview(self))
         data = self.timeline.preview_blob(self.preview_key)
@@ -673,7 +673,7 @@ class Value:
     @property
     def is_sealed(self) -> bool:
         """Encrypted, and the user's key cannot open it: shown as locked
-        (see ``snapstate_capture.encryption``)."""
+        (see ``snapstate_capture.trust.encryption``)."""
         return "sealed" in self.preview
 
     @property
@@ -687,11 +687,11 @@ class Value:
     def load(self, trust: bool = False) -> Any:
         """Unpickle the payload and return the object.
 
-        Allowed when the value's run verifies under the user's key (``snapstate_capture.trust``),
+        Allowed when the value's run verifies under the user's key (``snapstate_capture.trust.gate``),
         or with ``trust=True`` here or when the timeline was opened; else raises
         ``UntrustedPayloadError``. ``PayloadLoadError`` when there is no payload or it cannot be
         loaded; ``IntegrityError`` when the stored bytes do not match their hash.
         """
-        from ..trust import load_payload
+        from ..trust.gate import load_payload
 
         return load_payload(self, trust=trust or self.timeline.trust)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..integrity import GENESIS, chain_hash, content_hash
-from ..signing import RunSigner
+from .hashing import GENESIS, chain_hash, content_hash
+from ..trust.signing import RunSigner
 from . import blobs
 from .connection import open_for_writing
 

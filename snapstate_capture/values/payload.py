@@ -366,7 +366,7 @@ def loads(serializer: str, data: bytes) -> Any:
     """Turn payload ``data`` written by ``serializer`` back into an object.
 
     This runs code from the payload: callers must have passed the trust check first
-    (``snapstate_capture.trust``). Raises whatever the unpickler raises.
+    (``snapstate_capture.trust.gate``). Raises whatever the unpickler raises.
     """
     if serializer == "dill":
         import dill

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..integrity import canonical_json
+from ..store.hashing import canonical_json
 
 _OPEN = b'{"children":['
 

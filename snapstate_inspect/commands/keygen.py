@@ -1,14 +1,14 @@
 """``snapstate keygen [--force]``: create the user key that signs (and encrypts) your timelines.
 
 The key goes to ``$SNAPSTATE_KEY`` if set, else ``$XDG_CONFIG_HOME/snapstate/key`` or
-``~/.config/snapstate/key``, owner-only (see ``snapstate_capture.keys``).
+``~/.config/snapstate/key``, owner-only (see ``snapstate_capture.trust.keys``).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from snapstate_capture.keys import generate_key, key_path
+from snapstate_capture.trust.keys import generate_key, key_path
 
 from ..safe_text import escape_controls
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from snapstate_capture import record as record_block
-from snapstate_capture.environment import entry_facts
+from snapstate_capture.capture.environment import entry_facts
 from snapstate_capture.errors import SnapStateError
 
 
@@ -249,7 +249,7 @@ def _warn_untraced(module: str | None, path: str | None, include: list[str],
                    exclude: list[str]) -> None:
     """Say so before running when the program's own file will not be traced (the default traces
     only your code, as ``coverage run`` measures only it), with the option that changes it."""
-    from snapstate_capture.include import IncludeRule
+    from snapstate_capture.tracing.include import IncludeRule
 
     if path is None or IncludeRule(include, exclude).includes(path):
         return

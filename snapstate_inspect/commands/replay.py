@@ -17,7 +17,7 @@ from rich.text import Text
 from snapstate_capture import Run, SnapStateError, Timeline
 from snapstate_capture.replay.drift import Drift, find_drift
 from snapstate_capture.replay.launch import replay
-from snapstate_capture.trust import require_trust
+from snapstate_capture.trust.gate import require_trust
 
 from ..safe_text import plain
 from .common import add_file_argument, add_run_argument, console, open_file, print_json

@@ -12,8 +12,8 @@ from typing import Any
 
 from rich.text import Text
 
-from snapstate_capture.keys import KeyFileError, find_key
-from snapstate_capture.verify import Report, RunReport, verify_timeline
+from snapstate_capture.trust.keys import KeyFileError, find_key
+from snapstate_capture.trust.verify import Report, RunReport, verify_timeline
 
 from ..safe_text import plain
 from .common import add_file_argument, console, open_file, print_json

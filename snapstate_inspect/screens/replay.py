@@ -111,7 +111,7 @@ class ReplayOutcomeScreen(ModalScreen[int | None]):
 def _preflight(app: Any, run: Run) -> str | None:
     """Why ``run`` cannot be replayed from here (trust, drift), or None."""
     from snapstate_capture.replay.drift import find_drift
-    from snapstate_capture.trust import require_trust
+    from snapstate_capture.trust.gate import require_trust
 
     try:
         require_trust(run, trust=bool(getattr(app, "trust", False)), what="payloads for replay")

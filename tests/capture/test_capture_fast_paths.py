@@ -91,7 +91,7 @@ def test_flat_plain_data_skips_the_test_load_and_other_data_keeps_it(monkeypatch
 
 
 def _slot_ref(cache, value, name="v", out=None):
-    from snapstate_capture.frames import StackCapture
+    from snapstate_capture.capture.frames import StackCapture
 
     out = out or StackCapture()
     return cache.ref(("f", 0, name), value, name, out), out
@@ -104,9 +104,9 @@ def _preview_bytes(out, ref):
 @pytest.mark.parametrize("values", [[0, 1, 2, 10**40], [1.5, float("nan"), -0.0],
                                     ["a", "b" * 600, ""], [True, False, None]])
 def test_changed_scalars_store_what_capture_value_stores(values):
-    from snapstate_capture.integrity import canonical_json
+    from snapstate_capture.store.hashing import canonical_json
     from snapstate_capture.options import CaptureOptions
-    from snapstate_capture.valuecache import ValueCache
+    from snapstate_capture.capture.valuecache import ValueCache
 
     cache = ValueCache(CaptureOptions())
     for value in values:
@@ -120,7 +120,7 @@ def test_a_random_generator_is_captured_again_only_when_its_state_moves():
     import random
 
     from snapstate_capture.options import CaptureOptions
-    from snapstate_capture.valuecache import ValueCache
+    from snapstate_capture.capture.valuecache import ValueCache
 
     cache = ValueCache(CaptureOptions())
     rng = random.Random(3)
@@ -134,9 +134,9 @@ def test_a_random_generator_is_captured_again_only_when_its_state_moves():
 
 
 def test_reused_preview_children_give_the_bytes_of_a_fresh_preview():
-    from snapstate_capture.integrity import canonical_json
+    from snapstate_capture.store.hashing import canonical_json
     from snapstate_capture.options import CaptureOptions
-    from snapstate_capture.valuecache import ValueCache
+    from snapstate_capture.capture.valuecache import ValueCache
 
     cache = ValueCache(CaptureOptions())
     pad = {f"key{i}": f"note {i}" for i in range(80)}
@@ -161,7 +161,7 @@ def test_reused_preview_children_give_the_bytes_of_a_fresh_preview():
 
 def test_a_secret_key_at_a_reused_position_is_redacted():
     from snapstate_capture.options import CaptureOptions
-    from snapstate_capture.valuecache import ValueCache
+    from snapstate_capture.capture.valuecache import ValueCache
 
     cache = ValueCache(CaptureOptions())
     value = SECRET
@@ -200,7 +200,7 @@ def test_secret_or_nested_data_is_never_taken_as_a_plain_payload(value):
 
 def test_changed_scalars_get_no_payload_when_payloads_are_off():
     from snapstate_capture.options import CaptureOptions
-    from snapstate_capture.valuecache import ValueCache
+    from snapstate_capture.capture.valuecache import ValueCache
 
     cache = ValueCache(CaptureOptions(payloads=False))
     for value in (1, 2, "text", {"a": "b"}, {"a": "c"}, [{"n": i} for i in range(40)]):

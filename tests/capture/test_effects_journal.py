@@ -11,7 +11,7 @@ import json
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture.effects import arguments_digest
+from snapstate_capture.capture.effects import arguments_digest
 
 
 def journal(path):

@@ -12,7 +12,7 @@ import time
 import uuid
 
 import snapstate_capture as snap
-from snapstate_capture import effects
+from snapstate_capture.capture import effects
 
 
 def _effect_labels(path):

@@ -27,7 +27,7 @@ def test_capture_imports_no_ui_library(tmp_path):
 
 WRITER = """
 import json, sys
-import snapstate_capture.store.trace_writer
+import snapstate_capture.tracing.trace_writer
 print(json.dumps(sorted(m for m in sys.modules if m.startswith("snapstate_capture."))))
 """
 
@@ -39,17 +39,17 @@ def test_trace_writer_process_loads_only_what_it_needs():
     assert result.returncode == 0, result.stderr
     loaded = set(json.loads(result.stdout))
     assert "snapstate_capture.store.writer" in loaded
-    assert not loaded & {"snapstate_capture.api", "snapstate_capture.recorder",
-                         "snapstate_capture.tracer", "snapstate_capture.effects",
-                         "snapstate_capture.frames"}
+    assert not loaded & {"snapstate_capture.capture.api", "snapstate_capture.capture.recorder",
+                         "snapstate_capture.tracing.tracer", "snapstate_capture.capture.effects",
+                         "snapstate_capture.capture.frames"}
 
 
 def test_public_names_load_on_first_use():
     result = run_python("-c", "import snapstate_capture as s, sys;"
-                        "print('snapstate_capture.api' in sys.modules);"
+                        "print('snapstate_capture.capture.api' in sys.modules);"
                         "print(s.record.__module__, s.SnapStateError.__name__);"
                         "from snapstate_capture import open_timeline, effects;"
                         "print(open_timeline.__module__, effects.__name__)")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["False", "snapstate_capture.api", "SnapStateError",
-                                     "snapstate_capture.store.reader", "snapstate_capture.effects"]
+    assert result.stdout.split() == ["False", "snapstate_capture.capture.api", "SnapStateError",
+                                     "snapstate_capture.store.reader", "snapstate_capture.capture.effects"]

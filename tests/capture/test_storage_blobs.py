@@ -8,7 +8,7 @@ import os
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture.integrity import GENESIS, content_hash
+from snapstate_capture.store.hashing import GENESIS, content_hash
 from snapstate_capture.store import blobs
 
 

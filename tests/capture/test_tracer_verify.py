@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 
 import snapstate_capture as snap
-from snapstate_capture import keys
-from snapstate_capture.verify import verify_timeline
+from snapstate_capture.trust import keys
+from snapstate_capture.trust.verify import verify_timeline
 
 HERE = __file__
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture import keys
-from snapstate_capture.encryption import MAGIC, LockedError, Sealer, open_envelope
-from snapstate_capture.verify import verify_timeline
+from snapstate_capture.trust import keys
+from snapstate_capture.trust.encryption import MAGIC, LockedError, Sealer, open_envelope
+from snapstate_capture.trust.verify import verify_timeline
 from tests.conftest import run_cli
 from tests.hostile import connect
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture import keys, trust
+from snapstate_capture.trust import keys, gate as trust
 from tests.hostile import connect, marker_file, rechain
 
 

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from snapstate_capture import keys
+from snapstate_capture.trust import keys
 from tests.conftest import run_cli
 
 

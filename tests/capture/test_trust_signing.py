@@ -8,10 +8,10 @@ import textwrap
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture import keys
+from snapstate_capture.trust import keys
 from snapstate_capture.store.writer import StepRecord, TimelineWriter
-from snapstate_capture.signing import RunSigner
-from snapstate_capture.verify import verify_timeline
+from snapstate_capture.trust.signing import RunSigner
+from snapstate_capture.trust.verify import verify_timeline
 from tests.conftest import run_python
 from tests.hostile import connect, flip_byte, last_run_id, payload_keys, rechain
 

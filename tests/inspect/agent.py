@@ -72,7 +72,7 @@ def record_fixed(path):
     import uuid
     from unittest import mock
 
-    from snapstate_capture import recorder
+    from snapstate_capture.capture import recorder
 
     ticks = itertools.count()
 

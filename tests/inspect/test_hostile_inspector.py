@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture import keys
+from snapstate_capture.trust import keys
 from snapstate_inspect.app import SnapStateApp
 from tests.fuzzing import run_command
 from tests.hostile import marker_file

@@ -4,7 +4,7 @@ the outcome; "fork here" → live makes a new branch that appears in the runs tr
 from __future__ import annotations
 
 import snapstate_capture as snap
-from snapstate_capture.keys import generate_key
+from snapstate_capture.trust.keys import generate_key
 from snapstate_inspect import keymap
 from snapstate_inspect.app import SnapStateApp
 from snapstate_inspect.screens.replay import ForkScreen, ReplayOutcomeScreen

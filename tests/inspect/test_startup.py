@@ -17,8 +17,8 @@ print(json.dumps(sorted(sys.modules)))
 
 #: Modules a reader and the first screen never need (each is imported where it is used).
 NOT_AT_START = (
-    "snapstate_capture.api", "snapstate_capture.effects", "snapstate_capture.frames",
-    "snapstate_capture.recorder", "snapstate_capture.replay", "snapstate_capture.trust",
+    "snapstate_capture.capture.api", "snapstate_capture.capture.effects", "snapstate_capture.capture.frames",
+    "snapstate_capture.capture.recorder", "snapstate_capture.replay", "snapstate_capture.trust.gate",
     "snapstate_inspect.commands", "deepdiff", "pygments.lexers.python",
 )
 
@@ -54,7 +54,7 @@ def test_snapstate_file_loads_the_inspect_command_alone(tmp_path):
     assert code == 2 and "no such file" in result.stderr
     commands = sorted(m for m in loaded if m.startswith("snapstate_inspect.commands."))
     assert commands == ["snapstate_inspect.commands.common", "snapstate_inspect.commands.inspect"]
-    assert not {"snapstate_capture.recorder", "snapstate_capture.replay"} & set(loaded)
+    assert not {"snapstate_capture.capture.recorder", "snapstate_capture.replay"} & set(loaded)
 
 
 async def test_footer_is_rebuilt_only_when_its_keys_change(reader):

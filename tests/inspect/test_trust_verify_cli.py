@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import snapstate_capture as snap
-from snapstate_capture import keys
+from snapstate_capture.trust import keys
 from tests.conftest import run_cli
 from tests.hostile import connect, flip_byte, payload_keys
 

@@ -25,13 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import TimelineError
-from .integrity import DIGEST_SIZE, GENESIS, chain_hash
+from ..errors import TimelineError
+from ..store.hashing import DIGEST_SIZE, GENESIS, chain_hash
 from .keys import UserKey
 from .signing import RunState, check_signature, effect_fields, end_fields, header_digest
-from .store import blobs
-from .store.reader import Run, Timeline
-from .store.writer import chain_fields, chunk_chain_fields
+from ..store import blobs
+from ..store.reader import Run, Timeline
+from ..store.writer import chain_fields, chunk_chain_fields
 
 _PAGE = 1000
 _INFLATE_PIECE = 1 << 20

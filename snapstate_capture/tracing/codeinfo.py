@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from .options import ValueOptions
+from ..options import ValueOptions
 
 _STORES = {"STORE_FAST", "DELETE_FAST", "STORE_NAME", "DELETE_NAME", "STORE_DEREF",
            "DELETE_DEREF", "STORE_GLOBAL", "DELETE_GLOBAL"}

@@ -13,7 +13,7 @@ import random
 import sys
 from typing import Any
 
-from .integrity import canonical_json, content_hash
+from ..store.hashing import canonical_json, content_hash
 
 
 def _random_state() -> Any:

@@ -27,14 +27,14 @@ import time
 import types
 from typing import Any, Callable
 
-from .async_tasks import pending_tasks
+from .tasks import pending_tasks
 from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
-from .frames import FrameCapturer
+from ..capture.frames import FrameCapturer
 from .include import IncludeRule
-from .options import CaptureOptions
-from .recorder import current_task_name
-from .trace_stream import ADOPT, BLOB, GAP, OPEN, TASKS, Stream, ValueEncoder
+from ..options import CaptureOptions
+from ..capture.recorder import current_task_name
+from .stream import ADOPT, BLOB, GAP, OPEN, TASKS, Stream, ValueEncoder
 
 _SUSPENDED_LIMIT = 10_000
 
@@ -256,7 +256,7 @@ class Tracer:
         """Code hash and saved-source hash of the frame's code (source sent once per file)."""
         keys = self._keys.get(frame.f_code)
         if keys is None:
-            from .frames import StackCapture
+            from ..capture.frames import StackCapture
 
             out = StackCapture()
             code_hash = self._capturer._code_hash(frame.f_code)

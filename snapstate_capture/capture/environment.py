@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .options import CaptureOptions
+    from ..options import CaptureOptions
 
 #: Distributions whose versions are recorded when their top-level module is imported.
 KEY_PACKAGES = ("snapstate", "dill", "numpy", "pandas", "pydantic", "openai", "anthropic",
@@ -43,7 +43,7 @@ def entry_facts(options: CaptureOptions | None = None) -> dict[str, Any]:
 
 def chosen_env(options: CaptureOptions | None) -> dict[str, str]:
     """The values of ``options.entry_env`` variables that are set, without secret names."""
-    from .options import CaptureOptions
+    from ..options import CaptureOptions
 
     options = options or CaptureOptions()
     return {name: os.environ[name] for name in options.entry_env

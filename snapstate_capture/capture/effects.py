@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from .frames import _PACKAGE_DIR
-from .integrity import canonical_json, content_hash
-from .options import ValueOptions
+from ..store.hashing import canonical_json, content_hash
+from ..options import ValueOptions
 from .recorder import PreviewOnly, active_recorder, current_task_name, current_thread_name
-from .values import capture_value
-from .values.payload import serialize
+from ..values import capture_value
+from ..values.payload import serialize
 
 F = TypeVar("F", bound=Callable[..., Any])
 

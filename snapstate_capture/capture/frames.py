@@ -21,13 +21,13 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from .integrity import canonical_json, content_hash
-from .options import CaptureOptions
+from ..store.hashing import canonical_json, content_hash
+from ..options import CaptureOptions
 from .valuecache import MAX_SLOTS, ValueCache, add_blob
-from .values import capture_value
+from ..values import capture_value
 
 _CO_OPTIMIZED = inspect.CO_OPTIMIZED
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The inspector's package: its frames (``snapstate record`` running a program) are hidden too.
 _INSPECT_DIR = os.path.join(os.path.dirname(_PACKAGE_DIR), "snapstate_inspect")
 

@@ -18,13 +18,13 @@ from typing import Any
 from . import rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
-from .keys import KeyFileError, find_key
-from .options import CaptureOptions
-from .signing import RunSigner
-from .store.writer import StepRecord, TimelineWriter
-from .integrity import canonical_json
-from .values import capture_value
-from .values.exceptions import describe_exception
+from ..trust.keys import KeyFileError, find_key
+from ..options import CaptureOptions
+from ..trust.signing import RunSigner
+from ..store.writer import StepRecord, TimelineWriter
+from ..store.hashing import canonical_json
+from ..values import capture_value
+from ..values.exceptions import describe_exception
 
 #: Set to "1" to make every ``record`` a no-op (a kill switch for production).
 DISABLE_ENV = "SNAPSTATE_DISABLE"
@@ -122,7 +122,7 @@ class Recorder:
             if self.encrypt:
                 if key is None:
                     raise KeyFileError("encrypt=True needs your key: run `snapstate keygen`")
-                from .encryption import Sealer
+                from ..trust.encryption import Sealer
 
                 self._frames.sealer = Sealer(key)
             self._writer = TimelineWriter(self.path, signer=RunSigner(key))
@@ -148,9 +148,9 @@ class Recorder:
         return True
     def _start_tracing(self) -> None:
         """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
-        from .include import IncludeRule
-        from .trace_stream import Stream
-        from .tracer import Tracer, _active as tracing
+        from ..tracing.include import IncludeRule
+        from ..tracing.stream import Stream
+        from ..tracing.tracer import Tracer, _active as tracing
 
         if tracing:
             raise RuntimeError("another record block is already tracing")
@@ -378,7 +378,7 @@ class _StreamWriter:
                     effect: dict[str, Any] | None = None) -> int:
         from dataclasses import asdict
 
-        from .trace_stream import FULL
+        from ..tracing.stream import FULL
 
         fields = asdict(record)
         if effect is not None:

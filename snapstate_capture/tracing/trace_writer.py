@@ -1,6 +1,6 @@
 """The trace writer process: reads the traced-step stream on stdin and stores it.
 
-Started by ``trace_stream.Stream`` as ``python -m snapstate_capture.store.trace_writer FILE
+Started by ``trace_stream.Stream`` as ``python -m snapstate_capture.tracing.trace_writer FILE
 RUN_ID``. Input: messages ``uint32 length`` + ``marshal`` data, each either a list of stream
 items, the string ``"index?"`` (answered on stdout with the next step index, for
 ``checkpoint()``'s return value) or ``("end", status, error_json)``. Steps are stored in chunks
@@ -24,9 +24,9 @@ import time
 from typing import Any
 
 from ..options import CaptureOptions
-from ..trace_stream import BLOB, FULL, LINE_BITS, LINE_MASK, VALUE, resolve_marshaled
-from . import chunks
-from .writer import StepRecord, TimelineWriter
+from .stream import BLOB, FULL, LINE_BITS, LINE_MASK, VALUE, resolve_marshaled
+from ..store import chunks
+from ..store.writer import StepRecord, TimelineWriter
 
 CHUNK_SECONDS = 0.25
 _HEADER = struct.Struct("<I")
@@ -222,8 +222,8 @@ def _drain(stream: Any, inbox: queue.SimpleQueue) -> None:
 
 def _signer() -> Any:
     """The user's run signer (runs are signed whenever a user key exists), else unsigned."""
-    from ..keys import find_key
-    from ..signing import RunSigner
+    from ..trust.keys import find_key
+    from ..trust.signing import RunSigner
 
     try:
         return RunSigner(find_key())

@@ -14,7 +14,7 @@ A run's signature covers one canonical JSON *statement* (``run_statement``)::
 
 The recorder re-signs after every step, effect and the end, in the same transaction as the row
 it covers, so a killed recorder leaves a run signed up to its last completed step
-(DESIGN.md "Trust"). ``snapstate_capture.verify`` recomputes the statement from the rows.
+(DESIGN.md "Trust"). ``snapstate_capture.trust.verify`` recomputes the statement from the rows.
 The HMAC key is the user key's signing subkey (``keys.UserKey.signing``); RFC 2104 HMAC with
 SHA-256 from the stdlib.
 """
@@ -26,7 +26,7 @@ import hmac
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .integrity import GENESIS, canonical_json, chain_hash, content_hash
+from ..store.hashing import GENESIS, canonical_json, chain_hash, content_hash
 from .keys import UserKey
 
 VERSION = 1

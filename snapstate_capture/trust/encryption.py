@@ -31,12 +31,12 @@ import zlib
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from .errors import IntegrityError, SnapStateError
-from .integrity import content_hash
+from ..errors import IntegrityError, SnapStateError
+from ..store.hashing import content_hash
 from .keys import KeyFileError, UserKey, find_key
 
 if TYPE_CHECKING:
-    from .store.reader import Timeline, Value
+    from ..store.reader import Timeline, Value
 
 MAGIC = b"SSE1"
 _ZLIB = 1

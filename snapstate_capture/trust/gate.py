@@ -17,12 +17,12 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from .errors import PayloadLoadError, UntrustedPayloadError
+from ..errors import PayloadLoadError, UntrustedPayloadError
 from .keys import KeyFileError, find_key
-from .values import loads
+from ..values import loads
 
 if TYPE_CHECKING:
-    from .store.reader import Run, Timeline, Value
+    from ..store.reader import Run, Timeline, Value
     from .verify import RunReport
 
 _verdicts: weakref.WeakKeyDictionary[Timeline, dict[tuple[str, str], RunReport]] = \

@@ -50,9 +50,9 @@ import threading
 import time
 from typing import Any
 
-from .integrity import canonical_json, content_hash
-from .options import CaptureOptions
-from .values import capture_value
+from ..store.hashing import canonical_json, content_hash
+from ..options import CaptureOptions
+from ..values import capture_value
 
 LINE_BITS = 22
 LINE_MASK = (1 << LINE_BITS) - 1
@@ -104,7 +104,7 @@ class ValueEncoder:
 
     def redacted(self, value: Any) -> tuple:
         """The reference of a redacted preview (type only), shared by all values of a type."""
-        from .values.preview import redacted_preview
+        from ..values.preview import redacted_preview
 
         preview = redacted_preview(value)
         ref = self._redacted.get(preview["type"])
@@ -187,7 +187,7 @@ def resolve_marshaled(data: bytes, name: str | None, options: CaptureOptions
 class Stream:
     """The buffer of traced items of one run and the writer process that stores them.
 
-    ``start()`` spawns ``python -m snapstate_capture.store.trace_writer FILE RUN_ID`` (its own
+    ``start()`` spawns ``python -m snapstate_capture.tracing.trace_writer FILE RUN_ID`` (its own
     session, so a Ctrl-C meant for the program does not kill it before it drained). ``items`` is
     the shared list the tracer appends to; ``flush()`` hands it over; ``close(status, error)``
     flushes, asks the writer to end the run and waits for it. Raises ``OSError`` from ``start``
@@ -207,13 +207,13 @@ class Stream:
         self.broken = False
 
     def start(self) -> None:
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = {**os.environ, "SNAPSTATE_DISABLE": "1"}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH"))
                                             if p)
         debug = os.environ.get("SNAPSTATE_DEBUG") == "1"
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "snapstate_capture.store.trace_writer", str(self.path),
+            [sys.executable, "-m", "snapstate_capture.tracing.trace_writer", str(self.path),
              self.run_id],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=None if debug else subprocess.DEVNULL, env=env, start_new_session=True,

@@ -11,11 +11,11 @@ from typing import Any, Callable, TypeVar
 
 from . import effects
 from .environment import function_entry
-from .integrity import content_hash
-from .options import CaptureOptions
+from ..store.hashing import content_hash
+from ..options import CaptureOptions
 from .recorder import DISABLE_ENV, Recorder, _active, active_recorder
-from .replay.session import replay_session
-from .values.payload import serialize
+from ..replay.session import replay_session
+from ..values.payload import serialize
 
 #: ``record`` blocks begun in this process so far: a run's entry stores its block's number so
 #: that replay knows which block of the re-executed program is the run.

@@ -14,7 +14,7 @@ import fnmatch
 import os
 from collections.abc import Iterable
 
-from .frames import _INSPECT_DIR, _LIBRARY_DIRS, _PACKAGE_DIR
+from ..capture.frames import _INSPECT_DIR, _LIBRARY_DIRS, _PACKAGE_DIR
 
 
 class IncludeRule:

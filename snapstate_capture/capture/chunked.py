@@ -3,7 +3,7 @@
 A chunked payload is still one pickle (``"s": "pickle"``), so ``Value.load`` and the trust gate
 are unchanged. Its bytes are::
 
-    PROTO 5 · GLOBAL snapstate_capture.chunked join_list · MARK
+    PROTO 5 · GLOBAL snapstate_capture.capture.chunked join_list · MARK
         · BINBYTES8 <pickle of items[0:K]> · BINBYTES8 <pickle of items[K:2K]> · …
     · TUPLE · REDUCE · STOP
 
@@ -36,7 +36,7 @@ def join_list(*chunks: bytes) -> list[Any]:
 
     Runs only inside a payload load, which has passed the trust gate (``trust.py``).
     """
-    from .values import loads
+    from ..values import loads
 
     out: list[Any] = []
     for chunk in chunks:
@@ -46,7 +46,7 @@ def join_list(*chunks: bytes) -> list[Any]:
 
 def join_dict(*chunks: bytes) -> dict[Any, Any]:
     """Rebuild a chunked dict: unpickle each chunk (a list of ``(key, value)``) in order."""
-    from .values import loads
+    from ..values import loads
 
     out: dict[Any, Any] = {}
     for chunk in chunks:

@@ -23,7 +23,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import SnapStateError
+from ..errors import SnapStateError
 
 #: Environment variable naming a key file that replaces the default one.
 KEY_ENV = "SNAPSTATE_KEY"
