@@ -29,6 +29,9 @@ _PUBLIC = {
     "Frame": "store.reader", "Run": "store.reader", "Step": "store.reader",
     "StepSummary": "store.reader", "Timeline": "store.reader", "Value": "store.reader",
     "open_timeline": "store.reader", "Placeholder": "values.placeholder",
+    # durable waits (issue 17)
+    "wait_for": "capture.waits", "sleep_until": "capture.waits", "patched": "capture.waits",
+    "EXIT_PAUSED": "capture.waits", "Retry": "capture.retry", "resume": "durable.resume",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
@@ -40,6 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .options import CaptureOptions, ValueOptions
     from .store.reader import Frame, Run, Step, StepSummary, Timeline, Value, open_timeline
     from .values.placeholder import Placeholder
+    from .capture.retry import Retry
+    from .capture.waits import EXIT_PAUSED, patched, sleep_until, wait_for
+    from .durable.resume import resume
 
 
 def __getattr__(name: str) -> Any:
@@ -63,6 +69,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "EXIT_PAUSED", "Retry", "patched", "resume", "sleep_until", "wait_for",
     "CaptureOptions", "Frame", "IntegrityError", "NotFoundError", "PayloadLoadError",
     "Placeholder", "Run", "SnapStateError", "Step", "StepSummary", "Timeline", "TimelineError",
     "UntrustedPayloadError", "Value", "ValueOptions", "checkpoint", "effect", "effects",

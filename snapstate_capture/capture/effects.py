@@ -80,6 +80,9 @@ class EffectCall:
     value: Any = None
     rng_before: Any = None
     rng_after: tuple[str, bytes] | None = None
+    #: Who gave a wait's outcome (``capture/waits.py``): kept in the journal row, shown as the
+    #: effect step's ``by`` value.
+    by: dict[str, Any] | None = None
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -89,7 +92,7 @@ class EffectCall:
         """
         return {"seq": self.seq, "site": self.site, "task": self.task, "ordinal": self.ordinal,
                 "name": self.name, "args_hash": self.args_digest, "outcome": self.outcome,
-                "rng": self.rng_after}
+                "rng": self.rng_after, "by": self.by}
 
 
 def effect(func: F | None = None, *, name: str | None = None) -> Any:
@@ -197,9 +200,7 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
     try:
         frame = user_frame(caller)
         bound = bind_arguments(fn, args, kwargs)
-        code = frame.f_code
-        site = (f"{getattr(code, 'co_qualname', code.co_name)} "
-                f"{os.path.abspath(code.co_filename)}:{frame.f_lineno}")
+        site = call_site(frame)
         task = current_task_name() or current_thread_name()
         with recorder.effect_lock:
             seq = recorder.effect_seq
@@ -217,10 +218,19 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
     return call
 
 
+def call_site(frame: types.FrameType) -> str:
+    """``"qualname /abs/file.py:line"`` of ``frame``: where an effect was called."""
+    code = frame.f_code
+    return (f"{getattr(code, 'co_qualname', code.co_name)} "
+            f"{os.path.abspath(code.co_filename)}:{frame.f_lineno}")
+
+
 def end_call(recorder: Any, call: EffectCall) -> Any:
     """Append the effect step (and journal row) for ``call``; return or raise its outcome."""
     extra: dict[str, Any] = {"args": PreviewOnly(call.args)}
     extra["result" if call.outcome == "return" else "exception"] = call.value
+    if call.by:
+        extra["by"] = call.by
     recorder.capture("effect", call.frame, label=call.name, extra=extra, effect=call.row())
     if call.outcome == "raise":
         raise call.value

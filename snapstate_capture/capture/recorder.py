@@ -210,6 +210,49 @@ class Recorder:
             writer.close()
             self._writer = None
 
+    def pause(self, pause: dict[str, Any]) -> bool:
+        """End the run ``waiting`` (``pause["pause"] == "wait"``) or ``sleeping``, storing
+        ``pause`` as the run's end (``capture/waits.py``), and close the file. Returns False
+        when nothing was recording or the end could not be written (a warning says why)."""
+        writer = self._writer
+        if writer is None or self.run_id is None:
+            return False
+        if self._tracer is not None:
+            self._tracer.stop()
+            self._tracer = None
+            _release_os_exit()
+        status = "waiting" if pause.get("pause") == "wait" else "sleeping"
+        try:
+            writer.end_run(self.run_id, status, pause)
+            return True
+        except Exception as err:  # noqa: BLE001
+            self._warn(f"could not end the run {status}: {err}")
+            return False
+        finally:
+            writer.close()
+            self._writer = None
+
+    def patch_marker(self, patch_id: str, frame: types.FrameType) -> bool:
+        """Live ``patched(patch_id)``: journal the decision (a row named ``patched:ID``, no
+        step) so that a replay of this run takes the patched branch too; True."""
+        from .effects import call_site
+
+        writer = self._writer
+        if writer is None or self.run_id is None or not hasattr(writer, "add_effect"):
+            return True  # nothing to keep it in (a traced run): the live answer
+        task = current_task_name() or current_thread_name()
+        site = call_site(frame)
+        with self.effect_lock:
+            seq = self.effect_seq
+            self.effect_seq += 1
+            ordinal = self.effect_counts.get((site, task), 0)
+            self.effect_counts[(site, task)] = ordinal + 1
+        writer.add_effect(self.run_id, {
+            "seq": seq, "step": writer.next_index(self.run_id) - 1, "site": site, "task": task,
+            "ordinal": ordinal, "name": f"patched:{patch_id}", "args_hash": None,
+            "outcome": "return", "value": {}}, {})
+        return True
+
     def _user_key(self):
         """The user key that signs this run, or None (unsigned) when there is none or it is
         unusable (then a warning says why; recording goes on)."""
@@ -279,6 +322,9 @@ class Recorder:
         args_ref = record.extra.get("args")
         if args_ref:
             ref["a"] = args_ref.get("p")
+        by = row.pop("by", None)
+        if by:
+            ref["w"] = by  # who gave a wait's outcome, and when
         rng_after = row.pop("rng", None)
         if rng_after:
             key, data = rng_after

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-#: What happens at step ``to``: only stop (``check``), pdb, a console, or continue as a fork.
-MODES = ("check", "pdb", "console", "live")
+#: What happens at step ``to``: only stop (``check``), pdb, a console, continue as a fork
+#: (``live``), or hand a wait its outcome and continue as the run's continuation (``resume``).
+MODES = ("check", "pdb", "console", "live", "resume")
 
 
 @dataclass
@@ -17,7 +18,10 @@ class ReplayConfig:
     at (None: replay to the end); ``mode``: one of ``MODES``; ``live_effects``: effect names
     that run for real instead of being served; ``trust``: payloads may be loaded (required
     to serve effects); ``result``: where the child writes its result JSON; ``progress``:
-    print progress on stderr during long replays.
+    print progress on stderr during long replays. ``resume``: for mode ``resume``, what the
+    wait at step ``to`` gets — ``{"answer": base64 pickle | None, "by": who}``; ``lease``:
+    ``{"run", "token", "ttl"}`` of the lease this replay holds (renewed by the child, claimed
+    when the continuation is created, released at its end); ``name``: the continuation's name.
     """
 
     file: str
@@ -28,6 +32,9 @@ class ReplayConfig:
     live_effects: list[str] = field(default_factory=list)
     trust: bool = False
     progress: bool = True
+    resume: dict | None = None
+    lease: dict | None = None
+    name: str | None = None
 
     def dump(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as handle:

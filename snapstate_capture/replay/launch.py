@@ -43,13 +43,16 @@ def child_environment(run: Run) -> dict[str, str]:
 
 def replay(run: Run, *, to: int | None = None, mode: str = "check",
            live_effects: list[str] | None = None, trust: bool = False,
-           progress: bool = True, capture_output: bool = False) -> dict[str, Any]:
+           progress: bool = True, capture_output: bool = False,
+           lease: dict[str, Any] | None = None, resume: dict[str, Any] | None = None,
+           name: str | None = None) -> dict[str, Any]:
     """Replay ``run`` in a child process and return its result dict.
 
-    ``mode``: ``check`` | ``pdb`` | ``console`` | ``live`` (what happens at step ``to``).
-    ``capture_output``: collect the child's stdout/stderr into ``result["output"]`` instead of
-    sharing the terminal. Raises ``ReplayError`` when the child cannot be started or leaves no
-    result (the message names the file and the exit code).
+    ``mode``: ``check`` | ``pdb`` | ``console`` | ``live`` | ``resume`` (what happens at step
+    ``to``). ``capture_output``: collect the child's stdout/stderr into ``result["output"]``
+    instead of sharing the terminal. ``lease``, ``resume``, ``name``: for resuming a run
+    (``durable/resume.py``, see ``ReplayConfig``). Raises ``ReplayError`` when the child cannot
+    be started or leaves no result (the message names the file and the exit code).
     """
     if mode not in MODES:
         raise ReplayError(f"unknown replay mode {mode!r}")
@@ -60,7 +63,7 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
         config = ReplayConfig(file=str(run.timeline.path.resolve()), run=run.id,
                               result=os.path.join(scratch, "result.json"), to=to, mode=mode,
                               live_effects=list(live_effects or []), trust=trust,
-                              progress=progress)
+                              progress=progress, lease=lease, resume=resume, name=name)
         config_path = os.path.join(scratch, "config.json")
         config.dump(config_path)
         command = [sys.executable, "-m", "snapstate_capture.replay", config_path]

@@ -14,6 +14,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PayloadLoadError, SnapStateError
+from ..store.leases import LeaseLost
 from ..capture.recorder import Recorder
 from ..capture.rng import restore_states
 from ..store.reader import Step
@@ -48,6 +49,8 @@ class ReplayRecorder(Recorder):
         self._chunk: list[Step] = []
         self._chunk_start = 0
         self._fast_skip = 0
+        #: The ``waiting`` step a resume stops at, once reached (mode ``resume``).
+        self._resume_at: int | None = None
         self._fast = FastMatcher(session.timeline, options.values,
                                  session.run.entry.get("cwd") or os.getcwd(), session.relocation)
 
@@ -128,7 +131,7 @@ class ReplayRecorder(Recorder):
         self.replayed = index + 1
         session.progress(index)
         if index == session.config.to:
-            self._stop_at(index, frames[-1] if frames else frame)
+            self._stop_at(index, frames[-1] if frames else frame, kind)
         return index
 
     def _fast_match(self, recorded: Step, kind: str, label: str | None,
@@ -162,11 +165,16 @@ class ReplayRecorder(Recorder):
             f"after {session.count} steps", actual=step_facts(
                 record.kind, record.label, record.function, record.filename, record.lineno)))
 
-    def _stop_at(self, index: int, frame: types.FrameType | None) -> None:
+    def _stop_at(self, index: int, frame: types.FrameType | None, kind: str) -> None:
         from . import stops
 
         mode = self.session.config.mode
-        if mode == "check":
+        if mode == "resume":
+            if kind != "waiting":
+                self.session.fail(f"step {index} is a {kind} step, not the wait the run "
+                                  "stopped at")
+            self._resume_at = index  # the wait itself takes its outcome (take_resumption)
+        elif mode == "check":
             self.session.succeed(f"replayed {index + 1} steps (0-{index}), no divergence")
         elif mode == "live":
             self.go_live(index)
@@ -174,11 +182,20 @@ class ReplayRecorder(Recorder):
             stops.interact(mode, frame, index, self._recorded(index))
 
     def go_live(self, index: int) -> None:
-        """From here on, record for real into a new fork run branching at step ``index``."""
+        """From here on, record for real into a new fork run branching at step ``index``.
+
+        With a lease (a resume), the fork is the run's continuation: it is created only while
+        the lease is still this process's, and claims it in the same transaction."""
         session = self.session
+        lease = session.config.lease
+        claim = (lease["run"], lease["token"]) if lease else None
         try:
             writer = TimelineWriter(session.config.file, signer=RunSigner(self._user_key()))
-            fork_id = start_fork(writer, session.run, index)
+            fork_id = start_fork(writer, session.run, index, name=session.config.name,
+                                 claim=claim)
+        except LeaseLost as exc:
+            session.fail(str(exc))
+            return
         except Exception as exc:  # noqa: BLE001 - reported as the replay's error
             session.fail(f"cannot start the fork: {type(exc).__name__}: {exc}")
             return
@@ -187,6 +204,52 @@ class ReplayRecorder(Recorder):
         self.parent = (session.run.id, index)
         self.live = True
         session.fork = {"run": fork_id, "parent": session.run.id, "step": index}
+
+    # -- durable waits ----------------------------------------------------------------------
+    def take_resumption(self, name: str, pause: dict[str, Any], schema: Any) -> Any:
+        """At the ``waiting`` step a resume stopped at: check the answer against the program's
+        own ``schema`` (a pydantic model validates here; a bad answer ends the resume with the
+        reason, nothing recorded), go live as the continuation, and return the
+        ``Resumption`` for the wait. None anywhere else."""
+        at, self._resume_at = self._resume_at, None
+        if at is None or self.live:
+            return None
+        from ..capture.waits import Resumption, validate_in_program
+
+        session = self.session
+        recorded = (session.run.pause or {}).get("pause")
+        if recorded and recorded != pause.get("pause"):
+            session.fail(f"the run paused at a {recorded} and the program reached a "
+                         f"{pause.get('pause')} at step {at}")
+        given = session.resumption()
+        value = given.value
+        if pause.get("pause") == "wait":
+            value, problem = validate_in_program(schema, value)
+            if problem is not None:
+                session.refuse(f"answer refused by {name!r}'s schema: {problem}")
+        self.go_live(at)
+        return Resumption(value, given.by)
+
+    def patch_marker(self, patch_id: str, frame: types.FrameType) -> bool:
+        """``patched(patch_id)`` while replaying: True only when the recording made the same
+        decision here (its journal's next row for this task is the marker), else False."""
+        if self.live:
+            return super().patch_marker(patch_id, frame)
+        from ..capture.recorder import current_task_name, current_thread_name
+
+        task = current_task_name() or current_thread_name()
+        journal = self.session.journal
+        entry = journal.peek_for(task)
+        if entry is None or entry.name != f"patched:{patch_id}":
+            return False
+        journal.next_for(task)
+        from ..capture.effects import call_site
+
+        site = call_site(frame)
+        with self.effect_lock:
+            self.effect_seq += 1
+            self.effect_counts[(site, task)] = self.effect_counts.get((site, task), 0) + 1
+        return True
 
     # -- effects ---------------------------------------------------------------------------
     def serve_effect(self, call: EffectCall) -> None:
@@ -252,6 +315,7 @@ class ReplayRecorder(Recorder):
             except (SnapStateError, ValueError, KeyError, TypeError) as exc:
                 session.fail(f"cannot restore the random state after effect {call.name}: {exc}")
         call.served, call.outcome, call.value = True, entry.outcome, value
+        call.by = entry.value.get("w") or None
         if entry.outcome == "raise":
             self._served_exceptions.add(id(value))
 

@@ -32,7 +32,11 @@ from typing import Any, overload
 from ..errors import IntegrityError, NotFoundError, TimelineError
 from . import blobs, previews, sanitize
 from .connection import DB_ERRORS, db_error_text, open_for_reading
+from .leases import Lease, read_leases
 from .writer import process_start_marker
+
+#: Statuses of a run that stopped at a durable wait, to be continued (``capture/waits.py``).
+PAUSED = ("waiting", "sleeping")
 
 _STEP_COLUMNS = ("idx, kind, label, wall, mono, thread, task, function, filename, lineno, depth,"
                  " frames, extra, errors, n_changed, hash")
@@ -67,6 +71,7 @@ class Timeline:
         self._lock = threading.RLock()
         self._json_cache: OrderedDict[str, Any] = OrderedDict()
         self._runs: list[Run] | None = None
+        self._leases: dict[str, Lease] | None = None
         self._chunk_steps: Any = None
         self._blobs = blobs.BlobSource(self._fetch_blob, fetch_chain=self._fetch_chain)
 
@@ -118,6 +123,14 @@ class Timeline:
             " parent_run, parent_step, error, step_count, chain_head, signature, key_id"
             " FROM runs ORDER BY seq")
         self._runs = [Run(self, row) for row in rows]
+        self._leases = None
+
+    def leases(self) -> dict[str, Lease]:
+        """The resume leases of the file by run id (``store/leases.py``), read once per
+        ``refresh()``; empty for files of format 3 and older."""
+        if self._leases is None:
+            self._leases = read_leases(self.query)
+        return self._leases
 
     def run(self, run_id: str | None = None) -> Run:
         """Return the run whose id starts with ``run_id`` (the last run when None or empty).
@@ -265,16 +278,30 @@ class Run:
         self.stored_status: str = stored_status
         self.entry: dict[str, Any] = _loads(entry, {}, kind=dict)
         self.env: dict[str, Any] = _loads(env, {}, kind=dict)
-        self.error: dict[str, Any] | None = _loads(error, None, kind=dict)
+        ended_with: dict[str, Any] | None = _loads(error, None, kind=dict)
+        paused = stored_status in PAUSED
+        #: The exception that ended a ``failed`` run (``type``, ``message``, …), else None.
+        self.error: dict[str, Any] | None = None if paused else ended_with
+        #: What a ``waiting`` or ``sleeping`` run stopped for (``capture/waits.py``):
+        #: ``{"pause": "wait"|"sleep", "name", "prompt", "schema", "reason", "due", "step",
+        #: "at"}``; None for other runs.
+        self.pause: dict[str, Any] | None = ended_with if paused else None
         self.parent = ParentRef(parent_run, parent_step) if parent_run else None
         self.steps = Steps(self)
 
     def __repr__(self) -> str:
         return f"<Run {self.id[:8]} {self.name!r} {self.status} {self.step_count} steps>"
 
+    @property
+    def continued_as(self) -> str | None:
+        """The id of the run that continues this one (answered its wait, woke it, resumed it
+        after a crash), from the store's leases; None while nobody did."""
+        lease = self.timeline.leases().get(self.id)
+        return lease.continued_as if lease is not None else None
+
     @cached_property
     def status(self) -> str:
-        """``running``, ``finished``, ``failed`` or ``crashed``.
+        """``running``, ``finished``, ``failed``, ``waiting``, ``sleeping`` or ``crashed``.
 
         A run stored as ``running`` whose recorder process is gone is reported ``crashed``
         (checked by pid and process start time on the same host; a run from another host

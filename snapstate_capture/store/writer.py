@@ -25,6 +25,7 @@ from .hashing import GENESIS, chain_hash, content_hash
 from ..trust.signing import RunSigner
 from . import blobs
 from .connection import open_for_writing
+from .leases import claim_continuation
 
 
 #: Bytes of recently written blobs kept as delta bases, and the largest blob kept.
@@ -130,11 +131,15 @@ class TimelineWriter:
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
                   parent: tuple[str, int] | None = None,
-                  blobs: dict[str, bytes] | None = None) -> str:
+                  blobs: dict[str, bytes] | None = None,
+                  claim: tuple[str, str] | None = None) -> str:
         """Create a run with status ``running`` and return its id (32 hex chars).
 
         ``blobs`` (hex key -> bytes) are written in the same transaction: what ``entry`` refers
-        to (saved RNG states, a workflow function's pickled arguments).
+        to (saved RNG states, a workflow function's pickled arguments). ``claim``:
+        ``(run id, lease token)`` — the new run is that run's continuation, recorded in its lease
+        in the same transaction; raises ``leases.LeaseLost`` (and creates nothing) unless the
+        token still holds a live lease on a run not continued yet.
         """
         run_id = uuid.uuid4().hex
         pid = os.getpid()
@@ -152,6 +157,8 @@ class TimelineWriter:
                     " entry, env, parent_run, parent_step, signature, key_id)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (run_id, seq, "running", *header.values(), signed.signature, signed.key_id))
+                if claim is not None:
+                    claim_continuation(conn, claim[0], claim[1], run_id, self.path)
             signed.commit()
             self._chain[run_id] = (0, GENESIS)
         return run_id
