@@ -42,6 +42,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] not in commands.NAMES and not args_list[0].startswith("-"):
         args_list.insert(0, "inspect")
+    if argv is None and args_list[:1] == ["record"]:
+        # A random hash secret could not be given to the replay child: this command starts
+        # again, before parsing, under a chosen PYTHONHASHSEED the program does not see.
+        from snapstate_capture.capture.hashseed import reexec_with_seed
+
+        reexec_with_seed()
     # `snapstate COMMAND ...` needs that command's parser only (start-up of `snapstate FILE`)
     chosen = args_list[0] if args_list and args_list[0] in commands.NAMES else None
     parser = build_parser(chosen)

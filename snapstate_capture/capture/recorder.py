@@ -18,6 +18,7 @@ from typing import Any
 from . import rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
+from .hashseed import seed_facts
 from ..trust.keys import KeyFileError, find_key
 from ..options import CaptureOptions
 from ..trust.signing import RunSigner
@@ -128,6 +129,8 @@ class Recorder:
             self._writer = TimelineWriter(self.path, signer=RunSigner(key))
             entry = dict(self.entry or entry_facts(self.options))
             entry.setdefault("block", self.block)
+            for fact, value in seed_facts().items():
+                entry.setdefault(fact, value)
             states = rng.save_states()
             entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             self.run_id = self._writer.begin_run(

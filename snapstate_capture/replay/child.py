@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from ..errors import SnapStateError
+from ..capture.hashseed import take_hidden_seed
 from ..store.reader import Value
 from .config import ReplayConfig
 from .session import ReplaySession, install
@@ -29,6 +30,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         sys.stderr.write("usage: python -m snapstate_capture.replay CONFIG\n")
         return 2
+    take_hidden_seed()  # the program sees the environment it was recorded with
     config = ReplayConfig.load(argv[0])
     try:
         session = ReplaySession(config)

@@ -18,6 +18,7 @@ from typing import Any
 import snapstate_capture
 
 from ..errors import SnapStateError
+from ..capture.hashseed import child_seed_env
 from ..store.reader import Run
 from .config import MODES, ReplayConfig
 from .relocate import relocation_for
@@ -26,18 +27,27 @@ from .relocate import relocation_for
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(snapstate_capture.__file__)))
 
 
+#: Said with the result of a run recorded under a random hash secret (``hashseed.py``).
+RANDOM_SEED_NOTE = ("the run was recorded with a random hash seed (PYTHONHASHSEED unset in a "
+                    "process that called record()): the replay runs under another one, so "
+                    "the order of sets of strings may differ; record with PYTHONHASHSEED=N "
+                    "set, or under `snapstate record`, to replay it exactly")
+
+
 class ReplayError(SnapStateError):
     """A replay could not be started or ended without a result."""
 
 
 def child_environment(run: Run) -> dict[str, str]:
     """This process's environment with the run's recorded variables set again, and a
-    ``PYTHONPATH`` that finds this snapstate first, then the recorded one."""
+    ``PYTHONPATH`` that finds this snapstate first, then the recorded one, and the run's
+    recorded ``PYTHONHASHSEED`` (``hashseed.child_seed_env``)."""
     env = dict(os.environ)
     recorded = {str(k): str(v) for k, v in (run.entry.get("env") or {}).items()}
     paths = [_PACKAGE_ROOT, recorded.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")]
     env.update(recorded)
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
+    child_seed_env(run.entry, env)
     return env
 
 
@@ -81,6 +91,8 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
                 f"{run.timeline.path}: the replay ended (exit code {child.returncode}) without "
                 f"a result" + (f": {detail[0]}" if detail else "")) from None
     result["exit_code"] = child.returncode
+    if "hash_seed" in run.entry and run.entry.get("hash_seed") is None:
+        result.setdefault("notes", []).append(RANDOM_SEED_NOTE)
     if capture_output:
         result["output"] = child.stdout
         result["errors"] = child.stderr

@@ -24,6 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from snapstate_capture.capture import hashseed
 from snapstate_capture import record as record_block
 from snapstate_capture.capture.environment import entry_facts
 from snapstate_capture.errors import SnapStateError
@@ -59,6 +60,9 @@ class _Terminated(BaseException):
 
 
 def run(args: argparse.Namespace) -> int:
+    # The seed cli.main started this process under, if it chose one: hidden from the program,
+    # still recorded (snapstate_capture/hashseed.py).
+    hashseed.take_hidden_seed()
     program = list(args.program)
     if program and program[0] == "--":
         program = program[1:]

@@ -100,6 +100,8 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
     if result.get("status") == "error":
         raise SnapStateError(f"{timeline.path}: {result.get('message')}")
     if not args.json:
+        for note in result.get("notes") or []:
+            out.print(plain(f"note: {note}", "yellow"), soft_wrap=True)
         out.print(render_result(result, timeline=str(timeline.path)), soft_wrap=True)
     return EXIT_DIVERGENCE if result.get("status") == "divergence" else 0
 
