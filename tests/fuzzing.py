@@ -34,6 +34,14 @@ def walk_reader(path: Path) -> None:
                 (run.id, run.name, run.status, run.parent, run.entry, run.env, run.error,
                  run.duration, len(run.steps))
                 timeline.run(run.id[:6])
+                if run.steps.has_traced():  # the inspector's search, history and v/V scans
+                    count = len(run.steps)
+                    for _ in run.steps.scan_traced_matches(0, count, needle="a",
+                                                           blob=lambda name, ref: None):
+                        pass
+                    for _ in run.steps.scan_traced_variable(1, "_traced_work", "n", 0, count,
+                                                            backward=count % 2 == 0):
+                        pass
                 for step in run.steps[:MAX_STEPS]:
                     (step.index, step.kind, step.label, step.wall_time, step.thread, step.task,
                      step.function, step.filename, step.lineno, step.errors, step.n_changed)

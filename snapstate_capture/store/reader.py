@@ -421,6 +421,25 @@ class Steps(Sequence["Step"]):
                     found.append(row.index)
         return found
 
+    def scan_traced_matches(self, start: int, stop: int, *, needle: str, blob: Any) -> Iterator:
+        """Search steps ``start`` … ``stop - 1`` stored in trace chunks for ``needle``, a chunk at
+        a time (``store.chunk_scan.scan_matches``: yields ``ChunkScan`` with ``(index, where)``;
+        ``blob(name, ref)`` judges values stored as blobs)."""
+        from .chunk_scan import scan_matches
+
+        return scan_matches(self.run.timeline, self.run.id, start, stop, needle=needle,
+                            blob=blob)
+
+    def scan_traced_variable(self, position: int, function: str, name: str, start: int,
+                             stop: int, *, backward: bool = False) -> Iterator:
+        """Where one variable changes among steps ``start`` … ``stop - 1`` stored in trace
+        chunks (``store.chunk_scan.scan_variable``: yields ``ChunkScan`` with ``(index, raw)``;
+        ``store.chunk_reader.value_ref(raw)`` is the reader's value ref)."""
+        from .chunk_scan import scan_variable
+
+        return scan_variable(self.run.timeline, self.run.id, position, function, name, start,
+                             stop, backward=backward)
+
     def has_traced(self) -> bool:
         """Whether some of these steps were recorded by the tracer (stored in chunks)."""
         chunk_steps = self.run.timeline.chunk_steps

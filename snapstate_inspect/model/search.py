@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from snapstate_capture import Run, SnapStateError, Value
 
-from .values import PreviewLoader
+from .values import PreviewLoader, children
 from .var_history import Progress
 
 CHUNK = 5_000
@@ -23,7 +23,7 @@ CHUNK = 5_000
 @dataclass(frozen=True)
 class Hit:
     """Step ``step`` matched; ``where`` says what matched (``function``/``file``/``label`` text
-    or ``value NAME``)."""
+    or ``value NAME``, with the path inside the value when a part of it matched)."""
 
     step: int
     where: str
@@ -31,31 +31,78 @@ class Hit:
 
 def iter_search(run: Run, query: str, *, loader: PreviewLoader | None = None,
                 values: bool = True, chunk: int = CHUNK) -> Iterator[list[Hit] | Progress]:
-    """Yield hits for ``query`` (case-insensitive substring) over the whole run, in step order."""
+    """Yield hits for ``query`` (case-insensitive substring) over the whole run, in step order.
+
+    A value matches when its name, its preview's repr or the repr of any child in its preview
+    (containers included, to the preview's depth) holds the text; ``where`` then names the
+    variable and the path inside it (``value program[1]``)."""
     needle = query.lower()
     if not needle:
         return
     loader = loader or PreviewLoader()
     matcher = _ValueMatcher(run, needle, loader)
     total = len(run.steps)
+    if run.steps.has_traced():
+        yield from _traced_search(run, needle, matcher, total, values, chunk)
+        return
     position = 0
     while position < total:
         end = min(position + chunk, total)
-        found = {i: "step" for i in run.steps.matching(position, end, text=needle)}
+        yield _row_hits(run, needle, matcher, position, end, values, traced=False)
+        position = end
+        yield Progress(position, total)
+
+
+def _row_hits(run: Run, needle: str, matcher: _ValueMatcher, start: int, stop: int,
+              values: bool, *, traced: bool) -> list[Hit]:
+    """Hits among the ``steps`` rows of ``start`` … ``stop - 1``."""
+    if traced:  # a traced run: only its rows (checkpoints, @step steps) are read here
+        rows = run.steps.frame_keys(start, stop)
+        found = {}
+        for index, _ in rows:
+            summary = run.steps.summaries(index, index + 1)
+            if summary and _where(summary[0], needle) != "step":
+                found[index] = _where(summary[0], needle)
+    else:
+        rows = None
+        found = {i: "step" for i in run.steps.matching(start, stop, text=needle)}
         if found:
             for summary in run.steps.summaries(min(found), max(found) + 1):
                 if summary.index in found:
                     found[summary.index] = _where(summary, needle)
-        if values:
-            for index, frame_keys in run.steps.frame_keys(position, end):
-                if index in found:
-                    continue
-                name = matcher.match(frame_keys)
-                if name is not None:
-                    found[index] = f"value {name}"
-        yield [Hit(i, found[i]) for i in sorted(found)]
-        position = end
+    if values:
+        for index, frame_keys in (rows if rows is not None
+                                  else run.steps.frame_keys(start, stop)):
+            if index in found:
+                continue
+            name = matcher.match(frame_keys)
+            if name is not None:
+                found[index] = name
+    return [Hit(i, found[i]) for i in sorted(found)]
+
+
+def _traced_search(run: Run, needle: str, matcher: _ValueMatcher, total: int, values: bool,
+                   chunk: int) -> Iterator[list[Hit] | Progress]:
+    """The search over a run with traced steps: each trace chunk scanned once by the reader
+    (``Steps.scan_traced_matches``), the rows between and among them read as usual."""
+
+    blob = matcher.local_where if values else (lambda name, ref: None)
+    position = 0
+    for scan in run.steps.scan_traced_matches(0, total, needle=needle, blob=blob):
+        for begin in range(position, scan.first, chunk):  # rows before this chunk
+            end = min(begin + chunk, scan.first)
+            yield _row_hits(run, needle, matcher, begin, end, values, traced=True)
+            yield Progress(end, total)
+        high = min(scan.first + scan.count, total)
+        rows = _row_hits(run, needle, matcher, scan.first, high, values, traced=True)
+        hits = [Hit(i, where) for i, where in scan.found]
+        yield sorted([*hits, *rows], key=lambda hit: hit.step) if rows else hits
+        position = max(position, high)
         yield Progress(position, total)
+    for begin in range(position, total, chunk):
+        end = min(begin + chunk, total)
+        yield _row_hits(run, needle, matcher, begin, end, values, traced=True)
+        yield Progress(end, total)
 
 
 def _where(summary, needle: str) -> str:
@@ -74,9 +121,10 @@ class _ValueMatcher:
         self.needle = needle
         self.loader = loader
         self._frames: dict[str, str | None] = {}
-        self._previews: dict[str, bool] = {}
+        self._previews: dict[str, str | None] = {}
 
     def match(self, frame_keys: list[str]) -> str | None:
+        """``value NAME[path]`` of the innermost frame's matching local, or None."""
         for frame_key in reversed(frame_keys):
             if frame_key not in self._frames:
                 if len(self._frames) > 200_000:
@@ -86,6 +134,19 @@ class _ValueMatcher:
             if name is not None:
                 return name
         return None
+
+    def local_where(self, name: str, ref: dict) -> str | None:
+        """``value NAME[path]`` when the local ``name`` holding ``ref`` matches, else None."""
+        if self.needle in name.lower():
+            return f"value {name}"
+        if "v" in ref and len(ref) == 1:  # a scalar kept in a traced step: its repr is its own
+            scalar = ref["v"]
+            if type(scalar) in _SCALARS and self.needle in repr(scalar).lower():
+                return f"value {name}"
+            if type(scalar) in _SCALARS:
+                return None
+        path = self._value_path(Value(self.run.timeline, name, ref))
+        return None if path is None else f"value {name}{path}"
 
     def _frame_match(self, frame_key: str) -> str | None:
         try:
@@ -97,15 +158,39 @@ class _ValueMatcher:
         for item in record.get("locals") or ():
             if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict)):
                 continue
-            name, ref = str(item[0]), item[1]
-            if self.needle in name.lower():
-                return name
-            key = Value(self.run.timeline, name, ref).digest
-            if not key:
-                continue
-            if key not in self._previews:
-                preview = self.loader.load(Value(self.run.timeline, name, ref))
-                self._previews[key] = self.needle in str(preview.get("repr", "")).lower()
-            if self._previews[key]:
-                return name
+            where = self.local_where(str(item[0]), item[1])
+            if where is not None:
+                return where
         return None
+
+    def _value_path(self, value: Value) -> str | None:
+        key = value.digest
+        if not key:
+            return None
+        if key not in self._previews:
+            if len(self._previews) > 200_000:
+                self._previews.clear()
+            self._previews[key] = preview_path(self.loader.load(value), self.needle)
+        return self._previews[key]
+
+
+_SCALARS = frozenset({int, float, bool, type(None), str})
+
+
+def preview_path(preview: dict, needle: str, limit: int = 10_000) -> str | None:
+    """Where ``needle`` (lower case) is in ``preview``: the path of the deepest node whose repr
+    holds it (``""`` for the value itself, ``"[3][1]"``, ``".name['k']"``), looking through the
+    children the preview kept (at most ``limit`` nodes, 50 levels); None when no repr holds it."""
+    budget = [limit]
+
+    def walk(path: str, node: dict, depth: int) -> str | None:
+        budget[0] -= 1
+        for label, child in (children(node) if depth < 50 else ()):
+            if budget[0] <= 0:
+                break
+            found = walk(path + label, child, depth + 1)
+            if found is not None:
+                return found
+        return path if needle in str(node.get("repr", "")).lower() else None
+
+    return walk("", preview, 0)

@@ -82,6 +82,14 @@ class VariableTracker:
             self._frames[frame_key] = found
         return found
 
+    def probe_ref(self, ref: dict[str, Any] | None) -> tuple[str | None, Any]:
+        """``(digest | None, ref | None)`` of a value ref read from a traced step."""
+        if ref is None:
+            return (None, None)
+        if self.key.path:
+            return (self._path_digest(ref), ref)
+        return (Value(self.run.timeline, self.key.name, ref).digest, ref)
+
     def _read_frame(self, frame_key: str) -> Any:
         try:
             record = self.run.timeline.json_blob(frame_key)
@@ -119,7 +127,9 @@ def iter_changes(run: Run, key: VariableKey, start: int, stop: int, *, backward:
 
     Forward: each change compares a step with the last earlier step where the frame was present
     (looked up before ``start`` too, so a scan can begin anywhere). Backward: changes come
-    latest first, over the same range.
+    latest first, over the same range. Steps recorded by the tracer (trace chunks) are read
+    a chunk at a time by the reader's ``scan_traced_variable``, which reports only the steps
+    where the value may have changed; the comparison is the same.
     """
     tracker = VariableTracker(run, key, loader)
     total = max(stop - start, 0)
@@ -128,55 +138,94 @@ def iter_changes(run: Run, key: VariableKey, start: int, stop: int, *, backward:
         return
     last = _last_before(tracker, start, chunk)
     done = 0
-    position = start
-    while position < stop:
-        end = min(position + chunk, stop)
-        for index, frame_keys in run.steps.frame_keys(position, end):
+    for item in _probes(tracker, start, stop, chunk=chunk):
+        if isinstance(item, int):
+            done += item
+            yield Progress(done, total)
+            continue
+        index, probe = item
+        if last is not None and probe[0] != last[0]:
+            yield Change(index, last[1], probe[1], last[0], probe[0])
+        elif last is None and probe[0] is not None:
+            yield Change(index, None, probe[1], None, probe[0])
+        last = probe
+
+
+def _probes(tracker: VariableTracker, start: int, stop: int, *, chunk: int,
+            backward: bool = False) -> Iterator[tuple[int, Any] | int]:
+    """``(index, (digest, ref))`` at the steps of ``start`` … ``stop - 1`` where the variable's
+    frame is on the stack — every such step of the ``steps`` table, and for traced steps those
+    where the value may have changed (the others repeat the previous one) — in step order
+    (latest first when ``backward``); between them, ints: how many more steps were covered."""
+    run = tracker.run
+    traced = run.steps.has_traced()
+    scans = (run.steps.scan_traced_variable(tracker.key.position, tracker.key.function,
+                                            tracker.key.name, start, stop, backward=backward)
+             if traced else iter(()))
+    position = stop if backward else start
+    for scan in scans:
+        low, high = max(scan.first, start), min(scan.first + scan.count, stop)
+        if backward:
+            yield from _row_probes(tracker, high, position, chunk, backward=True)
+            found = [(i, tracker.probe_ref(ref)) for i, ref in scan.found]
+            rows = list(_row_probes(tracker, low, high, chunk))
+            merged = sorted([*found, *(r for r in rows if not isinstance(r, int))])
+            yield from reversed(merged)
+            position = low
+        else:
+            yield from _row_probes(tracker, position, low, chunk)
+            found = [(i, tracker.probe_ref(ref)) for i, ref in scan.found]
+            rows = [r for r in _row_probes(tracker, low, high, chunk) if not isinstance(r, int)]
+            yield from (sorted([*found, *rows]) if rows else found)
+            position = high
+        yield high - low
+    if backward:
+        yield from _row_probes(tracker, start, position, chunk, backward=True)
+    else:
+        yield from _row_probes(tracker, position, stop, chunk)
+
+
+def _row_probes(tracker: VariableTracker, start: int, stop: int, chunk: int, *,
+                backward: bool = False) -> Iterator[tuple[int, Any] | int]:
+    """Probes of the ``steps`` rows among ``start`` … ``stop - 1``, ``chunk`` steps per read,
+    each read followed by the number of steps it covered."""
+    if stop <= start:
+        return
+    bounds = range(start, stop, chunk)
+    for begin in (reversed(bounds) if backward else bounds):
+        end = min(begin + chunk, stop)
+        rows = tracker.run.steps.frame_keys(begin, end)
+        for index, frame_keys in (reversed(rows) if backward else rows):
             probe = tracker.probe(frame_keys)
-            if probe is _ABSENT:
-                continue
-            if last is not None and probe[0] != last[0]:
-                yield Change(index, last[1], probe[1], last[0], probe[0])
-            elif last is None and probe[0] is not None:
-                yield Change(index, None, probe[1], None, probe[0])
-            last = probe
-        done += end - position
-        position = end
-        yield Progress(done, total)
+            if probe is not _ABSENT:
+                yield index, probe
+        yield end - begin
 
 
 def _last_before(tracker: VariableTracker, start: int, chunk: int) -> Any:
     """The variable's (digest, ref) at the last step before ``start`` where its frame ran."""
-    position = start
-    while position > 0:
-        begin = max(position - chunk, 0)
-        for _, frame_keys in reversed(tracker.run.steps.frame_keys(begin, position)):
-            probe = tracker.probe(frame_keys)
-            if probe is not _ABSENT:
-                return probe
-        position = begin
-        if start - position > 50 * chunk:
-            break  # far enough: treat as unknown rather than scan the whole run backwards
-    return None
+    covered = 0
+    for item in _probes(tracker, max(start - 50 * chunk, 0), start, chunk=chunk,
+                        backward=True):
+        if not isinstance(item, int):
+            return item[1]
+        covered += item
+    return None  # far enough: treat as unknown rather than scan the whole run backwards
 
 
 def _backward(tracker: VariableTracker, start: int, stop: int, total: int, chunk: int
               ) -> Iterator[Change | Progress]:
     later: tuple[int, Any] | None = None
     done = 0
-    position = stop
-    while position > start:
-        begin = max(position - chunk, start)
-        for index, frame_keys in reversed(tracker.run.steps.frame_keys(begin, position)):
-            probe = tracker.probe(frame_keys)
-            if probe is _ABSENT:
-                continue
-            if later is not None and probe[0] != later[1][0]:
-                yield Change(later[0], probe[1], later[1][1], probe[0], later[1][0])
-            later = (index, probe)
-        done += position - begin
-        position = begin
-        yield Progress(done, total)
+    for item in _probes(tracker, start, stop, chunk=chunk, backward=True):
+        if isinstance(item, int):
+            done += item
+            yield Progress(done, total)
+            continue
+        index, probe = item
+        if later is not None and probe[0] != later[1][0]:
+            yield Change(later[0], probe[1], later[1][1], probe[0], later[1][0])
+        later = (index, probe)
     if later is not None and later[1][0] is not None and start == 0:
         yield Change(later[0], None, later[1][1], None, later[1][0])
 

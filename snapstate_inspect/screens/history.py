@@ -103,24 +103,17 @@ class VariableHistoryScreen(ModalScreen[int | None]):
         options = self.query_one(OptionList)
         room = SHOWN - len(self.changes)
         self.changes.extend(change for change, _ in batch)
-        if room > 0:
+        if room > 0 and batch:
             options.add_options([Option(text, id=str(change.step))
                                  for change, text in batch[:room]])
+            if options.highlighted is None:  # the first change selected: ↓ goes to the next
+                options.highlighted = 0
         label = self.query_one("#history-progress", Label)
         if progress is None:
-            label.update(f"{len(self.changes):,} changes{self._traced_note()}")
+            label.update(f"{len(self.changes):,} changes")
         else:
             label.update(f"scanning: {progress.done:,} of {progress.total:,} steps — "
                          f"{len(self.changes):,} changes")
-
-    def _traced_note(self) -> str:
-        """Said when the run has traced steps: the scan does not look inside them yet."""
-        try:
-            traced = self.app.current_run.steps.has_traced()
-        except SnapStateError:  # a damaged file: the note is not worth an error of its own
-            return ""
-        return (" among checkpoints and @step steps; steps recorded by --trace are not "
-                "searched yet (walk them with n / p)") if traced else ""
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

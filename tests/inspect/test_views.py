@@ -50,13 +50,16 @@ async def test_next_and_previous_change_of_a_variable(reader):
         assert app.selection.step == 0  # nothing earlier: stays
 
 
-async def test_history_says_traced_steps_are_not_searched(tmp_path):
-    """A run recorded by the tracer: the history's count says which steps it looked at, so
-    "0 changes" is not read as "never changed"."""
+async def test_history_of_a_traced_loop_lists_every_change(tmp_path):
+    """A run recorded by the tracer: ``h`` looks inside the trace chunks (it said "steps
+    recorded by --trace are not searched yet"), and the first change is selected."""
     path = tmp_path / "traced.snap"
 
     record_traced_loop(path, 5)
     reader = snap.open_timeline(path)
+    run = reader.runs[-1]
+    totals = [step.index for step in run.steps if step.function == "_summing_loop"
+              and "total" in step.frames[-1].locals]
     app = SnapStateApp(reader)
     async with app.run_test(size=SIZE) as pilot:
         await press(pilot, "g", "8", "enter")
@@ -65,8 +68,15 @@ async def test_history_says_traced_steps_are_not_searched(tmp_path):
         screen = app.screen
         assert isinstance(screen, VariableHistoryScreen)
         await settle(pilot)
+        values = [screen.query_one("#history-list").get_option_at_index(i).prompt.plain
+                  for i in range(len(screen.changes))]
+        # total: added as 0, then 0+1, +2, +3, +4 (adding i=0 changes nothing)
+        assert [text.split("→")[-1].strip() for text in values] == ["0", "1", "3", "6", "10"]
+        assert screen.changes[0].step == totals[0]
         label = str(screen.query_one("#history-progress").render())
-        assert "not searched yet" in label and "--trace" in label
+        assert label == "5 changes"
+        await press(pilot, "down", "enter")
+        assert app.selection.step == screen.changes[1].step
     reader.close()
 
 
