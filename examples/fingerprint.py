@@ -24,6 +24,9 @@ from pathlib import Path
 import snapstate_capture as snap
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+#: A line number of snapstate's own code in a recorded traceback (an effect that raised): it
+#: moves whenever capture's code does, which says nothing about the sample.
+_OWN_LINE = re.compile(r'(snapstate_capture/[\w/]+\.py(?:\\?", line |", ))\d+')
 _EXAMPLE_FILE = re.compile(r"^(.*)/examples/[^/]+\.py$")
 
 
@@ -44,7 +47,7 @@ class _Normaliser:
     def __call__(self, text: str) -> str:
         for old, new in self.replacements:
             text = text.replace(old, new)
-        return _ADDRESS.sub("0x?", text)
+        return _OWN_LINE.sub(r"\g<1>?", _ADDRESS.sub("0x?", text))
 
 
 def _roots(run: snap.Run) -> set[str]:

@@ -57,6 +57,8 @@ def __getattr__(name: str) -> Any:
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if module == "capture.api":  # the framework integrations hook into every record block
+        importlib.import_module(".integrations", __name__)
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

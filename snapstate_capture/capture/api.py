@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any, Callable, TypeVar
 
-from . import effects
+from . import nondeterminism
 from .environment import function_entry
 from ..store.hashing import content_hash
 from ..options import CaptureOptions
@@ -22,6 +22,32 @@ from ..values.payload import serialize
 _blocks = 0
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Callbacks of the layers above capture (the framework integrations): ``check(block)`` when a
+#: ``record`` is made (may raise ``ValueError`` for bad options), ``start(block)`` once its run
+#: started and ``end(block)`` after it ended. Registered with ``add_record_hooks``.
+_hooks: list[tuple[Callable[[Any], None] | None, Callable[[Any], None],
+                   Callable[[Any], None]]] = []
+
+
+def add_record_hooks(start: Callable[[Any], None], end: Callable[[Any], None],
+                     check: Callable[[Any], None] | None = None) -> None:
+    """Call ``start(block)`` when a ``record`` block's run starts (also in a replay child)
+    and ``end(block)`` when it ended; ``check(block)`` validates a new block's options. Hooks
+    never raise into the program (``check`` may raise ``ValueError`` from ``record(...)``)."""
+    if not any(h[1] is start for h in _hooks):
+        _hooks.append((check, start, end))
+
+
+def _run_hooks(which: int, block: Any) -> None:
+    for hook in list(_hooks):
+        try:
+            hook[which](block)
+        except Exception as exc:  # noqa: BLE001 - an integration never fails the program
+            try:
+                sys.stderr.write(f"snapstate: note: {type(exc).__name__}: {exc}\n")
+            except Exception:  # noqa: BLE001
+                pass
 
 
 class record:  # noqa: N801 - used like a function: `with record(...)`, `@record(...)`
@@ -40,9 +66,10 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks), ``encrypt`` (seal every
     preview and payload with AES-GCM under the user key — needs ``snapstate keygen`` and
     ``snapstate[crypto]``; without either, the program runs unrecorded with a warning, never
-    recorded in the clear), ``patch_nondeterminism`` (route ``time.time``, ``time.monotonic``,
-    ``random``'s functions, ``uuid.uuid4``, ``os.urandom`` and ``input`` through the effect
-    journal while the block runs; see ``effects.py``). Runs are signed with the user key
+    recorded in the clear), ``patch_nondeterminism`` (route clocks, ``datetime.now``/``utcnow``/
+    ``today``, ``random``'s functions, ``uuid``, ``os.urandom``, ``secrets`` and ``input``
+    through the effect journal while the block runs, whoever calls them; see
+    ``nondeterminism.py``). Runs are signed with the user key
     whenever one exists.
 
     Each run stores its entry (how to start it again, ``environment.entry_facts``) and the
@@ -61,7 +88,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
                  options: CaptureOptions | None = None,
                  parent: tuple[str, int] | None = None,
                  entry: dict[str, Any] | None = None, encrypt: bool = False,
-                 patch_nondeterminism: bool = False) -> None:
+                 patch_nondeterminism: bool = False, integrations: Any = None) -> None:
         if trace not in (None, "calls", "lines"):
             raise ValueError(f"trace must be None, 'calls' or 'lines', not {trace!r}")
         self.path = path
@@ -74,14 +101,20 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
         self.parent = parent
         self.entry = entry
         self.patch_nondeterminism = patch_nondeterminism
+        self.integrations = (integrations if integrations is None or isinstance(integrations, str)
+                             else tuple(integrations))
         self.recorder: Recorder | None = None
         self._patched = False
+        for check, _start, _end in list(_hooks):
+            if check is not None:
+                check(self)
 
     def _copy(self) -> record:
         return record(self.path, name=self.name, trace=self.trace, include=self.include,
                       exclude=self.exclude, options=self.options, parent=self.parent,
                       entry=self.entry, encrypt=self.encrypt,
-                      patch_nondeterminism=self.patch_nondeterminism)
+                      patch_nondeterminism=self.patch_nondeterminism,
+                      integrations=self.integrations)
 
     @property
     def run_id(self) -> str | None:
@@ -112,13 +145,14 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             self.recorder = recorder
             _active.append(recorder)
             if self.patch_nondeterminism:
-                effects.patch_nondeterminism()
+                nondeterminism.patch_nondeterminism()
                 self._patched = True
+            _run_hooks(1, self)
 
     def _end(self, exc: BaseException | None) -> None:
         recorder, self.recorder = self.recorder, None
         if self._patched:
-            effects.unpatch_nondeterminism()
+            nondeterminism.unpatch_nondeterminism()
             self._patched = False
         if recorder is None:
             return
@@ -131,6 +165,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             _active.remove(recorder)
         recorder.finish(exc)
         self.recorder = recorder  # keep run_id readable after the block
+        _run_hooks(2, self)
 
     def __enter__(self) -> record:
         caller = sys._getframe(1)

@@ -14,10 +14,9 @@ API call, a tool, ``input()``, a clock, a random draw (DESIGN.md "Replay and for
   result (or raises the recorded exception). Anything else is a divergence.
 
 Outside a ``record`` block, and for an effect called by another effect, the function simply
-runs. Helpers below wrap the usual sources of nondeterminism; ``patch_nondeterminism()`` (used
-by ``record(..., patch_nondeterminism=True)``) routes the module functions themselves through
-the journal, for calls made from the user's own code (library code calling ``time.monotonic``,
-such as asyncio's event loop, is left alone).
+runs. Helpers below wrap the usual sources of nondeterminism; ``nondeterminism.py``
+(``record(..., patch_nondeterminism=True)``) routes the module functions themselves through the
+journal, whoever calls them.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ import inspect
 import os
 import random as _random
 import sys
-import threading
 import time as _time
 import types
 import uuid as _uuid
@@ -80,6 +78,8 @@ class EffectCall:
     value: Any = None
     rng_before: Any = None
     rng_after: tuple[str, bytes] | None = None
+    #: On replay: the step index the served call's effect step had in the recording.
+    recorded_step: int | None = None
     #: Who gave a wait's outcome (``capture/waits.py``): kept in the journal row, shown as the
     #: effect step's ``by`` value.
     by: dict[str, Any] | None = None
@@ -191,24 +191,33 @@ def _random_state() -> Any:
 
 
 def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kwargs: dict,
-               caller: types.FrameType, *, advance: bool = False) -> EffectCall | None:
+               caller: types.FrameType, *, advance: bool = False, site: str | None = None,
+               task: str | None = None, arguments: dict[str, Any] | None = None,
+               digest: str | None = None) -> EffectCall | None:
     """Key a new effect call and let the recorder serve it (replay) or not (recording).
 
+    ``site``/``task``/``arguments`` replace the call site, the lineage and the compared
+    arguments with a logical identity when the caller has one (a framework integration keys a
+    tool call by its ``tool_call_id`` and compares a digest of the messages, not the objects);
+    ``digest`` is then the hex digest compared on replay (default: ``arguments_digest``).
     Returns None when the call cannot be keyed (it then runs unrecorded). On replay a
     divergence found here ends the replay child; nothing is raised into the program.
     """
     try:
         frame = user_frame(caller)
-        bound = bind_arguments(fn, args, kwargs)
-        site = call_site(frame)
-        task = current_task_name() or current_thread_name()
+        bound = bind_arguments(fn, args, kwargs) if arguments is None else arguments
+        if site is None:
+            site = call_site(frame)
+        if task is None:
+            task = current_task_name() or current_thread_name()
         with recorder.effect_lock:
             seq = recorder.effect_seq
             recorder.effect_seq += 1
             ordinal = recorder.effect_counts.get((site, task), 0)
             recorder.effect_counts[(site, task)] = ordinal + 1
         call = EffectCall(name=name, site=site, task=task, ordinal=ordinal, seq=seq,
-                          frame=frame, args=bound, args_digest=arguments_digest(bound),
+                          frame=frame, args=bound,
+                          args_digest=digest if digest is not None else arguments_digest(bound),
                           function=fn, call=(args, kwargs), advance=advance)
     except Exception:  # noqa: BLE001 - an unkeyable call runs unrecorded, never fails
         return None
@@ -231,6 +240,9 @@ def end_call(recorder: Any, call: EffectCall) -> Any:
     extra["result" if call.outcome == "return" else "exception"] = call.value
     if call.by:
         extra["by"] = call.by
+    wait = getattr(recorder, "await_turn", None)
+    if wait is not None and call.served:
+        wait(call)
     recorder.capture("effect", call.frame, label=call.name, extra=extra, effect=call.row())
     if call.outcome == "raise":
         raise call.value
@@ -331,74 +343,3 @@ choice = _helper("random.choice")
 uuid4 = _helper("uuid.uuid4")
 urandom = _helper("os.urandom")
 input = _helper("input")  # noqa: A001 - the point is to stand in for the builtin
-
-
-# -- patch_nondeterminism -----------------------------------------------------------------------
-_PATCH_TARGETS: tuple[tuple[Any, str, str], ...] = (
-    (_time, "time", "time.time"), (_time, "monotonic", "time.monotonic"),
-    (_random, "random", "random.random"), (_random, "randint", "random.randint"),
-    (_random, "randrange", "random.randrange"), (_random, "uniform", "random.uniform"),
-    (_random, "choice", "random.choice"), (_random, "getrandbits", "random.getrandbits"),
-    (_uuid, "uuid4", "uuid.uuid4"), (os, "urandom", "os.urandom"),
-    (builtins, "input", "input"),
-)
-_patch_lock = threading.Lock()
-_patch_depth = 0
-
-
-def _patched(effect_name: str) -> Callable[..., Any]:
-    original = _originals[effect_name]
-    hidden_cache: dict[str, bool] = {}
-
-    def patched(*args: Any, **kwargs: Any) -> Any:
-        recorder = active_recorder()
-        if recorder is None or _inside.get():
-            return original(*args, **kwargs)
-        caller = sys._getframe(1)
-        filename = caller.f_code.co_filename
-        hidden = hidden_cache.get(filename)
-        if hidden is None:
-            # Only the user's own calls are effects: library code (asyncio's loop clock,
-            # uuid's own urandom, the recorder's timestamps) calls the original directly.
-            hidden = hidden_cache[filename] = recorder._frames.is_hidden(filename)
-        if hidden:
-            return original(*args, **kwargs)
-        call = begin_call(recorder, effect_name, original, args, kwargs, caller,
-                          advance=effect_name.startswith("random."))
-        if call is None:
-            return original(*args, **kwargs)
-        run_call(call)
-        return end_call(recorder, call)
-
-    patched.__name__ = patched.__qualname__ = effect_name.rsplit(".", 1)[-1]
-    patched.__wrapped__ = original  # type: ignore[attr-defined]
-    return patched
-
-
-_patches = {name: _patched(name) for _, _, name in _PATCH_TARGETS}
-
-
-def patch_nondeterminism() -> None:
-    """Route ``time.time``, ``time.monotonic``, ``random``'s module functions, ``uuid.uuid4``,
-    ``os.urandom`` and ``input`` through the effect journal (nested uses are counted; each
-    ``unpatch_nondeterminism()`` undoes one). Code that bound the functions earlier
-    (``from time import time``) keeps the originals: replay then reports a divergence."""
-    global _patch_depth
-    with _patch_lock:
-        _patch_depth += 1
-        if _patch_depth == 1:
-            for module, attribute, effect_name in _PATCH_TARGETS:
-                setattr(module, attribute, _patches[effect_name])
-
-
-def unpatch_nondeterminism() -> None:
-    """Undo one ``patch_nondeterminism()``; the originals come back after the last one."""
-    global _patch_depth
-    with _patch_lock:
-        if _patch_depth == 0:
-            return
-        _patch_depth -= 1
-        if _patch_depth == 0:
-            for module, attribute, effect_name in _PATCH_TARGETS:
-                if getattr(module, attribute, None) is _patches[effect_name]:
-                    setattr(module, attribute, _originals[effect_name])

@@ -83,6 +83,8 @@ def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
     program (``snapstate record``): the program runs inside ``record(FILE, **those)`` again,
     block 0 of this process (the wrappers' own frames are snapstate's, hidden on both sides).
     """
+    from .. import integrations  # noqa: F401 - frameworks the program imports are set up
+
     wrapper = entry.get("record")
     if not isinstance(wrapper, dict):
         _start(entry, session)

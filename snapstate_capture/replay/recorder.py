@@ -10,6 +10,7 @@ console, or turns into an ordinary recorder writing a fork (``go_live``).
 from __future__ import annotations
 
 import os
+import threading
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from .session import ReplaySession
 
 _CHUNK = 256
+#: Seconds a served effect in one thread waits for the steps recorded before its own (taken
+#: by other threads: the tool calls of a thread pool) before it is compared anyway.
+TURN_WAIT = 10.0
 #: Steps the fast path is skipped for after it failed on a step.
 FAST_RETRY = 64
 
@@ -53,6 +57,7 @@ class ReplayRecorder(Recorder):
         self._resume_at: int | None = None
         self._fast = FastMatcher(session.timeline, options.values,
                                  session.run.entry.get("cwd") or os.getcwd(), session.relocation)
+        self._turn = threading.Condition()
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
@@ -128,7 +133,9 @@ class ReplayRecorder(Recorder):
                                               served_exception=served)
             if report is not None:
                 session.diverge(report)
-        self.replayed = index + 1
+        with self._turn:
+            self.replayed = index + 1
+            self._turn.notify_all()
         session.progress(index)
         if index == session.config.to:
             self._stop_at(index, frames[-1] if frames else frame, kind)
@@ -202,8 +209,14 @@ class ReplayRecorder(Recorder):
         self._writer = writer
         self.run_id = fork_id
         self.parent = (session.run.id, index)
-        self.live = True
         session.fork = {"run": fork_id, "parent": session.run.id, "step": index}
+        turn = getattr(self, "_turn", None)
+        if turn is None:
+            self.live = True
+            return
+        with turn:
+            self.live = True
+            turn.notify_all()
 
     # -- durable waits ----------------------------------------------------------------------
     def take_resumption(self, name: str, pause: dict[str, Any], schema: Any) -> Any:
@@ -252,6 +265,30 @@ class ReplayRecorder(Recorder):
         return True
 
     # -- effects ---------------------------------------------------------------------------
+    def await_turn(self, call: EffectCall) -> None:
+        """Before the step of a served effect: wait (at most ``TURN_WAIT`` s) until every
+        step recorded before it was replayed. Effects served at once finish in any order in a
+        thread pool; their steps are compared in the recorded order all the same. Effects
+        served in the thread that takes the earlier steps never wait (it could not go on)."""
+        target = call.recorded_step
+        if self.live or target is None or target <= self.replayed:
+            return
+        if threading.current_thread() is threading.main_thread():
+            return  # asyncio tasks share this thread: waiting here would stop them all
+        with self._turn:
+            self._turn.wait_for(lambda: self.replayed >= target or self.live, TURN_WAIT)
+
+    def _wait_for_live(self) -> bool:
+        """A call the journal has nothing more for, made while a live continuation is due
+        (``--live``/resume at a step not reached yet — another thread takes it): wait, at most
+        ``TURN_WAIT`` s, until the replay goes live; True when it did."""
+        config, turn = self.session.config, getattr(self, "_turn", None)
+        if turn is None or config.mode != "live" or config.to is None:
+            return False
+        with turn:
+            turn.wait_for(lambda: self.live, TURN_WAIT)
+        return self.live
+
     def serve_effect(self, call: EffectCall) -> None:
         """Serve ``call`` from the journal, or end the replay with a divergence; an internal
         error ends the replay too, never raising into the program."""
@@ -267,6 +304,8 @@ class ReplayRecorder(Recorder):
         session = self.session
         entry = session.journal.next_for(call.task)
         actual = {"name": call.name, "site": call.site, "task": call.task}
+        if entry is None and self._wait_for_live():
+            return  # a call that was in flight when the run died: it runs live
         if entry is None:
             if not session.recording_complete:
                 session.succeed(f"replayed {self.replayed} steps, no divergence; the recording "
@@ -316,6 +355,7 @@ class ReplayRecorder(Recorder):
                 session.fail(f"cannot restore the random state after effect {call.name}: {exc}")
         call.served, call.outcome, call.value = True, entry.outcome, value
         call.by = entry.value.get("w") or None
+        call.recorded_step = entry.step
         if entry.outcome == "raise":
             self._served_exceptions.add(id(value))
 

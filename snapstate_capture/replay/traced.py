@@ -31,6 +31,7 @@ class TracedReplayRecorder(Recorder):
 
     serve_effect = ReplayRecorder.serve_effect
     _serve = ReplayRecorder._serve
+    _wait_for_live = ReplayRecorder._wait_for_live
     live = False
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,

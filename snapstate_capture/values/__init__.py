@@ -15,7 +15,7 @@ from ..options import ValueOptions
 from . import known_types  # noqa: F401 - registers the previews of exceptions, numpy, pandas…
 from .payload import Serialized, loads, serialize
 from .placeholder import Placeholder
-from .preview import PreviewBuilder, redacted_preview, safe_repr, type_name
+from .preview import MACHINERY, PreviewBuilder, redacted_preview, safe_repr, type_name
 from .scrub import scrub, scrub_text, secret_texts
 
 __all__ = ["CapturedValue", "Placeholder", "capture_value", "loads", "safe_repr", "type_name"]
@@ -57,6 +57,8 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
             return CapturedValue(redacted_preview(obj), None, None)
         builder = PreviewBuilder(options, reuse=reuse)
         preview = builder.build(obj)
+        if preview.get("machinery") is True and MACHINERY.lookup(type(obj)) is not None:
+            return CapturedValue(preview, None, None)  # framework machinery: preview alone
         if not payloads:
             texts = secret_texts(builder.secret_values)
             return CapturedValue(scrub(preview, texts) if texts else preview, None, None)

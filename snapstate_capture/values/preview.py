@@ -56,6 +56,11 @@ REDACTED_REPR = "<redacted>"
 #: ``node`` (which already holds ``type``), or returns None to use the generic preview.
 PreviewHandler = Callable[["PreviewBuilder", Any, dict, int, set], "dict | None"]
 PREVIEWS: TypeRegistry[PreviewHandler] = TypeRegistry("previews")
+#: Types captured as their preview alone — framework machinery (compiled graphs, agents,
+#: runners, run contexts): no payload, no placeholder, no capture error, and the preview
+#: carries ``"machinery": True`` so replay leaves it out of the comparison. The handler is
+#: a preview handler too (``integrations/machinery.py`` registers them by class name).
+MACHINERY: TypeRegistry[PreviewHandler] = TypeRegistry("machinery")
 
 
 def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
@@ -165,7 +170,7 @@ class PreviewBuilder:
             node["repr"] = "<cycle>"
             return node
         if cls not in _BUILTIN_NAMES:
-            handler = PREVIEWS.lookup(cls)
+            handler = MACHINERY.lookup(cls) or PREVIEWS.lookup(cls)
             if handler is not None:
                 try:
                     done = handler(self, obj, node, depth, path_ids)

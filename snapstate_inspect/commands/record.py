@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "under the current directory outside stdlib/site-packages)")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
                         help="never trace files matching GLOB (repeatable)")
+    parser.add_argument("--patch-nondeterminism", action="store_true",
+                        help="serve clocks, datetime.now, random, uuid, os.urandom, secrets "
+                             "and input from the recording on replay, whoever calls them")
     parser.add_argument("-m", dest="module", metavar="MODULE", default=None,
                         nargs=argparse.REMAINDER,
                         help="run library module as a script (like python -m); the rest of "
@@ -82,11 +85,11 @@ def run(args: argparse.Namespace) -> int:
         label = Path(target).stem
     output = Path(args.output) if args.output else _default_output(label)
     start_file = _check_before_running(args.module, target, output)
-    block = record_block(output, name=args.name or label, trace=args.trace,
-                         include=args.include, exclude=args.exclude,
-                         entry=_entry(args.module, target, argv,
-                                      {"name": args.name or label, "trace": args.trace,
-                                       "include": args.include, "exclude": args.exclude}))
+    options = {"name": args.name or label, "trace": args.trace, "include": args.include,
+               "exclude": args.exclude}
+    if args.patch_nondeterminism:
+        options["patch_nondeterminism"] = True
+    block = record_block(output, **options, entry=_entry(args.module, target, argv, options))
     _warn_untraced(args.module, start_file, args.include, args.exclude)
     previous_term = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():

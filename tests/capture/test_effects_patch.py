@@ -1,6 +1,7 @@
-"""``record(..., patch_nondeterminism=True)`` routes the user's own calls of clocks, random,
-uuid4, urandom and input through the journal (library calls pass through), and undoes it after
-the block; every run saves the random generator's state at its start and its entry."""
+"""``record(..., patch_nondeterminism=True)`` routes calls of clocks, ``datetime.now``, random,
+uuids, urandom, secrets and input through the journal, whoever makes them (the event loop's
+and other scheduling reads pass through), and undoes it after the block; every run saves the
+random generator's state at its start and its entry."""
 
 from __future__ import annotations
 
@@ -35,6 +36,30 @@ def test_user_calls_are_routed_and_library_calls_are_not(snap_path):
     assert ident.version == 4
     assert _effect_labels(snap_path) == ["time.time", "time.monotonic", "uuid.uuid4",
                                           "os.urandom", "random.random"]
+
+
+def test_datetime_is_patched_on_the_class_and_put_back(snap_path):
+    from datetime import date, datetime  # bound before the block, as frameworks do
+
+    original_now = datetime.__dict__["now"]
+    with snap.record(snap_path, patch_nondeterminism=True):
+        assert datetime.__dict__["now"] is not original_now
+        stamp = datetime.now()
+        day = date.today()
+        epoch = time.localtime(0)  # given a time: reads no clock, not an effect
+    assert datetime.__dict__["now"] is original_now
+    assert isinstance(stamp, datetime) and isinstance(day, date) and epoch.tm_year == 1970
+    assert _effect_labels(snap_path) == ["datetime.datetime.now", "datetime.date.today"]
+
+
+def test_uuid7_is_patched_where_python_has_it(snap_path):
+    from snapstate_capture.capture import nondeterminism
+
+    with snap.record(snap_path, patch_nondeterminism=True):
+        patched = nondeterminism.patched_names()
+    assert ("uuid.uuid7" in patched) == hasattr(uuid, "uuid7")
+    assert "uuid.uuid1" in patched and "secrets.token_hex" in patched
+    assert nondeterminism.patched_names() == []
 
 
 def test_nested_patching_is_undone_by_the_last_block(snap_path, tmp_path):

@@ -54,4 +54,4 @@ def test_an_unrecorded_source_is_a_divergence(tmp_path):
     assert result.returncode == 1
     report = data["divergence"]
     assert report["step"] == _step(path, "leaked")
-    assert [v["name"] for v in report["variables"]] == ["nanos"]
+    assert [v["name"] for v in report["variables"]] == ["fresh"]

@@ -1,0 +1,153 @@
+"""Framework calls as effects: a model or tool call keyed by its logical identity.
+
+``call_effect(name, key, fn, args, kwargs, digest)`` runs ``fn(*args, **kwargs)`` as an effect
+of the active recorder (or just runs it outside a ``record`` block, inside another effect, or
+when capture cannot key it). ``key`` is a ``Key``: the journal lineage (``lane``, e.g.
+``"langgraph tool call_abc"`` for a tool call or ``"langgraph agent@1"`` for the model calls
+of node ``agent`` at super-step 1) and a ``site`` naming the seam, so parallel tool calls in a
+thread pool and library-made thread names never decide which recorded result is served.
+``digest`` is the plain data compared on replay (a semantic digest of the messages: role,
+content, tool calls — no library-made ids, timestamps or run ids).
+
+``acall_effect`` is the same for coroutine functions, ``stream_effect``/``astream_effect``
+for (async) iterators: the chunks are collected while the program consumes them and the list
+is the recorded result; replay yields the recorded chunks without running the call.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Iterator
+
+from ..capture import effects
+from ..store.hashing import canonical_json, content_hash
+from ..capture.recorder import active_recorder, current_task_name, current_thread_name
+
+
+@dataclass(frozen=True)
+class Key:
+    """An effect's logical identity: ``site`` (the seam, e.g. ``"langchain.tool read_notes"``)
+    and ``lane`` (the lineage the call is ordered in; None: the calling task or thread)."""
+
+    site: str
+    lane: str | None = None
+
+
+def semantic_digest(plain: Any) -> str:
+    """Hex digest of plain data (``messages.digest``'s output) in canonical JSON: the same in
+    every process (a pickle is not — it shares repeated strings by identity)."""
+    return content_hash(canonical_json(plain)).hex()
+
+
+def lane_or_current(lane: str | None) -> str:
+    """``lane``, else the calling asyncio task's or thread's name."""
+    return lane or current_task_name() or current_thread_name()
+
+
+def _begin(name: str, key: Key, fn: Callable[..., Any], args: tuple, kwargs: dict,
+           digest: dict[str, Any]) -> tuple[Any, Any] | None:
+    recorder = active_recorder()
+    if recorder is None or effects._inside.get():
+        return None
+    call = effects.begin_call(recorder, name, fn, args, kwargs, sys._getframe(2),
+                              site=key.site, task=lane_or_current(key.lane), arguments=digest,
+                              digest=semantic_digest(digest))
+    if call is None:
+        return None
+    return recorder, call
+
+
+def call_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple, kwargs: dict,
+                digest: dict[str, Any]) -> Any:
+    """Run ``fn`` as effect ``name`` under ``key`` (see module docstring); returns or raises
+    what ``fn`` did (on replay: what it did when recorded)."""
+    begun = _begin(name, key, fn, args, kwargs, digest)
+    if begun is None:
+        return fn(*args, **kwargs)
+    recorder, call = begun
+    effects.run_call(call)
+    return effects.end_call(recorder, call)
+
+
+async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple, kwargs: dict,
+                       digest: dict[str, Any]) -> Any:
+    """``call_effect`` for a coroutine function ``fn``."""
+    begun = _begin(name, key, fn, args, kwargs, digest)
+    if begun is None:
+        return await fn(*args, **kwargs)
+    recorder, call = begun
+    if not call.served:
+        token = effects._inside.set(True)
+        try:
+            call.value = await fn(*args, **kwargs)
+            call.outcome = "return"
+        except effects._PASS_THROUGH:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
+            call.outcome, call.value = "raise", exc
+        finally:
+            effects._inside.reset(token)
+    return effects.end_call(recorder, call)
+
+
+def stream_effect(name: str, key: Key, fn: Callable[..., Iterator[Any]], args: tuple,
+                  kwargs: dict, digest: dict[str, Any]) -> Iterator[Any]:
+    """Run the iterator ``fn(*args, **kwargs)`` as one effect whose result is its chunks."""
+    begun = _begin(name, key, fn, args, kwargs, digest)
+    if begun is None:
+        yield from fn(*args, **kwargs)
+        return
+    recorder, call = begun
+    if not call.served:
+        chunks: list[Any] = []
+        token = effects._inside.set(True)
+        try:
+            for chunk in fn(*args, **kwargs):
+                chunks.append(chunk)
+                effects._inside.reset(token)
+                try:
+                    yield chunk
+                finally:
+                    token = effects._inside.set(True)
+            call.value, call.outcome = chunks, "return"
+        except effects._PASS_THROUGH:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
+            call.outcome, call.value = "raise", exc
+        finally:
+            effects._inside.reset(token)
+        effects.end_call(recorder, call)
+        return
+    recorded = list(call.value or []) if call.outcome == "return" else []
+    effects.end_call(recorder, call)  # raises the recorded exception, if that was the outcome
+    yield from recorded
+
+
+async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[Any]],
+                         args: tuple, kwargs: dict, digest: dict[str, Any]
+                         ) -> AsyncIterator[Any]:
+    """``stream_effect`` for an async iterator."""
+    begun = _begin(name, key, fn, args, kwargs, digest)
+    if begun is None:
+        async for chunk in fn(*args, **kwargs):
+            yield chunk
+        return
+    recorder, call = begun
+    if not call.served:
+        chunks: list[Any] = []
+        try:
+            async for chunk in fn(*args, **kwargs):
+                chunks.append(chunk)
+                yield chunk
+            call.value, call.outcome = chunks, "return"
+        except effects._PASS_THROUGH:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
+            call.outcome, call.value = "raise", exc
+        effects.end_call(recorder, call)
+        return
+    recorded = list(call.value or []) if call.outcome == "return" else []
+    effects.end_call(recorder, call)
+    for chunk in recorded:
+        yield chunk
