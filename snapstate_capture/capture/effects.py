@@ -95,23 +95,24 @@ class EffectCall:
                 "rng": self.rng_after, "by": self.by}
 
 
-def effect(func: F | None = None, *, name: str | None = None) -> Any:
+def effect(func: F | None = None, *, name: str | None = None, retry: Any = None) -> Any:
     """Decorator: record each call of ``func`` in the effect journal; serve it on replay.
 
     Bare (``@snap.effect``) or named (``@snap.effect(name="llm")``; default: the function's
     qualname). The name is what ``snapstate replay --live-effects NAME`` refers to. Works on
     plain and ``async`` functions; the wrapper returns what the function returns and raises
-    what it raises. Never raises because of recording.
+    what it raises. Never raises because of recording. ``retry``: a ``snap.Retry`` policy —
+    failed attempts are retried after a back-off, and a long back-off ends the run
+    ``sleeping`` until it is due (``capture/retry.py``).
     """
     def decorate(fn: F) -> F:
         effect_name = name or fn.__qualname__
         if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            async def once_async(args: tuple, kwargs: dict, caller: types.FrameType) -> Any:
                 recorder = active_recorder()
                 if recorder is None or _inside.get():
                     return await fn(*args, **kwargs)
-                call = begin_call(recorder, effect_name, fn, args, kwargs, sys._getframe(1))
+                call = begin_call(recorder, effect_name, fn, args, kwargs, caller)
                 if call is None:
                     return await fn(*args, **kwargs)
                 if not call.served:
@@ -128,18 +129,36 @@ def effect(func: F | None = None, *, name: str | None = None) -> Any:
                         _inside.reset(token)
                         check_rng(call)
                 return end_call(recorder, call)
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                caller = sys._getframe(1)
+                if retry is None or _inside.get():
+                    return await once_async(args, kwargs, caller)
+                from .retry import call_with_retry_async
+
+                return await call_with_retry_async(
+                    retry, effect_name, lambda: once_async(args, kwargs, caller))
             return async_wrapper  # type: ignore[return-value]
 
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def once(args: tuple, kwargs: dict, caller: types.FrameType) -> Any:
             recorder = active_recorder()
             if recorder is None or _inside.get():
                 return fn(*args, **kwargs)
-            call = begin_call(recorder, effect_name, fn, args, kwargs, sys._getframe(1))
+            call = begin_call(recorder, effect_name, fn, args, kwargs, caller)
             if call is None:
                 return fn(*args, **kwargs)
             run_call(call)
             return end_call(recorder, call)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            caller = sys._getframe(1)
+            if retry is None or _inside.get():
+                return once(args, kwargs, caller)
+            from .retry import call_with_retry
+
+            return call_with_retry(retry, effect_name, lambda: once(args, kwargs, caller))
         return wrapper  # type: ignore[return-value]
 
     return decorate(func) if func is not None else decorate

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from ..errors import TimelineError
@@ -42,9 +43,30 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
         make_dirs_private(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
+    deadline = time.monotonic() + LOCKED_RETRY_SECONDS
+    while True:
+        try:
+            return _open_for_writing(path)
+        except sqlite3.OperationalError as exc:
+            # Switching a rollback-journal file to WAL needs the file to itself for a moment,
+            # and SQLite answers "locked" at once, without waiting, when another process is
+            # opening or closing it (two resumers starting together): wait and try again.
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise TimelineError(path, f"cannot write timeline ({db_error_text(exc)})") \
+                    from None
+            time.sleep(0.02)
+        except DB_ERRORS as exc:
+            raise TimelineError(path, f"cannot write timeline ({db_error_text(exc)})") from None
+
+
+#: How long ``open_for_writing`` retries while another process holds the file locked.
+LOCKED_RETRY_SECONDS = 30.0
+
+
+def _open_for_writing(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                           timeout=30.0)
     try:
-        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
-                               timeout=30.0)
         conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # takes effect only on a new file
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -59,8 +81,9 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
                 conn.executescript(f"BEGIN IMMEDIATE; {SCHEMA}"
                                    f" PRAGMA user_version={FORMAT_VERSION}; COMMIT;")
         return conn
-    except DB_ERRORS as exc:
-        raise TimelineError(path, f"cannot write timeline ({db_error_text(exc)})") from None
+    except BaseException:
+        conn.close()
+        raise
 
 
 def make_dirs_private(directory: Path) -> None:
