@@ -109,7 +109,7 @@ def _resume_one(path: Any, run_id: str | None, answer: Any, by: str | None, trus
         chosen = timeline.run(run_id)
         to, mode, handed = _plan(chosen, answer, by, wake_early, orphan)
         require_trust(chosen, trust=trust, what="effect results and the run's entry to resume")
-        _check_drift(chosen, allow_drift, notes)
+        remap = _check_drift(chosen, allow_drift, notes)
         store = SqliteLeases(timeline.path)
         try:
             holder, before = store.acquire(chosen.id)
@@ -119,7 +119,8 @@ def _resume_one(path: Any, run_id: str | None, answer: Any, by: str | None, trus
                 lease = {"run": chosen.id, "token": holder.token, "ttl": lease_seconds()}
                 result = replay(chosen, to=to, mode=mode, trust=True, progress=progress,
                                 capture_output=capture_output, lease=lease, resume=handed,
-                                name=chosen.name if mode == "resume" else None)
+                                name=chosen.name if mode == "resume" else None,
+                                remap_lines=remap)
             finally:
                 store.release(chosen.id, holder.token)
         finally:
@@ -223,17 +224,27 @@ def _answered(continuation: Run) -> str:
     return f" — answered {who.repr}" if preview else ""
 
 
-def _check_drift(run: Run, allow_drift: bool, notes: list[str]) -> None:
+def _check_drift(run: Run, allow_drift: bool, notes: list[str]) -> bool:
+    """Refuse drift outside ``patched`` blocks unless ``allow_drift``; True when the code
+    changed inside them only (the replay then maps recorded lines, ``replay/linemap.py``)."""
     from ..replay.drift import find_drift
+    from ..replay.linemap import patched_only
 
     drift = find_drift(run)
     if not drift:
-        return
+        return False
     names = ", ".join(d.filename.rsplit("/", 1)[-1] for d in drift[:3])
+    verdict = patched_only(run)
+    if verdict.ok:
+        notes.append(f"code changed inside patched blocks ({', '.join(verdict.patches)}) "
+                     f"since the recording ({names}): resuming under the new code")
+        return True
     if not allow_drift:
-        raise ResumeError(f"{run.timeline.path}: code changed since the recording ({names}); "
-                          "pass --allow-drift (allow_drift=True) to resume anyway")
+        raise ResumeError(f"{run.timeline.path}: code changed since the recording outside "
+                          f"patched blocks ({verdict.outside}); pass --allow-drift "
+                          "(allow_drift=True) to resume anyway")
     notes.append(f"code changed since the recording ({names}); resuming anyway")
+    return False
 
 
 def _clock(when: float) -> str:

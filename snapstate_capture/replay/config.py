@@ -21,7 +21,9 @@ class ReplayConfig:
     print progress on stderr during long replays. ``resume``: for mode ``resume``, what the
     wait at step ``to`` gets — ``{"answer": base64 pickle | None, "by": who}``; ``lease``:
     ``{"run", "token", "ttl"}`` of the lease this replay holds (renewed by the child, claimed
-    when the continuation is created, released at its end); ``name``: the continuation's name.
+    when the continuation is created, released at its end); ``name``: the continuation's name;
+    ``remap_lines``: the code changed inside ``patched`` blocks, compare recorded lines where
+    they are now (``linemap.py``).
     """
 
     file: str
@@ -35,6 +37,7 @@ class ReplayConfig:
     resume: dict | None = None
     lease: dict | None = None
     name: str | None = None
+    remap_lines: bool = False
 
     def dump(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as handle:

@@ -55,7 +55,7 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
            live_effects: list[str] | None = None, trust: bool = False,
            progress: bool = True, capture_output: bool = False,
            lease: dict[str, Any] | None = None, resume: dict[str, Any] | None = None,
-           name: str | None = None) -> dict[str, Any]:
+           name: str | None = None, remap_lines: bool = False) -> dict[str, Any]:
     """Replay ``run`` in a child process and return its result dict.
 
     ``mode``: ``check`` | ``pdb`` | ``console`` | ``live`` | ``resume`` (what happens at step
@@ -73,7 +73,8 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
         config = ReplayConfig(file=str(run.timeline.path.resolve()), run=run.id,
                               result=os.path.join(scratch, "result.json"), to=to, mode=mode,
                               live_effects=list(live_effects or []), trust=trust,
-                              progress=progress, lease=lease, resume=resume, name=name)
+                              progress=progress, lease=lease, resume=resume, name=name,
+                              remap_lines=remap_lines)
         config_path = os.path.join(scratch, "config.json")
         config.dump(config_path)
         command = [sys.executable, "-m", "snapstate_capture.replay", config_path]

@@ -315,7 +315,7 @@ class ReplayRecorder(Recorder):
                 f"the program called effect {call.name} at {_short(call.site)}; the recording "
                 f"has no further effect in {call.task}",
                 effect=actual))
-        if entry.name != call.name or session.relocation.site(entry.site) != call.site:
+        if entry.name != call.name or self._recorded_site(entry) != call.site:
             session.diverge(divergence(
                 self.effect_step(entry), "effect-order", f"expected effect {entry.name} at "
                 f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",
@@ -358,6 +358,24 @@ class ReplayRecorder(Recorder):
         call.recorded_step = entry.step
         if entry.outcome == "raise":
             self._served_exceptions.add(id(value))
+
+
+    def _recorded_site(self, entry: Any) -> str:
+        """The journal entry's call site as it reads here: relocated, and with its line moved
+        to where it is now when the code changed inside ``patched`` blocks."""
+        site = self.session.relocation.site(entry.site)
+        lines = self.session.comparer.lines
+        if lines is None or entry.step is None:
+            return site
+        where, _, line = site.rpartition(":")
+        path = where.rpartition(" ")[2]
+        try:
+            keys = self._recorded(entry.step).frame_keys
+            record = self.session.timeline.json_blob(keys[-1]) if keys else {}
+            moved = lines.line(record.get("source"), path, int(line))
+        except (ValueError, IndexError, SnapStateError):
+            return site
+        return f"{where}:{moved}"
 
 
 def restore_recorded_rng(session: ReplaySession) -> None:

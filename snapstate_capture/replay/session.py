@@ -63,7 +63,12 @@ class ReplaySession:
         recorded_cwd = self.run.entry.get("cwd") or os.getcwd()
         #: Recorded paths -> paths here (the parent may start the child in another checkout).
         self.relocation = Relocation(recorded_cwd, os.getcwd())
-        self.comparer = StepComparer(self.timeline, recorded_cwd, self.relocation)
+        lines = None
+        if config.remap_lines:
+            from .linemap import LineMaps
+
+            lines = LineMaps(self.timeline)
+        self.comparer = StepComparer(self.timeline, recorded_cwd, self.relocation, lines)
         self.live_effects = set(config.live_effects)
         self.recorder: Any = None
         self.fork: dict[str, Any] | None = None
