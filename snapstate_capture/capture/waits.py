@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SnapStateError
+from .answers import wants_json
 from .effects import _inside, begin_call, end_call, user_frame
 from .recorder import active_recorder
 
@@ -106,7 +107,7 @@ def schema_spec(schema: Any) -> dict[str, Any] | None:
 def validate_in_program(schema: Any, answer: Any) -> tuple[Any, str | None]:
     """Check ``answer`` against a pydantic model ``schema`` in the program's own process:
     ``(the validated model, None)`` or ``(None, reason)``. Other schemas were checked by the
-    answering process (``durable.answers``): the answer is returned as it is."""
+    answering process (``capture/answers.py``): the answer is returned as it is."""
     if isinstance(schema, type) and callable(getattr(schema, "model_validate", None)):
         try:
             return schema.model_validate(answer), None
@@ -241,7 +242,8 @@ def _say(recorder: Any, pause: dict[str, Any]) -> None:
         prompt = _one_line(pause.get("prompt") or "")
         line = (f"snapstate: {path}: run {run} is waiting for {pause['name']!r}"
                 + (f" ({prompt})" if prompt else "")
-                + f"; answer with: snapstate resume {path} --run {run} --answer TEXT")
+                + f"; answer with: snapstate resume {path} --run {run} "
+                + ("--answer-json JSON" if wants_json(pause.get("schema")) else "--answer TEXT"))
     else:
         due = dt.datetime.fromtimestamp(pause["due"]).strftime("%Y-%m-%d %H:%M:%S")
         reason = _one_line(pause.get("reason") or "")

@@ -7,8 +7,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rich.table import Table
-
 from snapstate_capture import SnapStateError, open_timeline
 from snapstate_capture.durable.worker import timeline_files
 
@@ -51,18 +49,15 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         out.print(f"no waiting or sleeping runs in {len(files)} file(s)")
         return 0
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("file", "run", "name", "status", "waits for", "since"):
-        table.add_column(column, overflow="fold")
-    for path, pause in rows:
+    for path, pause in rows:  # two lines each: they stay readable at any width
         since = (pause.run.pause or {}).get("at")
+        when = f" since {clock(float(since))}" if isinstance(since, (int, float)) else ""
         if pause.kind == "wait":
-            what = plain(f"{pause.name!r}" + (f": {pause.prompt}" if pause.prompt else ""))
+            head = f"{path}  {pause.run.id[:8]}  {pause.run.name}  waiting for {pause.name!r}"
         else:
-            what = plain(f"until {clock(pause.due) if pause.due else '?'}"
-                         + (f" ({pause.prompt})" if pause.prompt else ""))
-        table.add_row(plain(path), pause.run.id[:8], plain(pause.run.name),
-                      plain(pause.run.status), what,
-                      clock(float(since)) if isinstance(since, (int, float)) else "")
-    out.print(table)
+            due = clock(pause.due) if pause.due else "?"
+            head = f"{path}  {pause.run.id[:8]}  {pause.run.name}  sleeping until {due}"
+        out.print(plain(head + when, "bold"), soft_wrap=True)
+        if pause.prompt:
+            out.print(plain(f"    {' '.join(pause.prompt.split())}"), soft_wrap=True)
     return 0
