@@ -126,3 +126,59 @@ def test_waiting_lists_open_waits_across_files(tmp_path):
     assert {r["prompt"] for r in rows} == {"Publish draft about cats?"}
     missing = run_cli("waiting", str(tmp_path / "nope.snap"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_resume_on_a_terminal_asks_until_the_answer_fits(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    path, side = start(tmp_path)
+    assert run_cli("resume", str(path), "--answer", "yes").returncode == 75
+    main, child_end = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", "resume", str(path)],
+                             stdin=child_end, stdout=child_end, stderr=child_end, env=env)
+    os.close(child_end)
+    seen = b""
+
+    def read_until(text: bytes) -> None:
+        nonlocal seen
+        while text not in seen:
+            chunk = os.read(main, 4096)
+            assert chunk, seen
+            seen += chunk
+
+    read_until(b"answer> ")
+    assert b"run waits for 'legal': Legal ok?" in seen and b'schema: {"type": "boolean"}' in seen
+    os.write(main, b"maybe\n")
+    read_until(b"is not of type 'boolean'")
+    os.write(main, b"true\n")
+    assert child.wait(timeout=120) == 0
+    try:
+        while True:
+            chunk = os.read(main, 4096)
+            if not chunk:
+                break
+            seen += chunk
+    except OSError:
+        pass
+    os.close(main)
+    assert b"final: draft about cats (yes) True" in seen
+    assert [r["status"] for r in runs_json(path)] == ["waiting", "waiting", "finished"]
+
+
+def test_the_recording_process_never_imports_jsonschema(tmp_path):
+    program = tmp_path / "p.py"
+    program.write_text(
+        "import sys\nimport snapstate_capture as snap\n"
+        "try:\n"
+        "    with snap.record(sys.argv[1]):\n"
+        "        snap.wait_for('x', prompt='?', schema={'type': 'boolean'})\n"
+        "finally:\n"
+        "    print('jsonschema' in sys.modules, 'pydantic' in sys.modules)\n")
+    done = run_python(str(program), str(tmp_path / "p.snap"), cwd=tmp_path)
+    assert done.returncode == 75 and done.stdout.strip() == "False False", done.stderr
