@@ -211,17 +211,24 @@ def _continued(timeline: Any, run: Run, continuation: str, answer: Any,
 
 
 def _answered(continuation: Run) -> str:
-    """`` — answered by alice@box at 12:00:01`` from the continuation's answer step."""
+    """`` — answered by alice@box at 2025-01-02 12:00:01`` from the journal row of the
+    continuation's answer step (plain JSON: nothing is unpickled)."""
     parent = continuation.parent
     if parent is None:
         return ""
+    import json
+
+    rows = continuation.timeline.query("SELECT value FROM effects WHERE run_id=? AND step=?",
+                                       (continuation.id, parent.step + 1))
     try:
-        step = continuation.steps[parent.step + 1]
-        who = step.extra.get("by")
-    except (IndexError, SnapStateError):
+        who = json.loads(rows[0][0]).get("w") if rows else None
+    except (ValueError, TypeError, AttributeError):
+        who = None
+    if not isinstance(who, dict):
         return ""
-    preview = who.preview if who is not None else None
-    return f" — answered {who.repr}" if preview else ""
+    when = who.get("at")
+    return (f" — answered by {who.get('user')}@{who.get('host')}"
+            + (f" at {_clock(float(when))}" if isinstance(when, (int, float)) else ""))
 
 
 def _check_drift(run: Run, allow_drift: bool, notes: list[str]) -> bool:

@@ -4,7 +4,7 @@
 
 - ``slow``: wait for an answer, then an effect, then block until the file ``SIDE.go`` exists,
   then a last effect (a resumer can be killed mid-continuation);
-- ``sleep``: an effect, ``sleep_until`` two seconds later, an effect;
+- ``sleep``: an effect, ``sleep_until`` three seconds later, an effect;
 - ``retry``: an effect that hits a rate limit on its first call (``retry_after`` 2 s), retried.
 """
 
@@ -58,7 +58,7 @@ def main():
             print("final:", first, work("finish"))
         elif mode == "sleep":
             first = work("before")
-            woke = snap.sleep_until(time.time() + 2, reason="let the cache cool")
+            woke = snap.sleep_until(time.time() + 3, reason="let the cache cool")
             print("final:", first, work("after"), woke > 0)
         elif mode == "retry":
             print("final:", fetch("https://example.invalid/a"))
