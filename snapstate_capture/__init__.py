@@ -26,9 +26,9 @@ _PUBLIC = {
     "IntegrityError": "errors", "NotFoundError": "errors", "PayloadLoadError": "errors",
     "SnapStateError": "errors", "TimelineError": "errors", "UntrustedPayloadError": "errors",
     "CaptureOptions": "options", "ValueOptions": "options",
-    "Frame": "store.reader", "Run": "store.reader", "Step": "store.reader",
-    "StepSummary": "store.reader", "Timeline": "store.reader", "Value": "store.reader",
-    "open_timeline": "store.reader", "Placeholder": "values.placeholder",
+    "Frame": "store.records", "Run": "store.reader", "Step": "store.records",
+    "StepSummary": "store.records", "Timeline": "store.reader", "Value": "store.records",
+    "open_timeline": "trust.gate", "Placeholder": "values.placeholder",
     # durable waits (issue 17)
     "wait_for": "capture.waits", "sleep_until": "capture.waits", "patched": "capture.waits",
     "EXIT_PAUSED": "capture.waits", "Retry": "capture.retry", "resume": "durable.resume",
@@ -41,7 +41,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .errors import (IntegrityError, NotFoundError, PayloadLoadError, SnapStateError,
                          TimelineError, UntrustedPayloadError)
     from .options import CaptureOptions, ValueOptions
-    from .store.reader import Frame, Run, Step, StepSummary, Timeline, Value, open_timeline
+    from .store.reader import Run, Timeline
+    from .store.records import Frame, Step, StepSummary, Value
+    from .trust.gate import open_timeline
     from .values.placeholder import Placeholder
     from .capture.retry import Retry
     from .capture.waits import EXIT_PAUSED, patched, sleep_until, wait_for

@@ -25,6 +25,20 @@ def isolated_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
 
 
 @pytest.fixture
+def no_key_can_be_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home where the user key cannot be created (its config directory would be inside a
+    regular file — as a read-only home, but one that root cannot write either): runs are
+    recorded unsigned, with one warning per process (the latch is reset for the test)."""
+    from snapstate_capture.trust import keys
+
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(blocker / "config"))
+    monkeypatch.setattr(keys, "_unsigned_warned", False)
+    return blocker
+
+
+@pytest.fixture
 def snap_path(tmp_path: Path) -> Path:
     """A path for a new timeline file inside a fresh temporary directory."""
     return tmp_path / "run.snap"

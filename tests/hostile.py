@@ -6,9 +6,12 @@ file ``marker``: the proof that nothing unpickles is that ``marker`` never appea
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import pathlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +34,30 @@ class Touch:
         return "Touch()"
 
 
-def marker_file(path: Path, marker: Path, *, steps: int = 3) -> Path:
-    """Record ``steps`` checkpoints holding ``Touch(marker)`` values (as a local, inside a list,
-    and as a checkpoint extra) without ever loading them; returns ``path``."""
+@contextlib.contextmanager
+def as_stranger(directory: Path) -> Iterator[Path]:
+    """Inside the block, runs are recorded by someone else: signed with their own key
+    (``directory / "stranger.key"``, made on their first record), as a file received from a
+    teammate or a stranger is. The user's own key is neither used nor created."""
+    key = Path(directory) / "stranger.key"
+    old = os.environ.get("SNAPSTATE_KEY")
+    os.environ["SNAPSTATE_KEY"] = str(key)
+    try:
+        yield key
+    finally:
+        if old is None:
+            os.environ.pop("SNAPSTATE_KEY", None)
+        else:
+            os.environ["SNAPSTATE_KEY"] = old
+
+
+def marker_file(path: Path, marker: Path, *, steps: int = 3, mine: bool = False) -> Path:
+    """Record, as a stranger (``as_stranger``; ``mine``: as the user, with their key),
+    ``steps`` checkpoints holding ``Touch(marker)`` values (as a local, inside a list, and as a
+    checkpoint extra) without ever loading them; returns ``path``."""
     options = snap.CaptureOptions(values=snap.ValueOptions(test_load=False))
-    with snap.record(path, name="hostile", options=options):
+    who = contextlib.nullcontext() if mine else as_stranger(Path(path).parent)
+    with who, snap.record(path, name="hostile", options=options):
         bomb = Touch(marker)
         nested = {"items": [1, Touch(marker)]}
         for i in range(steps):
@@ -121,5 +143,5 @@ def last_run_id(path: Path) -> str:
         conn.close()
 
 
-__all__ = ["Touch", "add_blob", "connect", "content_hash", "flip_byte", "json_bytes",
+__all__ = ["Touch", "add_blob", "as_stranger", "connect", "content_hash", "flip_byte", "json_bytes",
            "last_run_id", "marker_file", "payload_keys", "rechain"]

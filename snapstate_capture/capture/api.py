@@ -14,8 +14,19 @@ from .environment import function_entry
 from ..store.hashing import content_hash
 from ..options import CaptureOptions
 from .recorder import DISABLE_ENV, Recorder, _active, active_recorder
-from ..replay.session import replay_session
 from ..values.payload import serialize
+
+#: In a replay child, the replay session (``replay.session.ReplaySession``): it decides what each
+#: ``record`` block does (``recorder_for``). None in every other process. Capture does not
+#: import replay (replay is the layer above); ``replay.session.install`` sets this.
+_replay_session: Any = None
+
+
+def attach_replay(session: Any) -> None:
+    """Hand ``record`` blocks to a replay ``session`` (None: record normally again)."""
+    global _replay_session
+    _replay_session = session
+
 
 #: ``record`` blocks begun in this process so far: a run's entry stores its block's number so
 #: that replay knows which block of the re-executed program is the run.
@@ -64,13 +75,13 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
 
     Arguments: ``name`` (default: the script or function name), ``options``
     (``CaptureOptions``), ``parent`` (``(run_id, step)`` for forks), ``encrypt`` (seal every
-    preview and payload with AES-GCM under the user key — needs ``snapstate keygen`` and
+    preview and payload with AES-GCM under the user key — needs a usable key and
     ``snapstate[crypto]``; without either, the program runs unrecorded with a warning, never
     recorded in the clear), ``patch_nondeterminism`` (route clocks, ``datetime.now``/``utcnow``/
     ``today``, ``random``'s functions, ``uuid``, ``os.urandom``, ``secrets`` and ``input``
     through the effect journal while the block runs, whoever calls them; see
-    ``nondeterminism.py``). Runs are signed with the user key
-    whenever one exists.
+    ``nondeterminism.py``). Runs are signed with the user key, which
+    the first record creates (``keys.ensure_key``; else unsigned, one warning).
 
     Each run stores its entry (how to start it again, ``environment.entry_facts``) and the
     ``random``/numpy generator states at its start, for ``snapstate replay``. Decorating an
@@ -127,7 +138,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
         if os.environ.get(DISABLE_ENV) == "1":
             return
         block, _blocks = _blocks, _blocks + 1
-        session = replay_session()
+        session = _replay_session
         if session is not None:  # a replay child: the session decides what this block does
             recorder: Recorder | None = session.recorder_for(
                 block, root=root, name=self.name or default_name, options=self.options,

@@ -37,7 +37,8 @@ from typing import Any, Callable, TypeVar
 from .frames import _PACKAGE_DIR
 from ..store.hashing import canonical_json, content_hash
 from ..options import ValueOptions
-from .recorder import PreviewOnly, active_recorder, current_task_name, current_thread_name
+from .recorder import PreviewOnly, active_recorder
+from .tasks import current_task_name, current_thread_name
 from ..values import capture_value
 from ..values.payload import serialize
 

@@ -19,7 +19,8 @@ from . import rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
 from .hashseed import seed_facts
-from ..trust.keys import KeyFileError, find_key
+from .tasks import current_task_name, current_thread_name
+from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
 from ..options import CaptureOptions
 from ..trust.signing import RunSigner
 from ..store.writer import StepRecord, TimelineWriter
@@ -51,25 +52,6 @@ class PreviewOnly:
 def active_recorder() -> Recorder | None:
     """Return the innermost active recorder, or None outside any ``record`` block."""
     return _active[-1] if _active else None
-
-
-def current_thread_name() -> str:
-    """Name of the calling thread (``MainThread``, ``Thread-1 (worker)``, …)."""
-    return threading.current_thread().name
-
-
-def current_task_name() -> str | None:
-    """Name of the running asyncio task in this thread, or None (asyncio never imported here)."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
-        return None
-    try:
-        if asyncio._get_running_loop() is None:
-            return None
-        task = asyncio.current_task()
-    except RuntimeError:
-        return None
-    return task.get_name() if task is not None else None
 
 
 class Recorder:
@@ -119,10 +101,11 @@ class Recorder:
     def start(self) -> bool:
         """Open the file and create the run; False (with a warning on stderr) if impossible."""
         try:
-            key = find_key() if self.encrypt else self._user_key()
+            key = self._user_key()
             if self.encrypt:
                 if key is None:
-                    raise KeyFileError("encrypt=True needs your key: run `snapstate keygen`")
+                    raise KeyFileError("encrypt=True needs your key, and it cannot be made: "
+                                       "set SNAPSTATE_KEY to a key file in a writable place")
                 from ..trust.encryption import Sealer
 
                 self._frames.sealer = Sealer(key)
@@ -257,13 +240,19 @@ class Recorder:
         return True
 
     def _user_key(self):
-        """The user key that signs this run, or None (unsigned) when there is none or it is
-        unusable (then a warning says why; recording goes on)."""
+        """The user key that signs this run, created on the first record (``ensure_key``);
+        None (unsigned) when it is unusable or cannot be made — then one warning per process
+        says why, and recording goes on."""
+        choice = ensure_key()
+        if choice.problem:
+            warn_unsigned_once(choice.problem, self._say)
+        return choice.key
+
+    def _say(self, message: str) -> None:
         try:
-            return find_key()
-        except KeyFileError as exc:
-            self._warn(f"run not signed: {exc}")
-            return None
+            sys.stderr.write(f"snapstate: {message}\n")
+        except Exception:  # noqa: BLE001 - stderr may be closed; there is nowhere else to say it
+            pass
 
     @property
     def recording(self) -> bool:
@@ -427,7 +416,7 @@ class _StreamWriter:
                     effect: dict[str, Any] | None = None) -> int:
         from dataclasses import asdict
 
-        from ..tracing.stream import FULL
+        from ..store.trace_items import FULL
 
         fields = asdict(record)
         if effect is not None:

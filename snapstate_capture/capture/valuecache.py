@@ -36,7 +36,7 @@ from ..store.blobs import manifest_bytes, manifest_hash
 from ..values import capture_value
 from ..values.payload import is_plain_payload, serialize
 from ..values.preview import PreviewBuilder
-from ..values.preview_json import encode_preview
+from .preview_json import encode_preview
 
 #: Children JSON larger than this is stored as its own blob (``"kids"``), so a preview whose
 #: length alone changed costs a small top node.

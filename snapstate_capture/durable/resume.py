@@ -29,7 +29,8 @@ from typing import Any
 from ..capture.answers import check_answer
 from ..errors import SnapStateError
 from ..store.leases import SqliteLeases, lease_seconds, login_name
-from ..store.reader import Run, open_timeline
+from ..store.reader import Run
+from ..trust.gate import open_timeline
 
 #: Passed as ``answer`` when none is given (None is an answer).
 NO_ANSWER: Any = type("NoAnswer", (), {"__repr__": lambda self: "NO_ANSWER"})()

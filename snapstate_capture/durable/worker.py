@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import SnapStateError
 from ..store.leases import LeaseHeld
-from ..store.reader import open_timeline
+from ..trust.gate import open_timeline
 from .resume import AnswerRefused, resume
 
 #: Seconds between passes of ``serve`` (``--interval``).

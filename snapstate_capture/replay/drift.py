@@ -9,13 +9,13 @@ short unified diff. Replay proceeds over drift only when the user says so (``--a
 from __future__ import annotations
 
 import difflib
-import json
 import linecache
 import os
 from dataclasses import dataclass, field
 
 from ..store.hashing import content_hash
 from ..store.reader import Run
+from .relocate import Relocation, relocation_for
 
 #: Diff lines kept per drifted file.
 MAX_DIFF_LINES = 24
@@ -37,28 +37,6 @@ class Drift:
                 "changed_lines": self.changed_lines}
 
 
-def recorded_sources(run: Run) -> dict[str, str]:
-    """``{filename: source hash}`` for every file on the run's saved stacks (first seen wins)."""
-    timeline = run.timeline
-    keys: dict[str, None] = {}
-    for (frames,) in timeline.query("SELECT DISTINCT frames FROM steps WHERE run_id=?",
-                                    (run.id,)):
-        try:
-            for key in json.loads(frames):
-                keys.setdefault(key, None)
-        except (ValueError, TypeError):
-            continue
-    sources: dict[str, str] = {}
-    for key in keys:
-        record = timeline.json_blob(key)
-        if not isinstance(record, dict):
-            continue
-        filename, source = record.get("filename"), record.get("source")
-        if isinstance(filename, str) and isinstance(source, str):
-            sources.setdefault(filename, source)
-    return sources
-
-
 def current_source(path: str) -> bytes | None:
     """The file's text as the recorder reads it (``linecache``), encoded; None if unreadable."""
     linecache.checkcache(path)
@@ -76,12 +54,10 @@ def find_drift(run: Run, cwd: str | None = None) -> list[Drift]:
     (``relocate.relocation_for``). Pseudo-files (``<string>``, ``<stdin>``) are skipped: they
     have no file to compare.
     """
-    from .relocate import Relocation, relocation_for
-
     base = cwd or run.entry.get("cwd") or os.getcwd()
     relocation = relocation_for(run) if cwd is None else Relocation(base, base)
     out = []
-    for filename, key in sorted(recorded_sources(run).items()):
+    for filename, key in sorted(run.source_files().items()):
         if filename.startswith("<"):
             continue
         path = relocation.path(os.path.normpath(os.path.join(base, filename)))

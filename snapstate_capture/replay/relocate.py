@@ -59,10 +59,8 @@ class Relocation:
 
 def recorded_files(run: Run, root: str) -> list[str]:
     """The files on the run's saved stacks that lay under ``root`` (absolute paths)."""
-    from .drift import recorded_sources
-
     prefix = root.rstrip(os.sep) + os.sep
-    files = [os.path.normpath(os.path.join(root, name)) for name in recorded_sources(run)
+    files = [os.path.normpath(os.path.join(root, name)) for name in run.source_files()
              if not name.startswith("<")]
     return [name for name in files if name.startswith(prefix)]
 

@@ -36,8 +36,11 @@ def replay_session() -> ReplaySession | None:
 
 def install(session: ReplaySession | None) -> None:
     """Make ``session`` the process's replay session (None removes it)."""
+    from ..capture import api
+
     global _session
     _session = session
+    api.attach_replay(session)
 
 
 class ReplaySession:
@@ -47,7 +50,7 @@ class ReplaySession:
     """
 
     def __init__(self, config: ReplayConfig) -> None:
-        from ..store.reader import open_timeline
+        from ..trust.gate import open_timeline
         from .compare import StepComparer
         from .journal import Journal
         from .relocate import Relocation

@@ -16,7 +16,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ..capture.recorder import Recorder
-from ..store.reader import open_timeline
+from ..trust.gate import open_timeline
 from .compare import compare_steps
 from .recorder import ReplayRecorder, restore_recorded_rng
 from .report import divergence

@@ -1,7 +1,5 @@
-"""The timeline file: SQLite schema, blob encoding, the writer and the reader API."""
+"""The timeline store: schema, blob encoding, the writer and the reader (docs/architecture.md).
 
-from .reader import Frame, ParentRef, Run, Step, Steps, Timeline, Value, open_timeline
-from .writer import StepRecord, TimelineWriter
-
-__all__ = ["Frame", "ParentRef", "Run", "Step", "StepRecord", "Steps", "Timeline",
-           "TimelineWriter", "Value", "open_timeline"]
+Import the module you need (``store.reader``, ``store.writer``, …): this package loads nothing
+itself, so a process that needs one part does not pay for the rest.
+"""

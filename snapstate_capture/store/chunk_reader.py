@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import IntegrityError
 from .hashing import canonical_json, content_hash
 from . import chunks
-from .reader import Frame, Step, Value
+from .records import Frame, Step, Value
 
 if TYPE_CHECKING:
     from .reader import Run, Timeline

@@ -27,7 +27,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tracing.stream import ADOPT, EXCEPTION, GAP, LINE_BITS, LINE_MASK, OPEN, REFRESH, RETURN, TASKS, TIME
+from .trace_items import ADOPT, EXCEPTION, GAP, LINE_BITS, LINE_MASK, OPEN, REFRESH, RETURN, TASKS, TIME
 from . import marshal_check
 
 try:

@@ -33,7 +33,11 @@ from ..errors import IntegrityError, NotFoundError, TimelineError
 from . import blobs, previews, sanitize
 from .connection import DB_ERRORS, db_error_text, open_for_reading
 from .leases import Lease, read_leases
+from .records import Frame, PayloadGate, Step, StepSummary, Value
 from .writer import process_start_marker
+
+__all__ = ["Frame", "ParentRef", "PayloadGate", "Run", "Step", "StepSummary", "Steps", "Timeline",
+           "Value", "open_timeline"]
 
 #: Statuses of a run that stopped at a durable wait, to be continued (``capture/waits.py``).
 PAUSED = ("waiting", "sleeping")
@@ -64,9 +68,12 @@ class Timeline:
     or from a newer SnapState.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, trust: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, trust: bool = False,
+                 gate: PayloadGate | None = None) -> None:
         self.path = Path(path)
         self.trust = trust
+        #: Decides whether payloads may be unpickled (``store.records.PayloadGate``); None: never.
+        self.gate = gate
         self._conn: sqlite3.Connection | None = open_for_reading(self.path)
         self._lock = threading.RLock()
         self._json_cache: OrderedDict[str, Any] = OrderedDict()
@@ -316,6 +323,28 @@ class Run:
             return "crashed"
         return "running"
 
+    def source_files(self) -> dict[str, str]:
+        """``{filename: source hash}`` for every file on the run's saved stacks (first seen
+        wins); raises ``TimelineError`` when the file cannot be read."""
+        timeline = self.timeline
+        keys: dict[str, None] = {}
+        for (frames,) in timeline.query("SELECT DISTINCT frames FROM steps WHERE run_id=?",
+                                        (self.id,)):
+            try:
+                for key in json.loads(frames):
+                    keys.setdefault(key, None)
+            except (ValueError, TypeError):
+                continue
+        sources: dict[str, str] = {}
+        for key in keys:
+            record = timeline.json_blob(key)
+            if not isinstance(record, dict):
+                continue
+            filename, source = record.get("filename"), record.get("source")
+            if isinstance(filename, str) and isinstance(source, str):
+                sources.setdefault(filename, source)
+        return sources
+
     @property
     def duration(self) -> float | None:
         """Seconds from start to end (to the last step for unfinished runs), or None."""
@@ -509,23 +538,6 @@ class Steps(Sequence["Step"]):
             start += len(chunk)
 
 
-@dataclass(frozen=True)
-class StepSummary:
-    """A step's list columns only (see ``Steps.summaries``): cheap to read by the thousand."""
-
-    index: int
-    kind: str
-    label: str | None
-    wall_time: float
-    function: str | None
-    filename: str | None
-    lineno: int | None
-    depth: int
-    n_changed: int
-    thread: str
-    task: str | None
-
-
 _EQUAL_FILTERS = {"kind": "s.kind", "function": "s.function", "label": "s.label",
                   "thread": "s.thread"}
 
@@ -587,157 +599,3 @@ def _step_filter(where: dict[str, Any]) -> tuple[tuple[str, str], list[Any]]:
     return (join, "".join(f" AND {c}" for c in conds)), params
 
 
-class Step:
-    """One step of a run. Frames are loaded on first access."""
-
-    def __init__(self, run: Run, row: tuple) -> None:
-        (self.index, self.kind, self.label, self.wall_time, self.mono_time, self.thread,
-         self.task, self.function, self.filename, self.lineno, self.depth, frames, extra,
-         errors, self.n_changed, self.hash) = sanitize.step_row(run.timeline.path, row)
-        self.run = run
-        self.frame_keys: list[str] = frames
-        self._extra_refs: dict[str, Any] = extra
-        self.errors: list[str] = errors
-        #: Pending asyncio tasks at this step (traced steps only; see ``async_tasks``).
-        self.tasks: list[list[Any]] | None = None
-
-    def __repr__(self) -> str:
-        return f"<Step {self.index} {self.kind} {self.function} {self.label!r}>"
-
-    @cached_property
-    def frames(self) -> tuple[Frame, ...]:
-        """The saved stack, outermost frame first."""
-        timeline = self.run.timeline
-        return tuple(Frame(timeline, key, timeline.json_blob(key), step=self)
-                     for key in self.frame_keys)
-
-    @cached_property
-    def extra(self) -> dict[str, Value]:
-        """Values stored with the step itself: checkpoint extras, ``return``, ``exception``."""
-        return {name: Value(self.run.timeline, name, ref, step=self)
-                for name, ref in self._extra_refs.items()}
-
-
-class Frame:
-    """One frame of a saved stack (read from a content-addressed frame record)."""
-
-    def __init__(self, timeline: Timeline, key: str, record: dict[str, Any], *,
-                 step: Step | None = None) -> None:
-        if not isinstance(record, dict):
-            raise IntegrityError(timeline.path, f"frame record {key[:12]} is malformed")
-        self.timeline = timeline
-        self.step = step
-        self.key = key
-        (self.function, self.filename, self.lineno, self.code_hash, self.source_hash,
-         self._local_refs) = sanitize.frame_record(record)
-
-    def __repr__(self) -> str:
-        return f"<Frame {self.function} {self.filename}:{self.lineno}>"
-
-    @cached_property
-    def locals(self) -> dict[str, Value]:
-        """Local variables, name -> ``Value``, in the order Python listed them."""
-        out: dict[str, Value] = {}
-        for item in self._local_refs:
-            if isinstance(item, list) and len(item) == 2 and isinstance(item[1], dict):
-                out[str(item[0])] = Value(self.timeline, str(item[0]), item[1], step=self.step)
-        return out
-
-    @cached_property
-    def source(self) -> tuple[str, ...]:
-        """The frame's file as saved in the timeline, one string per line (no line ends);
-        empty when the source was not available at capture time."""
-        if not self.source_hash:
-            return ()
-        self.timeline.check_size(self.source_hash, sanitize.MAX_RECORD)
-        return tuple(self.timeline.blob(self.source_hash).decode("utf-8", "replace")
-                     .splitlines())
-
-
-class Value:
-    """One captured value: a preview (always), maybe a payload.
-
-    ``preview`` is the JSON dict described in ``snapstate_capture.values.preview``; reading it
-    runs no code from the file. ``load()`` unpickles the payload and so needs trust.
-    """
-
-    def __init__(self, timeline: Timeline, name: str, ref: dict[str, Any], *,
-                 step: Step | None = None) -> None:
-        self.timeline = timeline
-        self.step = step  # where it was read from: the trust gate checks that step's run
-        self.name = name
-        self.ref = ref = sanitize.value_ref(ref)
-        self.preview_key: str | None = ref.get("p")
-        self.payload_key: str | None = ref.get("b")
-        self.serializer: str | None = ref.get("s")
-        #: Inline values: scalars (int, float, bool, None, short str) stored in a traced step
-        #: itself rather than as blobs (``store.chunks``); ``ref == {"v": value}``.
-        self.is_inline = "v" in ref
-
-    def __repr__(self) -> str:
-        return f"<Value {self.name}: {self.type_name} {self.repr[:40]!r}>"
-
-    @cached_property
-    def preview(self) -> dict[str, Any]:
-        """The preview dict (``{"type", "repr", ...}``); a minimal stand-in if it is missing."""
-        if self.is_inline:
-            from ..options import ValueOptions
-            from ..values.preview import PreviewBuilder
-
-            return PreviewBuilder(ValueOptions()).build(self.ref["v"])
-        if not self.preview_key:
-            return {"type": "?", "repr": "<no preview>"}
-        if self.ref.get("x"):
-            from ..trust.encryption import sealed_preview
-
-            return sanitize.preview(sealed_preview(self))
-        data = self.timeline.preview_blob(self.preview_key)
-        if not isinstance(data, dict):
-            raise IntegrityError(self.timeline.path, f"preview of {self.name} is malformed")
-        return sanitize.preview(data)
-
-    @property
-    def digest(self) -> str:
-        """Identity of the captured content: payload hash, else preview hash (for an inline
-        value, ``"v:"`` and its canonical JSON)."""
-        if self.is_inline:
-            return "v:" + json.dumps([type(self.ref["v"]).__name__, self.ref["v"]])
-        return self.payload_key or self.preview_key or ""
-
-    @property
-    def type_name(self) -> str:
-        return str(self.preview.get("type", "?"))
-
-    @property
-    def repr(self) -> str:
-        return str(self.preview.get("repr", ""))
-
-    @property
-    def is_placeholder(self) -> bool:
-        return "placeholder" in self.preview
-
-    @property
-    def is_sealed(self) -> bool:
-        """Encrypted, and the user's key cannot open it: shown as locked
-        (see ``snapstate_capture.trust.encryption``)."""
-        return "sealed" in self.preview
-
-    @property
-    def is_redacted(self) -> bool:
-        return bool(self.preview.get("redacted"))
-
-    @property
-    def has_payload(self) -> bool:
-        return bool(self.payload_key) or self.is_inline
-
-    def load(self, trust: bool = False) -> Any:
-        """Unpickle the payload and return the object.
-
-        Allowed when the value's run verifies under the user's key (``snapstate_capture.trust.gate``),
-        or with ``trust=True`` here or when the timeline was opened; else raises
-        ``UntrustedPayloadError``. ``PayloadLoadError`` when there is no payload or it cannot be
-        loaded; ``IntegrityError`` when the stored bytes do not match their hash.
-        """
-        from ..trust.gate import load_payload
-
-        return load_payload(self, trust=trust or self.timeline.trust)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from .hashing import GENESIS, chain_hash, content_hash
-from ..trust.signing import RunSigner
 from . import blobs
 from .connection import open_for_writing
 from .leases import claim_continuation
@@ -109,17 +108,53 @@ def process_start_marker(pid: int) -> str | None:
         return None
 
 
+class _NoSignature:
+    """What an unsigned change stages: no signature, no key, nothing to commit."""
+
+    signature = None
+    key_id = None
+
+    def commit(self) -> None:
+        """Nothing to do: the run is not signed."""
+
+
+class Unsigned:
+    """The signer of a writer that signs nothing (``trust.signing.RunSigner``'s shape)."""
+
+    _NONE = _NoSignature()
+    key_id = None
+
+    def begin(self, run_id: str, **header: Any) -> _NoSignature:
+        return self._NONE
+
+    def step(self, run_id: str, count: int, head: bytes) -> _NoSignature:
+        return self._NONE
+
+    def effect(self, run_id: str, **fields: Any) -> _NoSignature:
+        return self._NONE
+
+    def end(self, run_id: str, **fields: Any) -> _NoSignature:
+        return self._NONE
+
+    def resume(self, run_id: str, **state: Any) -> bool:
+        return False
+
+
+UNSIGNED = Unsigned()
+
+
 class TimelineWriter:
     """Writes runs into one timeline file (created if missing, appended to otherwise).
 
     Raises ``TimelineError`` from the constructor when the file cannot be opened for writing.
     Methods after that raise ``sqlite3.Error`` on I/O failure; the recorder catches these.
-    ``signer`` (``signing.RunSigner``) re-signs each run in the transaction of every change.
+    ``signer`` (``trust.signing.RunSigner``, or any object of its shape) re-signs each run in
+    the transaction of every change; without one, runs are written unsigned.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, signer: RunSigner | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, signer: Any = None) -> None:
         self.path = Path(path)
-        self._signer = signer or RunSigner(None)
+        self._signer = signer if signer is not None else UNSIGNED
         self._conn: sqlite3.Connection = open_for_writing(self.path)
         self._lock = threading.Lock()
         self._known: set[str] = set()
@@ -241,6 +276,25 @@ class TimelineWriter:
                 steps=int(row[0]), head=row[1],
                 effects=[dict(zip(("seq", "step", "site", "task", "ordinal", "name",
                                    "args_hash", "outcome", "value"), e)) for e in effects])
+
+    def set_signature(self, run_id: str, *, signature: bytes, key_id: str, steps: int,
+                      head: bytes | None, status: str, effects: int) -> bool:
+        """Store ``signature`` (made by ``key_id``) on an existing run, only if the run still
+        has the ``steps``, chain ``head``, ``status`` and number of ``effects`` that were
+        verified and signed (``snapstate sign``). Returns False when the run changed meanwhile
+        (nothing is written)."""
+        with self._lock:
+            with self._transaction("BEGIN IMMEDIATE") as conn:
+                row = conn.execute("SELECT step_count, chain_head, status FROM runs WHERE id=?",
+                                   (run_id,)).fetchone()
+                count = conn.execute("SELECT count(*) FROM effects WHERE run_id=?",
+                                     (run_id,)).fetchone()[0]
+                if row is None or (row[0], bytes(row[1] or GENESIS), row[2]) != \
+                        (steps, bytes(head or GENESIS), status) or count != effects:
+                    return False
+                conn.execute("UPDATE runs SET signature=?, key_id=? WHERE id=?",
+                             (signature, key_id, run_id))
+        return True
 
     def next_index(self, run_id: str) -> int:
         """The index the run's next step will get."""

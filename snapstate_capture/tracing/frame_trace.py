@@ -19,7 +19,8 @@ import types
 from typing import Any
 
 from .codeinfo import CodeInfo
-from .stream import DELETED, EXCEPTION, INLINE_STR, LINE_BITS, REFRESH, RETURN, SCALAR_TYPES
+from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
+from .stream import INLINE_STR, SCALAR_TYPES
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
 #: Where an ``await`` / ``yield from`` ends: the awaited iterator's ``StopIteration`` raises an

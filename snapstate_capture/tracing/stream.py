@@ -52,16 +52,9 @@ from typing import Any
 
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
+from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value
 
-LINE_BITS = 22
-LINE_MASK = (1 << LINE_BITS) - 1
-
-# Item codes (first element of a control tuple).
-OPEN, RETURN, EXCEPTION, BLOB, FULL, GAP, TASKS, TIME, ADOPT = -1, -2, -3, -4, -5, -6, -7, -8, -9
-VALUE = -10
-REFRESH = -11
-DELETED = ()
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
 FLUSH_SECONDS = 0.02

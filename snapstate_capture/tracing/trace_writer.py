@@ -24,7 +24,8 @@ import time
 from typing import Any
 
 from ..options import CaptureOptions
-from .stream import BLOB, FULL, LINE_BITS, LINE_MASK, VALUE, resolve_marshaled
+from ..store.trace_items import BLOB, FULL, LINE_BITS, LINE_MASK, VALUE
+from .stream import resolve_marshaled
 from ..store import chunks
 from ..store.writer import StepRecord, TimelineWriter
 

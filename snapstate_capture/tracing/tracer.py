@@ -27,14 +27,14 @@ import time
 import types
 from typing import Any, Callable
 
-from .tasks import pending_tasks
+from ..capture.tasks import current_task_name, pending_tasks
 from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
 from ..capture.frames import FrameCapturer
 from .include import IncludeRule
 from ..options import CaptureOptions
-from ..capture.recorder import current_task_name
-from .stream import ADOPT, BLOB, GAP, OPEN, TASKS, Stream, ValueEncoder
+from ..store.trace_items import ADOPT, BLOB, GAP, OPEN, TASKS
+from .stream import Stream, ValueEncoder
 
 _SUSPENDED_LIMIT = 10_000
 

@@ -3,7 +3,7 @@
 Unpickling runs code chosen by whoever wrote the file (DESIGN.md "Trust"). A payload is loaded
 only when
 
-- its run verifies under the user's key (``snapstate keygen``): chain intact and signature
+- its run verifies under the user's key (created on first record): chain intact and signature
   valid, so the bytes are what the user's own recorder wrote; or
 - the caller vouches for the file: ``trust=True`` (``--trust`` on the command line).
 
@@ -14,11 +14,14 @@ before loading anything of a run.
 
 from __future__ import annotations
 
+import os
+import shlex
+import socket
 import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PayloadLoadError, UntrustedPayloadError
-from .keys import KeyFileError, find_key
+from .keys import KeyFileError, find_key, key_path
 from ..values import loads
 
 if TYPE_CHECKING:
@@ -27,10 +30,6 @@ if TYPE_CHECKING:
 
 _verdicts: weakref.WeakKeyDictionary[Timeline, dict[tuple[str, str], RunReport]] = \
     weakref.WeakKeyDictionary()
-
-_WHY = {"unsigned": "is unsigned", "other-key": "is signed by another key",
-        "invalid": "has an invalid signature (altered after signing)"}
-
 
 def run_report(run: Run) -> RunReport | None:
     """Verify ``run``'s chain and signature under the user's key (cached); None without a key.
@@ -53,18 +52,51 @@ def run_report(run: Run) -> RunReport | None:
 
 
 def untrusted_reason(run: Run, step_index: int | None = None) -> str | None:
-    """Why payloads of ``run`` (at ``step_index``) may not be loaded without ``trust``;
-    None when the run verifies under the user's key."""
+    """Why payloads of ``run`` (at ``step_index``) may not be loaded without ``trust``, and
+    what would make them load, as one clause ("is unsigned …: check it and pass --trust, or
+    `snapstate sign FILE --run ID` …"); None when the run verifies under the user's key."""
     report = run_report(run)
+    sign = f"`snapstate sign {shlex.quote(str(run.timeline.path))} --run {run.id[:8]}`"
     if report is None:
-        return "cannot be checked: you have no key (snapstate keygen)"
+        return (f"cannot be checked: you have no key yet ({key_path()}); if you trust the "
+                f"file pass --trust, or {sign} creates your key and signs the run as yours")
     if report.chain_broken_at is not None or report.chain_problem:
-        return f"is altered or damaged ({report.chain_problem})"
+        return (f"is altered or damaged ({report.chain_problem}): `snapstate verify "
+                f"{shlex.quote(str(run.timeline.path))}` shows where; only --trust loads it")
+    if report.signature == "unsigned":
+        return f"{_unsigned_why(run)}: check it and pass --trust, or {sign} to sign it as yours"
+    if report.signature == "other-key":
+        return (f"is signed by another key ({report.key_id}; yours is {_own_key_id()}): if you "
+                "trust whoever signed it, pass --trust")
+    if report.signature == "invalid":
+        return ("has an invalid signature: it was altered after it was signed (`snapstate "
+                f"verify {shlex.quote(str(run.timeline.path))}`); only --trust loads it")
     if report.signature != "valid":
-        return _WHY.get(report.signature, report.signature)
+        return f"is {report.signature}: pass --trust if you trust the file"
     if step_index is not None and step_index >= report.steps:
-        return f"was verified up to step {report.steps - 1} only"
+        return (f"was verified up to step {report.steps - 1} only (it is still being "
+                "recorded): open it again, or pass --trust")
     return None
+
+
+def _unsigned_why(run: Run) -> str:
+    """"was recorded before your key existed" when that is so (this host, started before the
+    key file was made), else "is unsigned"."""
+    try:
+        made = os.stat(key_path()).st_mtime
+    except OSError:
+        made = None
+    if made is not None and run.host == socket.gethostname() and run.started < made:
+        return "was recorded before your key existed"
+    return "is unsigned"
+
+
+def _own_key_id() -> str:
+    try:
+        key = find_key()
+    except KeyFileError:
+        key = None
+    return key.key_id if key else "none"
 
 
 def is_trusted(run: Run) -> bool:
@@ -75,16 +107,16 @@ def is_trusted(run: Run) -> bool:
 def require_trust(run: Run, *, trust: bool = False, what: str = "payloads") -> None:
     """Raise ``UntrustedPayloadError`` unless ``trust`` or ``run`` verifies under the user's key.
 
-    For replay, fork and the REPL: call once before loading any payload of ``run``.
+    For replay, fork and the REPL: call once before loading any payload of ``run``. The message
+    says what would make it pass for this run (see ``untrusted_reason``).
     """
     if trust:
         return
     reason = untrusted_reason(run)
     if reason is not None:
         raise UntrustedPayloadError(
-            f"{run.timeline.path}: refusing to load {what}: run {run.id[:8]} {reason}; "
-            "loading a payload runs code from the file: pass --trust (trust=True) only if you "
-            "trust the file")
+            f"{run.timeline.path}: refusing to load {what} (loading runs code from the file): "
+            f"run {run.id[:8]} {reason}")
 
 
 def load_payload(value: Value, *, trust: bool) -> Any:
@@ -101,9 +133,8 @@ def load_payload(value: Value, *, trust: bool) -> Any:
                   else untrusted_reason(step.run, step.index))
         if reason is not None:
             raise UntrustedPayloadError(
-                f"{value.timeline.path}: refusing to load {value.name!r}: its run {reason}; "
-                "loading a payload runs code from the file: open it with trust=True (--trust) "
-                "only if you trust the file")
+                f"{value.timeline.path}: refusing to load {value.name!r} (loading runs code "
+                f"from the file): its run {reason} (trust=True in Python)")
     if getattr(value, "is_inline", False):
         return value.ref["v"]  # a scalar stored as plain data: nothing to unpickle
     if not value.payload_key or not value.serializer:
@@ -125,3 +156,31 @@ def load_payload(value: Value, *, trust: bool) -> Any:
         raise PayloadLoadError(
             f"{value.timeline.path}: {value.name!r} could not be loaded: "
             f"{type(exc).__name__}: {exc}") from exc
+
+
+class TrustGate:
+    """The payload gate (``store.records.PayloadGate``) of every timeline opened through
+    ``open_timeline``: ``load`` is ``load_payload``, ``unseal`` decrypts a sealed preview."""
+
+    def load(self, value: Value, *, trust: bool) -> Any:
+        return load_payload(value, trust=trust)
+
+    def unseal(self, value: Value) -> dict[str, Any]:
+        from .encryption import sealed_preview
+
+        return sealed_preview(value)
+
+
+GATE = TrustGate()
+
+
+def open_timeline(path: str | os.PathLike[str], *, trust: bool = False) -> Timeline:
+    """Open the timeline file (or store URL) at ``path`` for reading, behind the trust gate.
+
+    ``trust=True`` allows ``Value.load()`` to unpickle payloads from this file (it runs code from
+    the file; see DESIGN.md "Trust"); without it a payload loads only when its run verifies under
+    the user's key. Raises ``TimelineError`` naming the file and the problem.
+    """
+    from ..store.reader import Timeline
+
+    return Timeline(path, trust=trust, gate=GATE)

@@ -2,7 +2,8 @@
 
 Where it lives: ``$SNAPSTATE_KEY`` when set (a path to a key file), else
 ``$XDG_CONFIG_HOME/snapstate/key``, else ``~/.config/snapstate/key`` (the XDG Base Directory
-convention). ``snapstate keygen`` creates it: 32 random bytes from ``secrets`` written as one
+convention). The first ``record`` creates it when there is none (``ensure_key``), so one's own
+runs are signed by default; ``snapstate keygen`` creates it explicitly. Either way: 32 random bytes from ``secrets`` written as one
 line of hex, the file owner-only (0600) in an owner-only directory (0700), as ``ssh-keygen``
 does for private keys. A key file that others can read is refused, as ssh refuses one.
 
@@ -20,6 +21,7 @@ import hmac
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,6 +173,58 @@ def find_key() -> UserKey | None:
     if not os.path.lexists(path):
         return None
     return load_key(path)
+
+
+#: Set once the "recording unsigned" warning was printed: a process warns at most once.
+_unsigned_warned = False
+
+
+@dataclass(frozen=True)
+class KeyChoice:
+    """What ``ensure_key`` found: the ``key`` to sign with (None: record unsigned), whether it
+    was ``created`` just now, and the ``problem`` (one line) when there is no usable key."""
+
+    key: UserKey | None
+    created: bool = False
+    problem: str | None = None
+
+
+def ensure_key() -> KeyChoice:
+    """Return the user's key, creating it at ``key_path()`` when there is none (DESIGN.md
+    "Trust": the user's key is created on first record, so one's own runs are signed).
+
+    Never raises: a key file that exists but is unusable, or a key that cannot be created (a
+    read-only home), gives ``KeyChoice(None, problem=...)``; the caller records unsigned.
+    Two processes creating the key at once end up with the same key (the file is linked into
+    place only when complete, and the loser reads the winner's).
+    """
+    try:
+        key = find_key()
+    except KeyFileError as exc:
+        return KeyChoice(None, problem=str(exc))
+    if key is not None:
+        return KeyChoice(key)
+    try:
+        return KeyChoice(generate_key(), created=True)
+    except KeyFileError as exc:
+        try:
+            key = find_key()  # another process created it first
+        except KeyFileError:
+            key = None
+        if key is not None:
+            return KeyChoice(key)
+        return KeyChoice(None, problem=f"{exc}; set SNAPSTATE_KEY to a key file in a writable "
+                                       "place, or run `snapstate keygen` once it is writable")
+
+
+def warn_unsigned_once(problem: str, write: Callable[[str], object]) -> None:
+    """Write "runs are recorded unsigned: PROBLEM" through ``write`` the first time in this
+    process (a program recording one run per call warns once, not at every run)."""
+    global _unsigned_warned
+    if _unsigned_warned:
+        return
+    _unsigned_warned = True
+    write(f"runs are recorded unsigned: {problem}")
 
 
 def _peek_id(path: Path) -> str:

@@ -61,6 +61,9 @@ class RunReport:
     chain_broken_at: int | None = None
     chain_problem: str | None = None
     corrupt: dict[str, BlobProblem] = field(default_factory=dict)
+    #: What a signature of the run covers, recomputed from its rows (``signing.RunState``);
+    #: None when the chain is broken. ``snapstate sign`` signs exactly this.
+    state: RunState | None = field(default=None, repr=False, compare=False)
 
     @property
     def intact(self) -> bool:
@@ -229,6 +232,20 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
             report.chain_problem = f"{extra} step(s) were added after the run's last step"
     if usage is not None:
         report.corrupt = usage.problems
+    state: RunState | None = None
+    try:
+        state = RunState(
+            run_id, header_digest(run_id=run_id, name=name, started=started, pid=pid,
+                                  host=host, proc_start=proc_start, entry=entry, env=env,
+                                  parent_run=parent_run, parent_step=parent_step),
+            steps=step_count, head=chain_head or GENESIS, effects=effects,
+            effects_head=effects_head,
+            end=None if status == "running" else end_fields(status=status, ended=ended,
+                                                            error=error))
+    except (TypeError, ValueError, AttributeError):
+        state = None  # a field of the wrong type: not what our writer wrote
+    if report.chain_broken_at is None and report.chain_problem is None:
+        report.state = state
     if not isinstance(signature, bytes):
         report.signature = "unsigned"
     elif key is None:
@@ -237,17 +254,9 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
         report.signature = "other-key"
     else:
         try:
-            state = RunState(
-                run_id, header_digest(run_id=run_id, name=name, started=started, pid=pid,
-                                      host=host, proc_start=proc_start, entry=entry, env=env,
-                                      parent_run=parent_run, parent_step=parent_step),
-                steps=step_count, head=chain_head or GENESIS, effects=effects,
-                effects_head=effects_head,
-                end=None if status == "running" else end_fields(status=status, ended=ended,
-                                                                error=error))
-            valid = check_signature(key, state, signature)
-        except (TypeError, ValueError, AttributeError):
-            valid = False  # a field of the wrong type: not what our writer wrote
+            valid = state is not None and check_signature(key, state, signature)
+        except (TypeError, ValueError):
+            valid = False
         report.signature = "valid" if valid else "invalid"
     return report
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import traceback
 from typing import Any
 
 from .preview import safe_repr, static_attributes, type_name
+
+#: Frames in this package (capture's own wrappers, e.g. an effect's call) are left out of a
+#: recorded traceback: they are not the program's, and their line numbers change with ours.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def describe_exception(exc: BaseException, *, limit: int = 300) -> dict[str, Any]:
@@ -28,9 +33,11 @@ def describe_exception(exc: BaseException, *, limit: int = 300) -> dict[str, Any
                   for name, value in (static_attributes(exc) or [])
                   if not name.startswith("__")}
     try:
-        summary = traceback.extract_tb(exc.__traceback__)
-        frames = [[f.filename, f.lineno, f.name, f.line or ""] for f in summary]
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        report = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+        report.stack = traceback.StackSummary.from_list(
+            [f for f in report.stack if not f.filename.startswith(_PACKAGE_DIR)])
+        frames = [[f.filename, f.lineno, f.name, f.line or ""] for f in report.stack]
+        text = "".join(report.format())
     except BaseException:  # noqa: BLE001 - formatting must not fail the capture
         frames, text = [], f"{type_name(exc)}: {message}"
     return {"type": type_name(exc), "message": message[:2000], "args": args,

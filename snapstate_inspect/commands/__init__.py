@@ -24,6 +24,7 @@ NAMES = (
     "worker",
     "verify",
     "keygen",
+    "sign",
     "export",
     "gc",
 )

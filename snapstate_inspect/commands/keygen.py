@@ -15,9 +15,11 @@ from ..safe_text import escape_controls
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
-        "keygen", help="create your key: runs you record are then signed with it",
-        description=f"Create a new secret key at {key_path()} (owner-only). Runs recorded "
-                    "afterwards are signed with it, and their payloads load without --trust. "
+        "keygen", help="create your key now (the first record creates it otherwise)",
+        description=f"Create a new secret key at {key_path()} (owner-only). The first record "
+                    "creates it too when there is none. Runs recorded afterwards are signed "
+                    "with it, and their payloads load without --trust; sign older runs with "
+                    "`snapstate sign FILE --run ID`. "
                     "Keep it secret; SNAPSTATE_KEY=PATH selects another key file.")
     parser.add_argument("--force", action="store_true",
                         help="replace an existing key (files it signed then show as signed by "

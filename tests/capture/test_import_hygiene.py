@@ -52,4 +52,5 @@ def test_public_names_load_on_first_use():
                         "print(open_timeline.__module__, effects.__name__)")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "snapstate_capture.capture.api", "SnapStateError",
-                                     "snapstate_capture.store.reader", "snapstate_capture.capture.effects"]
+                                     "snapstate_capture.trust.gate",
+                                     "snapstate_capture.capture.effects"]

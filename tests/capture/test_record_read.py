@@ -11,6 +11,7 @@ import threading
 import pytest
 
 import snapstate_capture as snap
+from tests.hostile import as_stranger
 
 
 def test_checkpoint_records_stack_locals_and_extra(snap_path):
@@ -187,7 +188,7 @@ def test_unchanged_values_are_stored_once(snap_path):
 
 
 def test_load_requires_trust(snap_path):
-    with snap.record(snap_path):
+    with as_stranger(snap_path.parent), snap.record(snap_path):
         payload = {"a": [1, 2, 3]}
         snap.checkpoint()
     assert payload
@@ -207,7 +208,7 @@ def test_finished_file_opens_read_only_without_companion_files(tmp_path):
     try:
         with snap.open_timeline(path) as timeline:
             assert timeline.runs[0].steps[0].label == "one"
-        assert sorted(os.listdir(tmp_path)) == ["ro.snap"]
+        assert sorted(n for n in os.listdir(tmp_path) if n.startswith("ro.")) == ["ro.snap"]
     finally:
         os.chmod(tmp_path, 0o700)
 

@@ -62,7 +62,7 @@ def test_corrupt_missing_and_cyclic_rows_raise_blob_errors():
 
 
 def test_delta_chains_are_bounded_by_the_writer(tmp_path):
-    from snapstate_capture.store import StepRecord, TimelineWriter
+    from snapstate_capture.store.writer import StepRecord, TimelineWriter
 
     writer = TimelineWriter(tmp_path / "chain.snap")
     run = writer.begin_run(name="chain", entry={}, env={})

@@ -11,7 +11,7 @@ import pytest
 import snapstate_capture as snap
 from snapstate_capture.errors import TimelineError
 from snapstate_capture.replay.fork import start_fork
-from snapstate_capture.store import TimelineWriter
+from snapstate_capture.store.writer import TimelineWriter
 from snapstate_capture.store.maintenance import collect_garbage, parse_duration, parse_size
 from tests.conftest import run_cli
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import snapstate_capture as snap
+from tests.hostile import as_stranger
 
 HERE = __file__
 
@@ -34,7 +35,7 @@ def _steps(path):
 
 
 def test_lines_mode_records_locals_at_each_line(snap_path):
-    with snap.record(snap_path, trace="lines", include=[HERE]):
+    with as_stranger(snap_path.parent), snap.record(snap_path, trace="lines", include=[HERE]):
         result = accumulate(3)
     assert result == [0, 1, 3]
     timeline, steps = _steps(snap_path)

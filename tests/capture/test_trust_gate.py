@@ -10,7 +10,7 @@ import pytest
 
 import snapstate_capture as snap
 from snapstate_capture.trust import keys, gate as trust
-from tests.hostile import connect, marker_file, rechain
+from tests.hostile import as_stranger, connect, marker_file, rechain
 
 
 def _walk(timeline):
@@ -81,7 +81,7 @@ def test_own_signed_file_loads_without_trust(snap_path):
 def test_own_file_altered_after_signing_is_refused(tmp_path):
     keys.generate_key()
     marker = tmp_path / "pwned"
-    path = marker_file(tmp_path / "mine.snap", marker)
+    path = marker_file(tmp_path / "mine.snap", marker, mine=True)
     conn = connect(path)
     run_id = conn.execute("SELECT id FROM runs").fetchone()[0]
     conn.execute("UPDATE steps SET label='forged' WHERE idx=1")
@@ -98,12 +98,12 @@ def test_own_file_altered_after_signing_is_refused(tmp_path):
 
 
 def test_trust_flag_on_open_or_load(snap_path):
-    with snap.record(snap_path):
+    with as_stranger(snap_path.parent), snap.record(snap_path):
         numbers = [1, 2, 3]
         snap.checkpoint()
     with snap.open_timeline(snap_path) as timeline:
         value = timeline.runs[-1].steps[0].frames[-1].locals["numbers"]
-        with pytest.raises(snap.UntrustedPayloadError, match="no key"):
+        with pytest.raises(snap.UntrustedPayloadError, match="no key yet.*pass --trust"):
             value.load()
         assert value.load(trust=True) == numbers
     with snap.open_timeline(snap_path, trust=True) as timeline:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import textwrap
 
 import pytest
@@ -47,11 +48,42 @@ def test_runs_are_signed_with_the_user_key(snap_path):
     assert run.intact and run.trusted
 
 
-def test_without_a_key_runs_are_unsigned_but_chained(snap_path):
+def test_first_record_creates_the_key_owner_only_and_signs(snap_path, isolated_user_config):
     _record(snap_path)
+    key_file = isolated_user_config / "snapstate" / "key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(key_file.parent.stat().st_mode) == 0o700
     run = _only(_report(snap_path))
-    assert run.signature == "unsigned" and run.intact and not run.trusted
-    keys.generate_key()  # a key made later cannot vouch for an older file
+    assert run.signature == "valid" and run.key_id == keys.load_key().key_id and run.trusted
+    _record(snap_path)  # the second record uses the same key
+    assert {r.signature for r in _report(snap_path).runs} == {"valid"}
+
+
+def test_snapstate_key_wins_over_the_default_place(snap_path, isolated_user_config,
+                                                  monkeypatch, tmp_path):
+    monkeypatch.setenv("SNAPSTATE_KEY", str(tmp_path / "elsewhere" / "my.key"))
+    _record(snap_path)
+    assert (tmp_path / "elsewhere" / "my.key").exists()
+    assert not (isolated_user_config / "snapstate" / "key").exists()
+    assert _only(_report(snap_path)).signature == "valid"
+
+
+def test_where_no_key_can_be_made_runs_are_unsigned_with_one_warning(
+        snap_path, no_key_can_be_made, capsys):
+    _record(snap_path)
+    _record(snap_path)
+    err = capsys.readouterr().err
+    assert err.count("runs are recorded unsigned") == 1 and "SNAPSTATE_KEY" in err
+    reports = _report(snap_path).runs
+    assert [r.signature for r in reports] == ["unsigned", "unsigned"]
+    assert all(r.intact and not r.trusted for r in reports)
+
+
+def test_a_key_made_later_cannot_vouch_for_an_older_run(snap_path, no_key_can_be_made,
+                                                        monkeypatch, tmp_path):
+    _record(snap_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "writable"))
+    keys.generate_key()
     assert _only(_report(snap_path)).signature == "unsigned"
 
 

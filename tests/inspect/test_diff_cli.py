@@ -9,6 +9,7 @@ import pytest
 import snapstate_capture as snap
 from snapstate_inspect.cli import main
 from tests.conftest import PROGRAMS, run_cli, run_python
+from tests.hostile import as_stranger
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +138,8 @@ def _record(path, program):
 
 def test_full_values_with_trust(tmp_path, capsys):
     path = tmp_path / "big.snap"
-    _record(path, _table_agent)
+    with as_stranger(tmp_path):  # a file from someone else: full values need --trust
+        _record(path, _table_agent)
     code, out, _ = _run(capsys, "diff", path, "--steps", "0", "1", "--json")
     preview = json.loads(out)["diff"]["frames"][-1]["variables"][0]
     assert [c["kind"] for c in preview["changes"]] == ["hidden"]

@@ -9,6 +9,7 @@ import snapstate_capture as snap
 from snapstate_inspect.model import diff as diff_model
 from snapstate_inspect.model.diff import STEP_VALUES, StepDiffer, match_frames
 from snapstate_inspect.model.value_diff import DiffOptions
+from tests.hostile import as_stranger
 
 
 def _record_agent(path):
@@ -111,12 +112,24 @@ def test_same_step_is_identical_and_equal_hashes_are_never_read(timeline, monkey
     assert ("builtins.dict", "builtins.dict") not in calls
 
 
-def test_full_values_without_trust_fall_back_to_previews(timeline):
-    steps = timeline.run().steps
-    result = StepDiffer(DiffOptions(full_values=True)).diff(steps[0], steps[2])
+def test_full_values_without_trust_fall_back_to_previews(tmp_path):
+    path = tmp_path / "theirs.snap"
+    with as_stranger(tmp_path):
+        _record_agent(path)
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.run().steps
+        result = StepDiffer(DiffOptions(full_values=True)).diff(steps[0], steps[2])
     plan = _vars(result)[("agent", "plan")]
     assert [c.path for c in plan.changes] == ["[3]['status']"]
     assert any("not signed with your key" in note for note in plan.diff.notes)
+
+
+def test_full_values_of_ones_own_run_load_without_trust(timeline):
+    steps = timeline.run().steps  # recorded here: signed with the key its record created
+    result = StepDiffer(DiffOptions(full_values=True)).diff(steps[0], steps[2])
+    plan = _vars(result)[("agent", "plan")]
+    assert [c.path for c in plan.changes] == ["[3]['status']"]
+    assert not any("not signed" in note for note in plan.diff.notes)
 
 
 def test_full_values_diff_loaded_payloads(snap_path):

@@ -10,6 +10,7 @@ from snapstate_inspect.app import SnapStateApp
 from snapstate_inspect.screens.replay import ForkScreen, ReplayOutcomeScreen
 from snapstate_inspect.screens.runs import RunsScreen
 from tests.e2e.replay_helpers import record_agent, side_lines
+from tests.hostile import as_stranger
 
 from .conftest import settle
 
@@ -68,7 +69,8 @@ async def test_fork_here_live_selects_the_new_branch(tmp_path):
 
 
 async def test_untrusted_run_is_refused_with_a_notice(tmp_path):
-    path, _, _ = record_agent(tmp_path, rounds=2)  # no key: unsigned
+    with as_stranger(tmp_path):  # someone else's run
+        path, _, _ = record_agent(tmp_path, rounds=2)
     with snap.open_timeline(path) as reader:
         app = SnapStateApp(reader)
         async with app.run_test(size=(120, 40)) as pilot:

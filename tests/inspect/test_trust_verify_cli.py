@@ -28,7 +28,7 @@ def test_verify_own_signed_file(snap_path):
     assert run_cli("verify", "--signed", str(snap_path)).returncode == 0
 
 
-def test_verify_unsigned_file_passes_unless_signed_is_required(snap_path):
+def test_verify_unsigned_file_passes_unless_signed_is_required(snap_path, no_key_can_be_made):
     _record(snap_path)
     result = run_cli("verify", str(snap_path))
     assert result.returncode == 0 and "unsigned" in result.stdout

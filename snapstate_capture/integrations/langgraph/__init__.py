@@ -25,10 +25,9 @@ from typing import Any
 from ..base import Integration
 from ..imports import when_imported
 
-#: Versions this integration knows: langchain-core's (the distribution checked first) and
-#: langgraph's (``patches.patch_loop`` checks it).
+#: Versions this integration knows: langchain-core's (the distribution checked first); langgraph's
+#: is ``patches.LANGGRAPH`` (``patches.patch_loop`` checks it).
 LANGCHAIN_CORE = ((0, 3), 2)
-LANGGRAPH = ((0, 3), 2)
 
 
 class LangGraphIntegration(Integration):

@@ -12,7 +12,9 @@ from ...capture.recorder import active_recorder
 from .. import machinery, messages
 from ..base import Integration, IntegrationSkipped, patch, seam
 from ..calls import Key, acall_effect, astream_effect, call_effect, stream_effect
-from . import LANGGRAPH
+
+#: The langgraph versions this integration knows (checked by ``patch_loop``).
+LANGGRAPH = ((0, 3), 2)
 
 _MESSAGE_CLASSES = ("langchain_core.messages.base.BaseMessage",)
 

@@ -1,4 +1,5 @@
-"""Pending asyncio tasks, as recorded with traced steps (issue 6 point 4).
+"""The thread and asyncio task a step belongs to, and the pending tasks recorded with traced
+steps (issue 6 point 4).
 
 ``pending_tasks()`` describes every unfinished task of the running event loop as
 ``[name, coroutine qualname, state, where suspended]`` lists (state ``running``, ``pending`` or
@@ -10,6 +11,7 @@ here: a program that does not use it pays nothing.
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 
@@ -49,3 +51,22 @@ def _where(coro: Any) -> str | None:
     if frame is None:
         return None
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def current_thread_name() -> str:
+    """Name of the calling thread (``MainThread``, ``Thread-1 (worker)``, …)."""
+    return threading.current_thread().name
+
+
+def current_task_name() -> str | None:
+    """Name of the running asyncio task in this thread, or None (asyncio never imported here)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        if asyncio._get_running_loop() is None:
+            return None
+        task = asyncio.current_task()
+    except RuntimeError:
+        return None
+    return task.get_name() if task is not None else None
