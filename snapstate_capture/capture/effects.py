@@ -38,7 +38,7 @@ from .frames import _PACKAGE_DIR
 from ..store.hashing import canonical_json, content_hash
 from ..options import ValueOptions
 from .recorder import PreviewOnly, active_recorder
-from .tasks import current_task_name, current_thread_name
+from .tasks import call_site, current_task_name, current_thread_name
 from ..values import capture_value
 from ..values.payload import serialize
 
@@ -104,7 +104,8 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
     plain and ``async`` functions; the wrapper returns what the function returns and raises
     what it raises. Never raises because of recording. ``retry``: a ``snap.Retry`` policy —
     failed attempts are retried after a back-off, and a long back-off ends the run
-    ``sleeping`` until it is due (``capture/retry.py``).
+    ``sleeping`` until it is due (``capture/retry.py``; the policy's ``call``/``call_async``
+    runs the attempts).
     """
     def decorate(fn: F) -> F:
         effect_name = name or fn.__qualname__
@@ -136,10 +137,8 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                 caller = sys._getframe(1)
                 if retry is None or _inside.get():
                     return await once_async(args, kwargs, caller)
-                from .retry import call_with_retry_async
-
-                return await call_with_retry_async(
-                    retry, effect_name, lambda: once_async(args, kwargs, caller))
+                return await retry.call_async(effect_name,
+                                              lambda: once_async(args, kwargs, caller))
             return async_wrapper  # type: ignore[return-value]
 
         def once(args: tuple, kwargs: dict, caller: types.FrameType) -> Any:
@@ -157,9 +156,7 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
             caller = sys._getframe(1)
             if retry is None or _inside.get():
                 return once(args, kwargs, caller)
-            from .retry import call_with_retry
-
-            return call_with_retry(retry, effect_name, lambda: once(args, kwargs, caller))
+            return retry.call(effect_name, lambda: once(args, kwargs, caller))
         return wrapper  # type: ignore[return-value]
 
     return decorate(func) if func is not None else decorate
@@ -245,13 +242,6 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
     if serve is not None:
         serve(call)
     return call
-
-
-def call_site(frame: types.FrameType) -> str:
-    """``"qualname /abs/file.py:line"`` of ``frame``: where an effect was called."""
-    code = frame.f_code
-    return (f"{getattr(code, 'co_qualname', code.co_name)} "
-            f"{os.path.abspath(code.co_filename)}:{frame.f_lineno}")
 
 
 def end_call(recorder: Any, call: EffectCall) -> Any:

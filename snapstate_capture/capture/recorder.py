@@ -19,7 +19,7 @@ from . import rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
 from .hashseed import seed_facts
-from .tasks import current_task_name, current_thread_name
+from .tasks import call_site, current_task_name, current_thread_name
 from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
 from ..options import CaptureOptions
 from ..trust.signing import RunSigner
@@ -221,8 +221,6 @@ class Recorder:
     def patch_marker(self, patch_id: str, frame: types.FrameType) -> bool:
         """Live ``patched(patch_id)``: journal the decision (a row named ``patched:ID``, no
         step) so that a replay of this run takes the patched branch too; True."""
-        from .effects import call_site
-
         writer = self._writer
         if writer is None or self.run_id is None or not hasattr(writer, "add_effect"):
             return True  # nothing to keep it in (a traced run): the live answer

@@ -78,6 +78,14 @@ class Retry:
         return (f"retry {name} after {type(exc).__name__} (attempt {attempt + 1} of "
                 f"{self.max_attempts})")
 
+    def call(self, name: str, attempt_once: Callable[[], Any]) -> Any:
+        """Run the attempts of effect ``name`` (``call_with_retry``)."""
+        return call_with_retry(self, name, attempt_once)
+
+    async def call_async(self, name: str, attempt_once: Callable[[], Any]) -> Any:
+        """Run the attempts of ``async`` effect ``name`` (``call_with_retry_async``)."""
+        return await call_with_retry_async(self, name, attempt_once)
+
 
 def call_with_retry(policy: Retry, name: str, attempt_once: Callable[[], Any]) -> Any:
     """Call ``attempt_once`` (one journaled effect call) until it succeeds or ``policy``

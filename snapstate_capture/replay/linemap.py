@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..store.hashing import content_hash
 from ..store.reader import Run, Timeline
-from .drift import current_source, recorded_sources
+from .drift import current_source
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def patched_only(run: Run) -> PatchedDrift:
     relocation = relocation_for(run)
     patches: list[str] = []
     changed = False
-    for filename, key in sorted(recorded_sources(run).items()):
+    for filename, key in sorted(run.source_files().items()):
         if filename.startswith("<"):
             continue
         path = relocation.path(os.path.normpath(os.path.join(base, filename)))

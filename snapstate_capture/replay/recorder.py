@@ -248,7 +248,7 @@ class ReplayRecorder(Recorder):
         decision here (its journal's next row for this task is the marker), else False."""
         if self.live:
             return super().patch_marker(patch_id, frame)
-        from ..capture.recorder import current_task_name, current_thread_name
+        from ..capture.tasks import current_task_name, current_thread_name
 
         task = current_task_name() or current_thread_name()
         journal = self.session.journal
@@ -256,7 +256,7 @@ class ReplayRecorder(Recorder):
         if entry is None or entry.name != f"patched:{patch_id}":
             return False
         journal.next_for(task)
-        from ..capture.effects import call_site
+        from ..capture.tasks import call_site
 
         site = call_site(frame)
         with self.effect_lock:
