@@ -30,7 +30,13 @@ def run_label(run: Run, current: bool) -> Text:
     text.append(f"  {run.step_count} steps  ")
     text.append(dt.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M:%S"), style="dim")
     if run.parent is not None:
-        text.append(f"  fork of {run.parent.run_id[:8]} at step {run.parent.step}", style="cyan")
+        lease = run.timeline.leases().get(run.parent.run_id)
+        if lease is not None and lease.continued_as == run.id:  # a resume made it
+            text.append(f"  continues {run.parent.run_id[:8]} after step {run.parent.step}",
+                        style="cyan")
+        else:
+            text.append(f"  fork of {run.parent.run_id[:8]} at step {run.parent.step}",
+                        style="cyan")
     if run.pause is not None:  # a durable wait: what it waits for, or that it was continued
         mark = "  ✓ " if run.continued_as else "  ⏸ "
         text.append_text(plain(mark + pause_text(run), "dim" if run.continued_as

@@ -107,6 +107,7 @@ async def test_a_waiting_run_is_marked_and_answered_with_a(tmp_path):
                 todo.extend(node.children)
             assert any("⏸ waits for 'legal': Legal ok?" in label for label in labels), labels
             assert any("✓ waited for 'approval', continued as" in label for label in labels)
+            assert any("continues " in label and "⏸" in label for label in labels)
             await pilot.press("q")
             await settle(pilot)
             await pilot.press("a")
