@@ -182,3 +182,24 @@ def test_the_recording_process_never_imports_jsonschema(tmp_path):
         "    print('jsonschema' in sys.modules, 'pydantic' in sys.modules)\n")
     done = run_python(str(program), str(tmp_path / "p.snap"), cwd=tmp_path)
     assert done.returncode == 75 and done.stdout.strip() == "False False", done.stderr
+
+
+def test_the_worker_answers_waiting_runs_whose_answer_arrived(tmp_path):
+    path, side = start(tmp_path)
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    waiting = runs_json(path)[0]["id"]
+    (answers / f"{waiting[:8]}.txt").write_text("yes\n")
+    done = run_cli("worker", str(path), "--once", "--answers-from", str(answers))
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    assert f"{waiting[:8]} answered: continued as " in line and "waiting for 'legal'" in line
+    assert (answers / "done" / f"{waiting[:8]}.txt").exists()
+    legal = runs_json(path)[-1]["id"]
+    (answers / f"{legal[:8]}.json").write_text('"not a boolean"')
+    refused = run_cli("worker", str(path), "--once", "--answers-from", str(answers))
+    assert f"{legal[:8]} refused: " in refused.stdout and "is not of type 'boolean'" in \
+        refused.stdout
+    assert (answers / "refused" / f"{legal[:8]}.json.why").exists()
+    assert [r["status"] for r in runs_json(path)] == ["waiting", "waiting"]
+    assert side_lines(side) == ["draft cats", "draft cats (yes)"]
