@@ -97,8 +97,10 @@ def test_a_bad_answer_is_refused_with_the_reason_and_nothing_is_recorded(tmp_pat
     assert "nothing was recorded" in refused.stderr and "Traceback" not in refused.stderr
     assert runs_json(path) == before
     assert side_lines(side) == ["draft cats", "draft cats (yes)"]
-    ok = run_cli("resume", str(path), "--answer-json", "false")  # the lease was not kept
-    assert ok.returncode == 0, ok.stderr
+    (tmp_path / "verdict.json").write_text("false\n")
+    ok = run_cli("resume", str(path), "--answer-file", str(tmp_path / "verdict.json"))
+    assert ok.returncode == 0, ok.stderr  # the lease was not kept by the refused resume
+    assert "final: draft about cats (yes) False" in ok.stdout
 
 
 def test_a_waiting_run_can_be_answered_from_python(tmp_path):
