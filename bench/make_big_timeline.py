@@ -135,7 +135,7 @@ def make(path: Path, count: int) -> float:
                               env={"python": sys.version.split()[0]})
     sink = BlobSink()
     frames = build_frames(sink)
-    conn = writer._conn  # bench-only bulk load: the writer's own connection, one big transaction
+    conn = writer.engine.connection  # bench-only bulk load: the file's connection, one transaction
     conn.execute("PRAGMA synchronous=OFF")
     conn.execute("BEGIN")
     conn.executemany("INSERT OR IGNORE INTO blobs (hash, codec, data, size) VALUES (?,?,?,?)",

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..capture.answers import check_answer
 from ..errors import SnapStateError
-from ..store.leases import SqliteLeases, lease_seconds, login_name
+from ..store.leases import LeaseStore, lease_seconds, login_name
 from ..store.reader import Run
 from ..trust.gate import open_timeline
 
@@ -111,7 +111,7 @@ def _resume_one(path: Any, run_id: str | None, answer: Any, by: str | None, trus
         to, mode, handed = _plan(chosen, answer, by, wake_early, orphan)
         require_trust(chosen, trust=trust, what="effect results and the run's entry to resume")
         remap = _check_drift(chosen, allow_drift, notes)
-        store = SqliteLeases(timeline.path)
+        store = LeaseStore(timeline.path)
         try:
             holder, before = store.acquire(chosen.id)
             try:
@@ -219,10 +219,11 @@ def _answered(continuation: Run) -> str:
         return ""
     import json
 
-    rows = continuation.timeline.query("SELECT value FROM effects WHERE run_id=? AND step=?",
-                                       (continuation.id, parent.step + 1))
+    step = parent.step + 1
+    rows = [row for row in continuation.timeline.engine.effect_rows(
+        continuation.id, max_step=step) if row[1] == step]
     try:
-        who = json.loads(rows[0][0]).get("w") if rows else None
+        who = json.loads(rows[0][-1]).get("w") if rows else None
     except (ValueError, TypeError, AttributeError):
         who = None
     if not isinstance(who, dict):

@@ -40,9 +40,7 @@ def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | No
                 extra=recorded._extra_refs, errors=recorded.errors,
                 n_changed=recorded.n_changed))
         start += _CHUNK
-    rows = parent.timeline.query(
-        "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value FROM effects"
-        " WHERE run_id=? AND step<=? ORDER BY seq", (parent.id, step))
+    rows = parent.timeline.engine.effect_rows(parent.id, max_step=step)
 
 
     for seq, at, site, task, ordinal, effect_name, args_hash, outcome, value in rows:

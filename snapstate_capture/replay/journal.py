@@ -38,9 +38,7 @@ class Journal:
 
     def __init__(self, run: Run) -> None:
         self.run = run
-        rows = run.timeline.query(
-            "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value"
-            " FROM effects WHERE run_id=? ORDER BY seq", (run.id,))
+        rows = run.timeline.engine.effect_rows(run.id)
         self.entries: list[JournalEntry] = []
         self.by_task: dict[str, list[JournalEntry]] = defaultdict(list)
         for seq, step, site, task, ordinal, name, args_hash, outcome, value in rows:

@@ -14,7 +14,7 @@ import threading
 from typing import Callable
 
 from ..errors import SnapStateError
-from ..store.leases import SqliteLeases
+from ..store.leases import LeaseStore
 
 
 class LeaseKeeper:
@@ -30,7 +30,7 @@ class LeaseKeeper:
                  on_lost: Callable[[str], None]) -> None:
         self.path, self.run, self.token, self.ttl = path, run, token, float(ttl)
         self.on_lost = on_lost
-        self._store = SqliteLeases(path)
+        self._store = LeaseStore(path)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._beat, name="snapstate-lease",

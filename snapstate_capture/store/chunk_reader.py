@@ -99,15 +99,10 @@ class ChunkSteps:
     def __init__(self, timeline: Timeline) -> None:
         self.timeline = timeline
         self._cache: OrderedDict[tuple[str, int], DecodedChunk] = OrderedDict()
-        self._available: bool | None = None
 
     @property
     def available(self) -> bool:
-        if self._available is None:
-            rows = self.timeline.query(
-                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='trace_chunks'")
-            self._available = bool(rows)
-        return self._available
+        return self.timeline.engine.has_trace_chunks()
 
     def _chunk(self, run_id: str, first: int, count: int, data: bytes | None) -> DecodedChunk:
         key = (run_id, first)
@@ -116,9 +111,7 @@ class ChunkSteps:
             self._cache.move_to_end(key)
             return cached
         if data is None:
-            rows = self.timeline.query(
-                "SELECT data FROM trace_chunks WHERE run_id=? AND first=?", (run_id, first))
-            data = rows[0][0]
+            data = self.timeline.engine.chunk_data(run_id, first)
         decoded = DecodedChunk(first, count, data, self.timeline.path)
         self._cache[key] = decoded
         if len(self._cache) > _CACHE_CHUNKS:
@@ -129,21 +122,17 @@ class ChunkSteps:
         """The traced step ``index`` of ``run``, or None when no chunk holds it."""
         if not self.available:
             return None
-        rows = self.timeline.query(
-            "SELECT first, count FROM trace_chunks WHERE run_id=? AND first<=?"
-            " ORDER BY first DESC LIMIT 1", (run.id, index))
-        if not rows or index >= rows[0][0] + rows[0][1]:
+        found = self.timeline.engine.chunk_at(run.id, index)
+        if found is None or index >= found[0] + found[1]:
             return None
-        first, count = rows[0]
+        first, count = found
         return TracedStep(run, self._chunk(run.id, first, count, None), index - first)
 
     def range(self, run: Run, start: int, stop: int) -> list[TracedStep]:
         """Traced steps with ``start <= index < stop``, in order."""
         if not self.available:
             return []
-        rows = self.timeline.query(
-            "SELECT first, count FROM trace_chunks WHERE run_id=? AND first<? AND first+count>?"
-            " ORDER BY first", (run.id, stop, start))
+        rows = self.timeline.engine.chunks_overlapping(run.id, start, stop)
         out: list[TracedStep] = []
         for first, count in rows:
             chunk = self._chunk(run.id, first, count, None)

@@ -54,9 +54,7 @@ class ChunkScan:
 
 def has_chunks(timeline: Timeline, run_id: str) -> bool:
     """Whether run ``run_id`` has steps stored in trace chunks."""
-    if not timeline.chunk_steps.available:
-        return False
-    return bool(timeline.query("SELECT 1 FROM trace_chunks WHERE run_id=? LIMIT 1", (run_id,)))
+    return timeline.engine.run_has_chunks(run_id)
 
 
 def chunk_rows(timeline: Timeline, run_id: str, start: int, stop: int, *,
@@ -65,30 +63,15 @@ def chunk_rows(timeline: Timeline, run_id: str, start: int, stop: int, *,
     step order (latest first when ``backward``), ``ROWS_PER_QUERY`` per query."""
     if stop <= start or not timeline.chunk_steps.available:
         return
-    if backward:
-        bound = stop
-        while True:
-            rows = timeline.query(
-                "SELECT first, count, data FROM trace_chunks WHERE run_id=? AND first<?"
-                " AND first+count>? ORDER BY first DESC LIMIT ?",
-                (run_id, bound, start, ROWS_PER_QUERY))
-            for row in rows:
-                yield row
-            if len(rows) < ROWS_PER_QUERY:
-                return
-            bound = rows[-1][0]
-    else:
-        bound = -1
-        while True:
-            rows = timeline.query(
-                "SELECT first, count, data FROM trace_chunks WHERE run_id=? AND first>?"
-                " AND first<? AND first+count>? ORDER BY first LIMIT ?",
-                (run_id, bound, stop, start, ROWS_PER_QUERY))
-            for row in rows:
-                yield row
-            if len(rows) < ROWS_PER_QUERY:
-                return
-            bound = rows[-1][0]
+    bound = stop if backward else -1
+    while True:
+        rows = timeline.engine.chunk_page(run_id, start, stop, bound, ROWS_PER_QUERY,
+                                          backward=backward)
+        for first, count, data, _ in rows:
+            yield first, count, data
+        if len(rows) < ROWS_PER_QUERY:
+            return
+        bound = rows[-1][0]
 
 
 def _decode(timeline: Timeline, first: int, data: bytes) -> tuple[dict, list]:

@@ -11,8 +11,10 @@ holder that paused past its expiry and woke up after another took over.
 
 A released lease keeps ``continued_as``: the run's continuation, for good.
 
-Every operation is one atomic statement or one ``BEGIN IMMEDIATE`` transaction, so two
-processes (or machines sharing the store) cannot both win. Times are wall-clock seconds since
+The operations go through the store's engine (``store/engine.py``: ``lease_take``,
+``lease_renew``, ``lease_release``, ``claim_continuation``, ``lease_rows``; the SQLite SQL is in
+``store/sqlite/leases.py``), each atomic, so two processes (or machines sharing the store)
+cannot both win. Times are wall-clock seconds since
 the epoch; machines sharing a store need clocks within a fraction of the lease time.
 """
 
@@ -21,21 +23,16 @@ from __future__ import annotations
 import datetime as dt
 import os
 import socket
-import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import SnapStateError
-from .connection import DB_ERRORS, db_error_text, open_for_writing
 
 #: Seconds a lease lasts without a heartbeat (``SNAPSTATE_LEASE_SECONDS`` overrides).
 DEFAULT_LEASE_SECONDS = 30.0
 LEASE_ENV = "SNAPSTATE_LEASE_SECONDS"
-
-_COLUMNS = "run_id, token, user, host, pid, acquired, renewed, expires, continued_as"
 
 
 def lease_seconds() -> float:
@@ -122,40 +119,43 @@ def _lease(row: tuple | None) -> Lease | None:
     return Lease(str(run_id), holder, continued_as)
 
 
-class SqliteLeases:
-    """The lease operations on a SQLite timeline file (its own connection; creates the
-    ``leases`` table of format 4 in an older file). Raises ``TimelineError`` from the
-    constructor when the file cannot be opened for writing; the methods raise ``TimelineError``
-    when the file cannot be read or written."""
+class LeaseStore:
+    """The lease operations on one store (its own write engine, ``store.locations``: a file,
+    or later a database; a file of format 3 gets the ``leases`` table). Raises
+    ``TimelineError`` from the constructor when the store cannot be opened for writing; the
+    methods raise ``SnapStateError`` naming the store when it cannot be read or written."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._conn: sqlite3.Connection | None = open_for_writing(self.path)
+    def __init__(self, location: str | os.PathLike[str]) -> None:
+        from .locations import open_write_engine
+
+        self.path = location
+        self._engine: Any = open_write_engine(location)
 
     def close(self) -> None:
-        """Close the connection (safe twice)."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        """Close the engine (safe twice); the store is left as it is (no compaction)."""
+        if self._engine is not None:
+            self._engine.close(compact=False)
+            self._engine = None
 
-    def __enter__(self) -> SqliteLeases:
+    def __enter__(self) -> LeaseStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
-        if self._conn is None:
+    def _run(self, work: Callable[[Any], Any]) -> Any:
+        if self._engine is None:
             raise SnapStateError(f"{self.path}: lease store is closed")
         try:
-            return work(self._conn)
-        except DB_ERRORS as exc:
-            raise SnapStateError(f"{self.path}: lease: {db_error_text(exc)}") from None
+            return work(self._engine)
+        except SnapStateError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the driver's error, named once
+            raise SnapStateError(f"{self.path}: lease: {type(exc).__name__}: {exc}") from None
 
     def get(self, run_id: str) -> Lease | None:
         """The lease row of ``run_id``, or None when nobody ever took it."""
-        return self._run(lambda conn: _lease(conn.execute(
-            f"SELECT {_COLUMNS} FROM leases WHERE run_id=?", (run_id,)).fetchone()))
+        return self._run(lambda engine: _lease(engine.lease_row(run_id)))
 
     def acquire(self, run_id: str, *, user: str | None = None, ttl: float | None = None,
                 now: float | None = None) -> tuple[Holder, Lease | None]:
@@ -166,78 +166,49 @@ class SqliteLeases:
         holder's lease is live.
         """
         ttl = lease_seconds() if ttl is None else ttl
-        holder_user = user or login_name()
+        moment = time.time() if now is None else now
+        holder = Holder(uuid.uuid4().hex, user or login_name(), socket.gethostname(),
+                        os.getpid(), moment, moment, moment + ttl)
+        row = (run_id, holder.token, holder.user, holder.host, holder.pid, holder.acquired,
+               holder.renewed, holder.expires)
 
-        def work(conn: sqlite3.Connection) -> tuple[Holder, Lease | None]:
-            moment = time.time() if now is None else now
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                before = _lease(conn.execute(f"SELECT {_COLUMNS} FROM leases WHERE run_id=?",
-                                             (run_id,)).fetchone())
-                if before is not None and before.live(moment):
-                    assert before.holder is not None
-                    raise LeaseHeld(self.path, run_id, before.holder)
-                holder = Holder(uuid.uuid4().hex, holder_user, socket.gethostname(),
-                                os.getpid(), moment, moment, moment + ttl)
-                conn.execute(
-                    "INSERT INTO leases (run_id, token, user, host, pid, acquired, renewed,"
-                    " expires, continued_as) VALUES (?,?,?,?,?,?,?,?,NULL)"
-                    " ON CONFLICT(run_id) DO UPDATE SET token=excluded.token,"
-                    " user=excluded.user, host=excluded.host, pid=excluded.pid,"
-                    " acquired=excluded.acquired, renewed=excluded.renewed,"
-                    " expires=excluded.expires",
-                    (run_id, holder.token, holder.user, holder.host, holder.pid,
-                     holder.acquired, holder.renewed, holder.expires))
-                conn.execute("COMMIT")
-                return holder, before
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        def may_take(old: tuple | None, at: float) -> bool:
+            lease = _lease(old)
+            return lease is None or not lease.live(at)
 
-        return self._run(work)
+        taken, old = self._run(lambda engine: engine.lease_take(row, moment, may_take))
+        before = _lease(old)
+        if not taken:
+            assert before is not None and before.holder is not None
+            raise LeaseHeld(self.path, run_id, before.holder)
+        return holder, before
 
     def renew(self, run_id: str, token: str, ttl: float | None = None) -> bool:
         """Heartbeat: extend the lease by ``ttl`` from now; False when ``token`` no longer holds
         it (it expired and another resumer took it, or it was released)."""
         ttl = lease_seconds() if ttl is None else ttl
-
-        def work(conn: sqlite3.Connection) -> bool:
-            moment = time.time()
-            cursor = conn.execute("UPDATE leases SET renewed=?, expires=? WHERE run_id=?"
-                                  " AND token=?", (moment, moment + ttl, run_id, token))
-            return cursor.rowcount == 1
-
-        return self._run(work)
+        moment = time.time()
+        return self._run(lambda engine: engine.lease_renew(run_id, token, moment, moment + ttl))
 
     def release(self, run_id: str, token: str) -> bool:
         """Give the lease up (``continued_as`` stays); False when ``token`` did not hold it."""
-        return self._run(lambda conn: conn.execute(
-            "UPDATE leases SET token=NULL, expires=0 WHERE run_id=? AND token=?",
-            (run_id, token)).rowcount == 1)
+        return self._run(lambda engine: engine.lease_release(run_id, token))
 
 
-def claim_continuation(conn: sqlite3.Connection, run_id: str, token: str,
-                       continuation: str, path: object = "") -> None:
-    """Inside the caller's write transaction: record ``continuation`` as the run's one
-    continuation. Raises ``LeaseLost`` (the caller rolls back) unless ``token`` holds a live
-    lease on ``run_id`` and the run has no continuation yet."""
-    moment = time.time()
-    cursor = conn.execute(
-        "UPDATE leases SET continued_as=? WHERE run_id=? AND token=? AND expires>?"
-        " AND continued_as IS NULL", (continuation, run_id, token, moment))
-    if cursor.rowcount != 1:
-        raise LeaseLost(f"{path}: the lease on run {run_id[:8]} was lost (it expired and "
+def claim_continuation(engine: Any, run_id: str, token: str, continuation: str,
+                       location: object = "") -> None:
+    """Inside the caller's write transaction on ``engine``: record ``continuation`` as the
+    run's one continuation. Raises ``LeaseLost`` (the caller rolls back) unless ``token``
+    holds a live lease on ``run_id`` and the run has no continuation yet."""
+    if not engine.claim_continuation(run_id, token, continuation, time.time()):
+        raise LeaseLost(f"{location}: the lease on run {run_id[:8]} was lost (it expired and "
                         "another resumer took it, or the run was continued already)")
 
 
-def read_leases(query: Callable[[str], list[tuple]]) -> dict[str, Lease]:
-    """Every lease row, by run id, through a read-only ``query(sql)`` (the reader's). A file
-    of format 3 or older has no ``leases`` table: no leases."""
-    tables = query("SELECT name FROM sqlite_master WHERE type='table' AND name='leases'")
-    if not tables:
-        return {}
+def read_leases(engine: Any) -> dict[str, Lease]:
+    """Every lease row of a read ``engine``, by run id (none in a file of format 3)."""
     out: dict[str, Lease] = {}
-    for row in query(f"SELECT {_COLUMNS} FROM leases"):
+    for row in engine.lease_rows():
         lease = _lease(row)
         if lease is not None:
             out[lease.run_id] = lease

@@ -1,5 +1,6 @@
-"""Housekeeping of timeline files: garbage collection (``snapstate gc``) and one-step export
-(``snapstate export``). The only code besides the writer that changes a timeline file.
+"""Housekeeping of timelines: garbage collection (``snapstate gc``) and one-step export
+(``snapstate export``). The only code besides the writer that changes a store; it does so
+through the store's engine (``store.engine``).
 
 Which blobs are alive is decided by *marking* from the rows that stay: every 32-hex-digit string
 in a kept step (frame list, step values), effect-journal entry or run (entry, environment) is a
@@ -14,9 +15,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,9 @@ from typing import Any
 from ..errors import NotFoundError, TimelineError
 from .hashing import canonical_json, content_hash
 from . import blobs, chunks
-from .connection import open_for_reading, open_for_writing
+from .engine import ReadEngine
+from .sqlite.connection import DB_ERRORS
+from .locations import open_read_engine, open_write_engine
 from .reader import Run, Timeline, open_timeline
 from .writer import StepRecord, TimelineWriter
 
@@ -62,10 +64,8 @@ def _json_keys(texts: Iterable[str | None]) -> list[bytes]:
 Fetch = Callable[[bytes], "tuple[int, int, bytes] | None"]
 
 
-def _fetcher(conn: sqlite3.Connection) -> Fetch:
-    def fetch(key: bytes) -> tuple[int, int, bytes] | None:
-        return conn.execute("SELECT codec, size, data FROM blobs WHERE hash=?", (key,)).fetchone()
-    return fetch
+def _fetcher(engine: ReadEngine) -> Fetch:
+    return engine.blob_row
 
 
 class _Marker:
@@ -108,19 +108,10 @@ class _Marker:
         return new
 
 
-def run_roots(conn: sqlite3.Connection, run_id: str) -> list[bytes]:
-    """Candidate blob keys named by one run's row, steps and effect journal."""
-    texts: list[str | None] = []
-    texts.extend(conn.execute("SELECT entry FROM runs WHERE id=?", (run_id,)).fetchone() or ())
-    texts.extend(conn.execute("SELECT env FROM runs WHERE id=?", (run_id,)).fetchone() or ())
-    for frames, extra in conn.execute("SELECT frames, extra FROM steps WHERE run_id=?",
-                                      (run_id,)):
-        texts.append(frames)
-        texts.append(extra)
-    for (value,) in conn.execute("SELECT value FROM effects WHERE run_id=?", (run_id,)):
-        texts.append(value)
-    keys = _json_keys(texts)
-    for (data,) in conn.execute("SELECT data FROM trace_chunks WHERE run_id=?", (run_id,)):
+def run_roots(engine: ReadEngine, run_id: str) -> list[bytes]:
+    """Candidate blob keys named by one run's row, steps, trace chunks and effect journal."""
+    keys = _json_keys(engine.run_texts(run_id))
+    for data in engine.run_chunk_data(run_id):
         try:
             _keys_in(chunks.decode(data), keys)  # traced steps: hex keys inside the chunk
         except ValueError:
@@ -204,53 +195,35 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
         raise TimelineError(path, f"run {live[0].id[:8]} is still being recorded; gc refused")
     doomed = choose_runs(runs, keep_runs=keep_runs, older_than=older_than, now=time.time())
     # A dry run reads only: opening for writing would switch the file to WAL (a byte change).
-    conn = open_for_reading(path) if dry_run else open_for_writing(path)
+    engine: Any = open_read_engine(path) if dry_run else open_write_engine(path)
     try:
-        marker = _Marker(_fetcher(conn))
+        marker = _Marker(_fetcher(engine))
         newest_first = sorted((r for r in runs if r.id not in doomed), key=lambda r: -r.seq)
         for run in newest_first:
-            marker.mark(run_roots(conn, run.id))
+            marker.mark(run_roots(engine, run.id))
             if max_size is not None and marker.live_bytes > max_size and run is not newest_first[0]:
                 doomed.update(r.id for r in newest_first if r.seq <= run.seq)
-                marker = _Marker(_fetcher(conn))
+                marker = _Marker(_fetcher(engine))
                 for kept in newest_first:
                     if kept.id not in doomed:
-                        marker.mark(run_roots(conn, kept.id))
+                        marker.mark(run_roots(engine, kept.id))
                 break
         report.removed_runs = [(r.id, r.name, r.step_count) for r in runs if r.id in doomed]
-        dead = list(_unmarked(conn, marker.live))
+        dead = [(key, size) for key, size in engine.stored_blob_sizes() if key not in marker.live]
         report.removed_blobs = len(dead)
         report.freed_blob_bytes = sum(size for _, size in dead)
         if dry_run:
             return report
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for run_id in doomed:
-                for table, column in (("steps", "run_id"), ("trace_chunks", "run_id"),
-                                      ("effects", "run_id"), ("runs", "id")):
-                    conn.execute(f"DELETE FROM {table} WHERE {column}=?", (run_id,))
-            for start in range(0, len(dead), 500):
-                conn.executemany("DELETE FROM blobs WHERE hash=?",
-                                 [(key,) for key, _ in dead[start:start + 500]])
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("PRAGMA journal_mode=DELETE")
-    except sqlite3.DatabaseError as exc:
+        with engine.transaction(immediate=True):
+            engine.delete_runs(sorted(doomed))
+            engine.delete_blobs([key for key, _ in dead])
+        engine.compact()
+    except DB_ERRORS as exc:
         raise TimelineError(path, f"gc failed ({exc}); the file is unchanged") from None
     finally:
-        conn.close()
+        engine.close(**({} if dry_run else {"compact": False}))
     report.size_after = _file_size(path)
     return report
-
-
-def _unmarked(conn: sqlite3.Connection, live: set[bytes]) -> Iterator[tuple[bytes, int]]:
-    for key, size in conn.execute("SELECT hash, length(data) FROM blobs").fetchall():
-        if key not in live:
-            yield key, size
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -333,8 +306,7 @@ def _closure(timeline: Timeline, run: Run, frame_keys: list[str], extra: dict[st
 
     def fetch(key: bytes) -> tuple[int, int, bytes] | None:
         if key not in stored:
-            found = timeline.query("SELECT codec, size, data FROM blobs WHERE hash=?", (key,))
-            stored[key] = found[0] if found else None
+            stored[key] = timeline.engine.blob_row(key)
         return stored[key]
 
     marker = _Marker(fetch)

@@ -1,8 +1,10 @@
-"""Appending runs, steps and blobs to a timeline file.
+"""Appending runs, steps and blobs to a timeline.
 
-``TimelineWriter`` is the only code that writes SQL on the capture side. It is thread-safe (one
-lock around the connection) and commits each step in its own transaction, so a killed recorder
-leaves every completed step on disk.
+``TimelineWriter`` is the only writer on the capture side: it keeps each run's hash chain and
+signature, encodes blobs (deltas against recent versions), and hands rows to the store's write
+engine (``store.engine.WriteEngine``; the SQLite file's is ``store.sqlite.writing``). It is
+thread-safe (one lock around the engine) and commits each step in its own transaction, so a
+killed recorder leaves every completed step in the store.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 import contextlib
 import threading
 import time
@@ -23,18 +24,13 @@ from typing import Any
 
 from .hashing import GENESIS, chain_hash, content_hash
 from . import blobs
-from .connection import open_for_writing
 from .leases import claim_continuation
+from .locations import open_write_engine
 
 
 #: Bytes of recently written blobs kept as delta bases, and the largest blob kept.
 RECENT_LIMIT = 32 * 1024 * 1024
 RECENT_MAX_BLOB = 4 * 1024 * 1024
-#: Files up to this size are compacted (VACUUM) when their writer closes: blob keys are random,
-#: so B-tree pages end up about 3/4 full; rewriting them in key order takes ~40 ms per 1.5 MB
-#: and saves ~15% (measured on W1). Bigger files, and files made mostly of trace chunks
-#: (``_worth_compacting``), are left to ``snapstate gc``.
-COMPACT_MAX = 32 * 1024 * 1024
 
 
 @dataclass
@@ -85,12 +81,6 @@ def chain_fields(kind: str, label: str | None, wall: float, mono: float, thread:
 def chunk_chain_fields(data: bytes, first: int, count: int) -> dict[str, Any]:
     """Return the dict hashed into the chain for one trace chunk (see ``append_chunk``)."""
     return {"chunk": content_hash(data).hex(), "first": first, "count": count}
-_INSERT_STEP = (
-    "INSERT INTO steps (run_id, idx, kind, label, wall, mono, thread, task, function, filename,"
-    " lineno, depth, frames, extra, errors, n_changed, hash)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-
-
 def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tuple:
     return (run_id, index, record.kind, record.label, record.wall, record.mono, record.thread,
             record.task, record.function, record.filename, record.lineno, record.depth,
@@ -147,7 +137,8 @@ class TimelineWriter:
     """Writes runs into one timeline file (created if missing, appended to otherwise).
 
     Raises ``TimelineError`` from the constructor when the file cannot be opened for writing.
-    Methods after that raise ``sqlite3.Error`` on I/O failure; the recorder catches these.
+    Methods after that raise the engine's I/O errors (``sqlite3.Error``); the recorder catches
+    these.
     ``signer`` (``trust.signing.RunSigner``, or any object of its shape) re-signs each run in
     the transaction of every change; without one, runs are written unsigned.
     """
@@ -155,7 +146,7 @@ class TimelineWriter:
     def __init__(self, path: str | os.PathLike[str], *, signer: Any = None) -> None:
         self.path = Path(path)
         self._signer = signer if signer is not None else UNSIGNED
-        self._conn: sqlite3.Connection = open_for_writing(self.path)
+        self.engine = open_write_engine(path)
         self._lock = threading.Lock()
         self._known: set[str] = set()
         self._pending: list[str] = []  # blobs queued in the open transaction
@@ -183,17 +174,13 @@ class TimelineWriter:
                       env=json.dumps(env), parent_run=parent[0] if parent else None,
                       parent_step=parent[1] if parent else None)
         with self._lock:
-            with self._transaction("BEGIN IMMEDIATE") as conn:
+            with self._transaction(immediate=True) as engine:
                 self._insert_blobs(blobs or {})
-                seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM runs").fetchone()[0]
+                seq = engine.next_run_seq()
                 signed = self._signer.begin(run_id, **header)
-                conn.execute(
-                    "INSERT INTO runs (id, seq, status, name, started, pid, host, proc_start,"
-                    " entry, env, parent_run, parent_step, signature, key_id)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, seq, "running", *header.values(), signed.signature, signed.key_id))
+                engine.insert_run(run_id, seq, header, signed.signature, signed.key_id)
                 if claim is not None:
-                    claim_continuation(conn, claim[0], claim[1], run_id, self.path)
+                    claim_continuation(engine, claim[0], claim[1], run_id, self.path)
             signed.commit()
             self._chain[run_id] = (0, GENESIS)
         return run_id
@@ -203,18 +190,15 @@ class TimelineWriter:
         return key in self._known
 
     @contextlib.contextmanager
-    def _transaction(self, begin: str = "BEGIN") -> Iterator[sqlite3.Connection]:
-        """One write transaction (call with ``self._lock`` held): COMMIT at the end of the block,
-        ROLLBACK on any exception — and then forget the blobs ``_insert_blobs`` queued in it, so
-        nothing later skips or deltas against a blob that never reached the file."""
-        conn = self._conn
+    def _transaction(self, *, immediate: bool = False) -> Iterator[Any]:
+        """One engine transaction (call with ``self._lock`` held): committed at the end of the
+        block, rolled back on any exception — and then the blobs ``_insert_blobs`` queued in it
+        are forgotten, so nothing later skips or deltas against a blob that never got stored."""
         self._pending = []
-        conn.execute(begin)
         try:
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
+            with self.engine.transaction(immediate=immediate) as engine:
+                yield engine
+        except BaseException:  # noqa: BLE001 - undo the bookkeeping, then re-raise
             self._known.difference_update(self._pending)
             for key in self._pending:
                 old = self._recent.pop(key, None)
@@ -235,9 +219,9 @@ class TimelineWriter:
         with self._lock:
             index, previous = self._chain[run_id]
             digest = chain_hash(previous, record.chain_fields())
-            with self._transaction() as conn:
+            with self._transaction() as engine:
                 self._insert_blobs(record.blobs, record.manifests, record.bases)
-                conn.execute(_INSERT_STEP, _step_row(run_id, index, record, digest))
+                engine.insert_steps([_step_row(run_id, index, record, digest)])
                 signed = self._advance_chain(run_id, index + 1, digest)
                 if effect is not None:
                     signed = self._insert_effect(run_id, {**effect, "step": index}, after=signed)
@@ -251,24 +235,18 @@ class TimelineWriter:
         Returns the signer's pending signature; call its ``commit()`` once the transaction has.
         """
         signed = self._signer.step(run_id, step_count, head)
-        self._conn.execute("UPDATE runs SET step_count=?, chain_head=?, signature=? WHERE id=?",
-                           (step_count, head, signed.signature, run_id))
+        self.engine.set_chain(run_id, step_count, head, signed.signature)
         return signed
 
     def attach_run(self, run_id: str) -> None:
         """Continue appending to an existing run (its step count and chain head are re-read);
         used by the trace writer process. Raises ``KeyError`` when the run is not in the file."""
         with self._lock:
-            row = self._conn.execute(
-                "SELECT step_count, chain_head, signature, key_id, name, started, pid, host,"
-                " proc_start, entry, env, parent_run, parent_step FROM runs WHERE id=?",
-                (run_id,)).fetchone()
+            row = self.engine.resume_row(run_id)
             if row is None:
                 raise KeyError(run_id)
             self._chain[run_id] = (int(row[0]), bytes(row[1]) if row[1] else GENESIS)
-            effects = self._conn.execute(
-                "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value"
-                " FROM effects WHERE run_id=? ORDER BY seq", (run_id,)).fetchall()
+            effects = self.engine.effect_rows(run_id)
             self._signer.resume(
                 run_id, signature=row[2], key_id=row[3],
                 header=dict(zip(("name", "started", "pid", "host", "proc_start", "entry", "env",
@@ -284,16 +262,12 @@ class TimelineWriter:
         verified and signed (``snapstate sign``). Returns False when the run changed meanwhile
         (nothing is written)."""
         with self._lock:
-            with self._transaction("BEGIN IMMEDIATE") as conn:
-                row = conn.execute("SELECT step_count, chain_head, status FROM runs WHERE id=?",
-                                   (run_id,)).fetchone()
-                count = conn.execute("SELECT count(*) FROM effects WHERE run_id=?",
-                                     (run_id,)).fetchone()[0]
-                if row is None or (row[0], bytes(row[1] or GENESIS), row[2]) != \
-                        (steps, bytes(head or GENESIS), status) or count != effects:
+            with self._transaction(immediate=True) as engine:
+                row = engine.signed_state(run_id)
+                if row is None or (row[0], bytes(row[1] or GENESIS), row[2], row[3]) != \
+                        (steps, bytes(head or GENESIS), status, effects):
                     return False
-                conn.execute("UPDATE runs SET signature=?, key_id=? WHERE id=?",
-                             (signature, key_id, run_id))
+                engine.set_run_signature(run_id, signature, key_id)
         return True
 
     def next_index(self, run_id: str) -> int:
@@ -311,11 +285,9 @@ class TimelineWriter:
         with self._lock:
             first, previous = self._chain[run_id]
             digest = chain_hash(previous, chunk_chain_fields(data, first, count))
-            with self._transaction() as conn:
+            with self._transaction() as engine:
                 self._insert_blobs(blob_items)
-                conn.execute(
-                    "INSERT INTO trace_chunks (run_id, first, count, data, hash)"
-                    " VALUES (?,?,?,?,?)", (run_id, first, count, data, digest))
+                engine.insert_chunk(run_id, first, count, data, digest)
                 signed = self._advance_chain(run_id, first + count, digest)
             signed.commit()
             self._chain[run_id] = (first + count, digest)
@@ -331,13 +303,13 @@ class TimelineWriter:
         with self._lock:
             index, previous = self._chain[run_id]
             rows = []
-            with self._transaction() as conn:
+            with self._transaction() as engine:
                 for record in records:
                     digest = chain_hash(previous, record.chain_fields())
                     self._insert_blobs(record.blobs, record.manifests, record.bases)
                     rows.append(_step_row(run_id, index, record, digest))
                     index, previous = index + 1, digest
-                conn.executemany(_INSERT_STEP, rows)
+                engine.insert_steps(rows)
                 signed = self._advance_chain(run_id, index, previous)
             signed.commit()
             self._chain[run_id] = (index, previous)
@@ -367,8 +339,7 @@ class TimelineWriter:
             self._pending.append(key)
             self._remember(key, data, depth)
         if rows:
-            self._conn.executemany(
-                "INSERT OR IGNORE INTO blobs (hash, codec, size, data) VALUES (?,?,?,?)", rows)
+            self.engine.insert_blobs(rows)
 
     def _remember(self, key: str, data: bytes, depth: int) -> None:
         """Keep ``data`` as a possible delta base (only blobs small enough to be worth it)."""
@@ -384,9 +355,8 @@ class TimelineWriter:
         """Insert blob rows exactly as another file stores them (``(hash, codec, size, data)``;
         deltas need their bases among them). For ``export``; one transaction."""
         with self._lock:
-            with self._transaction() as conn:
-                conn.executemany("INSERT OR IGNORE INTO blobs (hash, codec, size, data)"
-                                 " VALUES (?,?,?,?)", rows)
+            with self._transaction() as engine:
+                engine.insert_blobs(rows)
             self._known.update(row[0].hex() for row in rows)
 
     def add_effect(self, run_id: str, row: dict[str, Any], blob_items: dict[str, bytes]) -> None:
@@ -405,14 +375,10 @@ class TimelineWriter:
                       task=row.get("task"), ordinal=row["ordinal"], name=row["name"],
                       args_hash=row.get("args_hash"), outcome=row["outcome"],
                       value=json.dumps(row.get("value")))
-        self._conn.execute(
-            "INSERT INTO effects (run_id, seq, step, site, task, ordinal, name,"
-            " args_hash, outcome, value) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (run_id, *fields.values()))
+        self.engine.insert_effect(run_id, fields)
         signed = self._signer.effect(run_id, after=after, **fields)
         if signed.signature is not None:
-            self._conn.execute("UPDATE runs SET signature=? WHERE id=?",
-                               (signed.signature, run_id))
+            self.engine.set_run_signature(run_id, signed.signature)
         return signed
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
@@ -420,38 +386,15 @@ class TimelineWriter:
         ended, error_text = time.time(), json.dumps(error) if error else None
         with self._lock:
             signed = self._signer.end(run_id, status=status, ended=ended, error=error_text)
-            self._conn.execute(
-                "UPDATE runs SET status=?, ended=?, error=?, signature=coalesce(?, signature)"
-                " WHERE id=?", (status, ended, error_text, signed.signature, run_id))
+            self.engine.finish_run(run_id, status, ended, error_text, signed.signature)
             signed.commit()
 
     def _worth_compacting(self) -> bool:
-        """Whether VACUUM would reclaim much: not when trace chunks fill most pages. A chunk
-        (~9 KB) takes a 16 KB page of its own and chunks are appended in key order, so
-        rewriting them saves ~1% (4 M traced steps: 18.4 -> 18.2 MB) for ~70 ms at the end of
-        every traced recording; blob pages (random keys, ~3/4 full) save ~15%."""
-        pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
-        chunks = self._conn.execute("SELECT count(*) FROM trace_chunks").fetchone()[0]
-        return chunks * 2 < pages
+        """Whether closing would compact the file (``store.sqlite.writing``)."""
+        return self.engine._worth_compacting()
 
     def close(self) -> None:
-        """Fold the WAL into the main file, leave WAL mode, compact a small file (``COMPACT_MAX``)
-        and close; safe to call twice.
-
-        A finished file in rollback-journal mode opens read-only anywhere (a read-only WAL file
-        needs its ``-shm``/``-wal`` companions or a writable directory). When another connection
-        still uses the file (a reader following it, a second recorder), the file stays in WAL
-        mode and the last writer to close switches it.
-        """
+        """Finish writing: the engine folds its journal and compacts a small file; safe to
+        call twice (``store.sqlite.writing.SQLiteWriteEngine.close``)."""
         with self._lock:
-            if self._conn is None:
-                return
-            try:
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self._conn.execute("PRAGMA journal_mode=DELETE")
-                if os.path.getsize(self.path) <= COMPACT_MAX and self._worth_compacting():
-                    self._conn.execute("VACUUM")
-            except (sqlite3.Error, OSError):
-                pass  # the file is busy elsewhere: it stays in WAL mode, equally readable
-            self._conn.close()
-            self._conn = None  # type: ignore[assignment]
+            self.engine.close()

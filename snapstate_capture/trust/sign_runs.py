@@ -17,7 +17,8 @@ from ..store.reader import Run, Timeline
 from ..store.writer import TimelineWriter
 from .keys import UserKey
 from .signing import sign_state
-from .verify import RunReport, scan_blobs, verify_run
+from .blob_check import scan_blobs
+from .verify import RunReport, verify_run
 
 
 class SignRefused(SnapStateError):

@@ -17,24 +17,21 @@ inflated in 1 MiB pieces, and steps are read 1,000 at a time.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TimelineError
-from ..store.hashing import DIGEST_SIZE, GENESIS, chain_hash
+from ..store.hashing import GENESIS, chain_hash
 from .keys import UserKey
+from .blob_check import scan_blobs
 from .signing import RunState, check_signature, effect_fields, end_fields, header_digest
-from ..store import blobs
 from ..store.reader import Run, Timeline
 from ..store.writer import chain_fields, chunk_chain_fields
 
 _PAGE = 1000
-_INFLATE_PIECE = 1 << 20
 
 
 @dataclass
@@ -111,84 +108,14 @@ def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: boo
 
 
 def _quick_check(timeline: Timeline) -> str | None:
-    rows = timeline.query("PRAGMA quick_check(1)")
-    message = str(rows[0][0]) if rows else "no answer from integrity check"
-    return None if message == "ok" else message
-
-
-def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
-    """Check every blob's bytes against its hash, one blob at a time.
-
-    Returns ``(all keys, {hex key: problem})``.
-    """
-    known: set[bytes] = set()
-    bad: dict[str, str] = {}
-    after = b""
-    while True:
-        page = timeline.query("SELECT hash FROM blobs WHERE hash > ? ORDER BY hash LIMIT ?",
-                              (after, _PAGE))
-        if not page:
-            return known, bad
-        for (raw,) in page:
-            if not isinstance(raw, bytes):
-                bad[str(raw)[:32]] = "malformed key"
-                continue
-            known.add(raw)
-            problem = check_blob(timeline, raw)
-            if problem:
-                bad[raw.hex()] = problem
-        after = page[-1][0] if isinstance(page[-1][0], bytes) else after + b"\x00"
-        if len(page) < _PAGE:
-            return known, bad
-
-
-def check_blob(timeline: Timeline, raw: bytes) -> str | None:
-    """Return None when blob ``raw`` (binary key) matches its hash, else the problem."""
-    rows = timeline.query("SELECT codec, size, data FROM blobs WHERE hash=?", (raw,))
-    if not rows:
-        return "missing"
-    codec, size, data = rows[0]
-    if len(raw) != DIGEST_SIZE or not isinstance(size, int) or size < 0 \
-            or not isinstance(data, bytes):
-        return "malformed"
-    if codec in (blobs.RAW, blobs.ZLIB):
-        ok = _stream_matches(raw, codec, data, size)
-    else:  # deltas, zstandard, manifests: the blob layer decodes (and checks) them
-        problem = timeline.blob_problem(raw)
-        return None if problem is None else problem
-    return None if ok else "corrupt (hash mismatch)"
-
-
-def _stream_matches(raw: bytes, codec: int, data: bytes, size: int) -> bool:
-    digest = hashlib.blake2b(digest_size=DIGEST_SIZE)
-    if codec == blobs.RAW:
-        digest.update(data)
-        return len(data) == size and digest.digest() == raw
-    inflater = zlib.decompressobj()
-    total, pending = 0, data
-    try:
-        while pending or not inflater.eof:
-            piece = inflater.decompress(pending, _INFLATE_PIECE)
-            pending = inflater.unconsumed_tail
-            total += len(piece)
-            if total > size:
-                return False
-            digest.update(piece)
-            if not piece and not pending:
-                break
-    except zlib.error:
-        return False
-    return total == size and digest.digest() == raw
+    return timeline.engine.check_storage()
 
 
 def _run_row(timeline: Timeline, run_id: str) -> tuple:
-    rows = timeline.query(
-        "SELECT name, started, pid, host, proc_start, entry, env, parent_run, parent_step,"
-        " status, ended, error, step_count, chain_head, signature, key_id"
-        " FROM runs WHERE id=?", (run_id,))
-    if not rows:
+    row = timeline.engine.run_header(run_id)
+    if row is None:
         raise TimelineError(timeline.path, f"run {run_id[:8]} vanished while verifying")
-    return rows[0]
+    return row
 
 
 def verify_run(timeline: Timeline, run: Run, key: UserKey | None, *,
@@ -226,8 +153,7 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
         elif head != (chain_head or GENESIS):
             report.chain_problem = "the run's chain head does not match its steps"
     if report.chain_problem is None and not live:
-        extra = timeline.query("SELECT count(*) FROM steps WHERE run_id=? AND idx>=?",
-                               (run_id, count))[0][0]
+        extra = timeline.engine.step_row_count(run_id, count)
         if extra:
             report.chain_problem = f"{extra} step(s) were added after the run's last step"
     if usage is not None:
@@ -264,10 +190,7 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
 def _step_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
     after = -1
     while True:
-        rows = timeline.query(
-            "SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors, hash"
-            " FROM steps WHERE run_id=? AND idx>? AND idx<? ORDER BY idx LIMIT ?",
-            (run_id, after, count, _PAGE))
+        rows = timeline.engine.chain_rows(run_id, after, count, _PAGE)
         yield from rows
         if len(rows) < _PAGE:
             return
@@ -279,9 +202,7 @@ def _chunk_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
     holds up to thousands of steps)."""
     after = -1
     while True:
-        rows = timeline.query(
-            "SELECT first, count, data, hash FROM trace_chunks WHERE run_id=? AND first>?"
-            " AND first<? ORDER BY first LIMIT 16", (run_id, after, count))
+        rows = timeline.engine.chunk_page(run_id, 0, count, after, 16)
         for first, size, data, stored in rows:
             yield (first, None, size, data, stored)
         if len(rows) < 16:
@@ -290,8 +211,7 @@ def _chunk_rows(timeline: Timeline, run_id: str, count: int) -> Iterator[tuple]:
 
 
 def _has_chunks(timeline: Timeline) -> bool:
-    return bool(timeline.query(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='trace_chunks'"))
+    return timeline.engine.has_trace_chunks()
 
 
 def _check_steps(timeline: Timeline, run_id: str, count: int, report: RunReport,
@@ -359,10 +279,7 @@ def _check_effects(timeline: Timeline, run_id: str, usage: _Usage | None
     state = RunState(run_id, b"")
     after = -1
     while True:
-        rows = timeline.query(
-            "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value"
-            " FROM effects WHERE run_id=? AND seq>? ORDER BY seq LIMIT ?",
-            (run_id, after, _PAGE))
+        rows = timeline.engine.effect_rows(run_id, after_seq=after, limit=_PAGE)
         for row in rows:
             fields = dict(zip(("seq", "step", "site", "task", "ordinal", "name", "args_hash",
                                "outcome", "value"), row))

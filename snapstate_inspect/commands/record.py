@@ -199,7 +199,7 @@ def _check_before_running(module: str | None, target: str, output: Path) -> str 
     or a ``-m`` module that cannot be found (python says the same and exits without running).
     Returns the file the program starts in (None when not found without importing)."""
     if output.exists():
-        from snapstate_capture.store.connection import open_for_reading
+        from snapstate_capture.store.sqlite.connection import open_for_reading
 
         open_for_reading(output).close()  # TimelineError names the file and the problem
     if module is None:

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture.store.leases import LeaseHeld, LeaseLost, SqliteLeases
+from snapstate_capture.store.leases import LeaseHeld, LeaseLost, LeaseStore
 from snapstate_capture.store.schema import FORMAT_VERSION
 from snapstate_capture.store.writer import TimelineWriter
 
@@ -23,7 +23,7 @@ def recorded(snap_path):
 
 def test_one_holder_at_a_time_and_the_refusal_names_it(recorded):
     path, run_id = recorded
-    with SqliteLeases(path) as first, SqliteLeases(path) as second:
+    with LeaseStore(path) as first, LeaseStore(path) as second:
         holder, before = first.acquire(run_id, user="alice", ttl=30)
         assert before is None and holder.user == "alice" and holder.expires > time.time()
         with pytest.raises(LeaseHeld) as refused:
@@ -41,7 +41,7 @@ def test_one_holder_at_a_time_and_the_refusal_names_it(recorded):
 
 def test_an_expired_lease_can_be_taken_and_its_old_holder_cannot_renew(recorded):
     path, run_id = recorded
-    with SqliteLeases(path) as store:
+    with LeaseStore(path) as store:
         dead, _ = store.acquire(run_id, ttl=10, now=time.time() - 60)  # expired 50 s ago
         taker, before = store.acquire(run_id, ttl=10)
         assert before is not None and before.holder is not None
@@ -52,7 +52,7 @@ def test_an_expired_lease_can_be_taken_and_its_old_holder_cannot_renew(recorded)
 
 def test_a_run_is_continued_once_and_only_under_a_live_lease(recorded):
     path, run_id = recorded
-    with SqliteLeases(path) as store:
+    with LeaseStore(path) as store:
         holder, _ = store.acquire(run_id, ttl=30)
         writer = TimelineWriter(path)
         try:
@@ -70,7 +70,7 @@ def test_a_run_is_continued_once_and_only_under_a_live_lease(recorded):
     with snap.open_timeline(path) as timeline:
         assert [r.name for r in timeline.runs] == ["one", "c"]  # the refused claim made nothing
         assert timeline.run(run_id).continued_as == continuation
-    with SqliteLeases(path) as store:
+    with LeaseStore(path) as store:
         writer = TimelineWriter(path)
         try:
             with pytest.raises(LeaseLost):  # an expired lease claims nothing either
@@ -87,7 +87,7 @@ def test_a_format_3_file_is_read_without_leases_and_migrated_when_written(record
     with snap.open_timeline(path) as timeline:
         assert timeline.runs[0].status == "finished"
         assert timeline.leases() == {} and timeline.runs[0].continued_as is None
-    with SqliteLeases(path) as store:
+    with LeaseStore(path) as store:
         holder, before = store.acquire(run_id, ttl=30)
         assert before is None
     conn = sqlite3.connect(path)

@@ -18,7 +18,7 @@ def journal(path):
     """The last run's journal rows and steps (the timeline stays open for loading values)."""
     timeline = snap.open_timeline(path)
     run = timeline.runs[-1]
-    rows = timeline.query(
+    rows = timeline.engine.query(
         "SELECT seq, step, site, task, ordinal, name, args_hash, outcome, value"
         " FROM effects WHERE run_id=? ORDER BY seq", (run.id,))
     steps = list(run.steps)

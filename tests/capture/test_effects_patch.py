@@ -103,7 +103,7 @@ def test_an_effect_that_draws_random_numbers_keeps_the_state_after_it(snap_path)
         after = random.getstate()
     with snap.open_timeline(snap_path) as timeline:
         run = timeline.runs[-1]
-        (value,) = timeline.query("SELECT value FROM effects WHERE run_id=?", (run.id,))[0]
+        (value,) = timeline.engine.query("SELECT value FROM effects WHERE run_id=?", (run.id,))[0]
         saved = json.loads(timeline.blob(json.loads(value)["r"]))
     assert tuple(saved["internal"]) == after[1]
 

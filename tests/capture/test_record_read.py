@@ -183,7 +183,7 @@ def test_unchanged_values_are_stored_once(snap_path):
     with snap.open_timeline(snap_path) as timeline:
         payload_keys = {s.frames[-1].locals["big"].payload_key for s in timeline.runs[0].steps}
         assert len(payload_keys) == 1
-        (stored,) = timeline.query("SELECT sum(length(data)) FROM blobs")[0]
+        (stored,) = timeline.engine.query("SELECT sum(length(data)) FROM blobs")[0]
     assert stored < 2 * len(pickle.dumps(big))
 
 

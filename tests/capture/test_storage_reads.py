@@ -8,7 +8,8 @@ import os
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture.store import blobs, reader, sanitize
+from snapstate_capture.store import blobs, sanitize
+from snapstate_capture.store.sqlite.reading import SQLiteReadEngine
 
 
 def test_a_long_delta_chain_is_read_in_one_query_per_blob(tmp_path, monkeypatch):
@@ -21,13 +22,13 @@ def test_a_long_delta_chain_is_read_in_one_query_per_blob(tmp_path, monkeypatch)
             snap.checkpoint()
             expected.append(note)
     queries = []
-    original = reader.Timeline.query
+    original = SQLiteReadEngine.query
 
     def counting(self, sql, params=()):
         queries.append(sql)
         return original(self, sql, params)
 
-    monkeypatch.setattr(reader.Timeline, "query", counting)
+    monkeypatch.setattr(SQLiteReadEngine, "query", counting)
     with snap.open_timeline(path, trust=True) as timeline:
         steps = timeline.runs[-1].steps
         note = steps[len(steps) - 1].frames[-1].locals["note"]

@@ -31,7 +31,7 @@ def test_unchanged_100mb_array_is_stored_once(tmp_path):
         assert len({r.payload_key for r in refs}) == 1
         assert refs[0].preview["shape"] == [ARRAY_BYTES // 8]
         assert refs[0].preview["nbytes"] == ARRAY_BYTES
-        sizes = dict(timeline.query("SELECT lower(hex(hash)), size FROM blobs"))
+        sizes = dict(timeline.engine.query("SELECT lower(hex(hash)), size FROM blobs"))
         assert sizes[refs[0].payload_key] > ARRAY_BYTES  # the array's payload, once
         others = sum(size for key, size in sizes.items() if key != refs[0].payload_key)
     assert others < 256 * 1024, f"the 10 steps stored {others} bytes besides the array"

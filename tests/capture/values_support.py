@@ -96,5 +96,5 @@ def child(preview: dict[str, Any], label: str) -> dict[str, Any]:
 def all_blob_bytes(path: Path) -> list[bytes]:
     """Every blob in the file, decoded (hash-checked) — to prove what is NOT stored."""
     with snap.open_timeline(path) as timeline:
-        keys = [row[0].hex() for row in timeline.query("SELECT hash FROM blobs")]
+        keys = [row[0].hex() for row in timeline.engine.query("SELECT hash FROM blobs")]
         return [timeline.blob(key) for key in keys]

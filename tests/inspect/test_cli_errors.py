@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture.store.schema import FORMAT_VERSION
+from snapstate_capture.store.sqlite.schema import FORMAT_VERSION
 from tests.conftest import run_cli
 
 

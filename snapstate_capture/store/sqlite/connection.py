@@ -13,7 +13,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ..errors import TimelineError
+from ...errors import TimelineError
 from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

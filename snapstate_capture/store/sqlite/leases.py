@@ -1,0 +1,66 @@
+"""SQL of the ``leases`` table (format 4): who is resuming which run (``store/leases.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Column order of a lease row (``lease_rows``, ``lease_row``).
+LEASE_COLUMNS = ("run_id", "token", "user", "host", "pid", "acquired", "renewed", "expires",
+                 "continued_as")
+_LEASES = ", ".join(LEASE_COLUMNS)
+
+
+class LeaseQueries:
+    """Lease reads (``store.engine.ReadEngine.lease_rows``)."""
+
+    query: Any
+
+    def lease_rows(self) -> list[tuple]:
+        tables = self.query("SELECT name FROM sqlite_master WHERE type='table' AND"
+                            " name='leases'")
+        return self.query(f"SELECT {_LEASES} FROM leases") if tables else []
+
+    def lease_row(self, run_id: str) -> tuple | None:
+        rows = self.query(f"SELECT {_LEASES} FROM leases WHERE run_id=?", (run_id,))
+        return rows[0] if rows else None
+
+
+class LeaseWrites:
+    """Lease writes (``store.engine.WriteEngine``): ``claim_continuation`` inside the caller's
+    transaction; the others are transactions of their own."""
+
+    execute: Any
+    transaction: Any
+
+    def lease_take(self, row: tuple, now: float, may_take: Any) -> tuple[bool, tuple | None]:
+        """In one write transaction: read the run's lease row; when ``may_take(old row,
+        now)`` says so, write ``row`` (``LEASE_COLUMNS`` without ``continued_as``, which is
+        kept). Returns ``(taken, old row)``."""
+        with self.transaction(immediate=True):
+            old = self.lease_row(row[0])  # type: ignore[attr-defined]
+            if not may_take(old, now):
+                return False, old
+            self.execute(
+                "INSERT INTO leases (run_id, token, user, host, pid, acquired, renewed,"
+                " expires, continued_as) VALUES (?,?,?,?,?,?,?,?,NULL)"
+                " ON CONFLICT(run_id) DO UPDATE SET token=excluded.token,"
+                " user=excluded.user, host=excluded.host, pid=excluded.pid,"
+                " acquired=excluded.acquired, renewed=excluded.renewed,"
+                " expires=excluded.expires", row)
+            return True, old
+
+    def lease_renew(self, run_id: str, token: str, now: float, expires: float) -> bool:
+        with self.transaction():
+            return self.execute("UPDATE leases SET renewed=?, expires=? WHERE run_id=? AND"
+                                " token=?", (now, expires, run_id, token)).rowcount == 1
+
+    def lease_release(self, run_id: str, token: str) -> bool:
+        with self.transaction():
+            return self.execute("UPDATE leases SET token=NULL, expires=0 WHERE run_id=? AND"
+                                " token=?", (run_id, token)).rowcount == 1
+
+    def claim_continuation(self, run_id: str, token: str, continuation: str,
+                           now: float) -> bool:
+        return self.execute(
+            "UPDATE leases SET continued_as=? WHERE run_id=? AND token=? AND expires>?"
+            " AND continued_as IS NULL", (continuation, run_id, token, now)).rowcount == 1
