@@ -151,6 +151,11 @@ class ReadEngine(Protocol):
         """The run's effect journal (``EFFECT_COLUMNS``) by seq: rows with ``seq > after_seq``,
         at most ``limit``, only those made at or before step ``max_step`` when given."""
 
+    # -- resume leases (``store/leases.py``; format 4) --------------------------------------
+    def lease_rows(self) -> list[tuple]:
+        """Every lease row: ``(run_id, token, user, host, pid, acquired, renewed, expires,
+        continued_as)``; none in a store without leases (a file of format 3)."""
+
     # -- what gc marks and sweeps -------------------------------------------------------------
     def run_texts(self, run_id: str) -> list[Any]:
         """The run's JSON texts that may name blobs: entry, env, each step row's frames and
@@ -186,6 +191,12 @@ class WriteEngine(Protocol):
     #            delete_runs; finish_run (its own statement)
     #   steps:   insert_steps          blobs: insert_blobs, delete_blobs
     #   chunks:  insert_chunk          effects: insert_effect
+    #   leases:  claim_continuation(run, token, continuation, now) -> bool: set continued_as
+    #            only where token holds an unexpired lease and continued_as is NULL
+    # Leases, each its own atomic transaction (``store/sqlite/leases.py``): lease_row(run),
+    #   lease_take(row, now, may_take) -> (taken, old row) reads and conditionally writes the
+    #   row under the write lock, lease_renew(run, token, now, expires) -> bool,
+    #   lease_release(run, token) -> bool (both only where token holds the row).
     # A write engine also answers every ``ReadEngine`` question over its own connection, and
     # ``compact()`` (``gc``) rewrites the store without its free space.
 

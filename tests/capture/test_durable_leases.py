@@ -10,7 +10,7 @@ import pytest
 
 import snapstate_capture as snap
 from snapstate_capture.store.leases import LeaseHeld, LeaseLost, LeaseStore
-from snapstate_capture.store.schema import FORMAT_VERSION
+from snapstate_capture.store.sqlite.schema import FORMAT_VERSION
 from snapstate_capture.store.writer import TimelineWriter
 
 

@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS runs (
     parent_run   TEXT,                 -- forks: the run and step they branch from
     parent_step  INTEGER,
     error        TEXT,                 -- JSON: the exception that ended a failed run, or the
-                                       -- pause of a waiting/sleeping run (durable/pause.py)
+                                       -- pause of a waiting/sleeping run (capture/waits.py)
     step_count   INTEGER NOT NULL DEFAULT 0,
     chain_head   BLOB,                 -- chain hash of the last step
     signature    BLOB,                 -- HMAC-SHA256 of the chain head (trust)
