@@ -7,7 +7,7 @@ API call, a tool, ``input()``, a clock, a random draw (DESIGN.md "Replay and for
 - runs the function, then appends an ``effect`` step (its stack is the caller's; step values:
   ``args`` as a preview only, ``result`` or ``exception``) and, in the same transaction, a row
   of the run's **effect journal**: name, call site (``qualname file:line`` of the calling
-  frame), task (asyncio task name, else thread name), per-(site, task) ordinal, a digest of the
+  frame), task (the caller's lineage: ``lineage.py``), per-(site, task) ordinal, a digest of the
   arguments, and the outcome (``return``/``raise``) with its value ref;
 - on replay is not run at all: the replay recorder checks that the call is the next one the
   task made in the recording, with the same site and argument digest, and returns the recorded
@@ -56,8 +56,9 @@ _PASS_THROUGH = (KeyboardInterrupt, SystemExit, GeneratorExit)
 class EffectCall:
     """One effect call in flight: its journal key and, on replay, what the journal served.
 
-    ``site`` is ``"qualname /abs/file.py:line"`` of the calling frame; ``task`` the asyncio
-    task or thread name; ``ordinal`` counts calls per (site, task); ``seq`` counts the run's
+    ``site`` is ``"qualname /abs/file.py:line"`` of the calling frame; ``task`` the caller's
+    lineage (``recorder.lane()``: task, pool call or thread by who spawned it — a framework
+    may give a logical lane instead); ``ordinal`` counts calls per (site, task); ``seq`` counts the run's
     effects. ``args`` are the bound arguments (``self``/``cls`` left out) and ``args_digest``
     a hex digest of their pickle (of their preview when they cannot be pickled).
     ``served`` is True when the replay recorder supplied ``outcome``/``value`` from the journal.
@@ -221,12 +222,14 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
     divergence found here ends the replay child; nothing is raised into the program.
     """
     try:
-        frame = user_frame(caller)
+        frame = user_frame(caller, getattr(getattr(recorder, "_frames", None), "is_hidden",
+                                           None))
         bound = bind_arguments(fn, args, kwargs) if arguments is None else arguments
         if site is None:
             site = call_site(frame)
         if task is None:
-            task = current_task_name() or current_thread_name()
+            lane = getattr(recorder, "lane", None)
+            task = lane() if lane is not None else current_task_name() or current_thread_name()
         with recorder.effect_lock:
             seq = recorder.effect_seq
             recorder.effect_seq += 1
@@ -259,14 +262,23 @@ def end_call(recorder: Any, call: EffectCall) -> Any:
     return call.value
 
 
-def user_frame(frame: types.FrameType) -> types.FrameType:
-    """The first frame outward from ``frame`` that is not snapstate's own code."""
+def user_frame(frame: types.FrameType,
+               hidden: Callable[[str], bool] | None = None) -> types.FrameType:
+    """The first frame outward from ``frame`` that is not snapstate's own code — nor, with
+    ``hidden`` (the recorder's test of frames it leaves off stacks), library code: an effect
+    called by a library (``datetime.now`` inside a framework) or run as an asyncio task (whose
+    caller is the event loop) is sited where the program's own code is, which is the same in
+    every process and every installation."""
     current: types.FrameType | None = frame
+    own = None
     while current is not None:
-        if not os.path.abspath(current.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
-            return current
+        filename = current.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+            if hidden is None or not hidden(filename):
+                return current
+            own = own or current
         current = current.f_back
-    return frame
+    return own or frame
 
 
 _signatures: dict[Any, inspect.Signature | None] = {}

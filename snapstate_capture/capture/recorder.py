@@ -15,7 +15,7 @@ import time
 import types
 from typing import Any
 
-from . import rng
+from . import lineage, rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
 from .hashseed import seed_facts
@@ -23,6 +23,7 @@ from .tasks import call_site, current_task_name, current_thread_name
 from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
 from ..options import CaptureOptions
 from ..trust.signing import RunSigner
+from ..store import task_column
 from ..store.writer import StepRecord, TimelineWriter
 from ..store.hashing import canonical_json
 from ..values import capture_value
@@ -32,6 +33,13 @@ from ..values.exceptions import describe_exception
 DISABLE_ENV = "SNAPSTATE_DISABLE"
 
 _active: list[Recorder] = []
+#: ``entry["lineage"]`` of runs whose steps and effects carry lineages (``lineage.py``); runs
+#: without it keyed effects by task or thread name.
+LINEAGE_VERSION = 1
+
+
+def _recording() -> bool:
+    return bool(_active)
 
 # The clocks the recorder itself reads, bound before ``patch_nondeterminism`` can route the
 # module attributes through the effect journal.
@@ -100,6 +108,7 @@ class Recorder:
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
         """Open the file and create the run; False (with a warning on stderr) if impossible."""
+        lineage.begin_run(_recording)
         try:
             key = self._user_key()
             if self.encrypt:
@@ -114,6 +123,7 @@ class Recorder:
             entry.setdefault("block", self.block)
             for fact, value in seed_facts().items():
                 entry.setdefault(fact, value)
+            entry["lineage"] = LINEAGE_VERSION  # steps and effects carry lineages
             states = rng.save_states()
             entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             self.run_id = self._writer.begin_run(
@@ -224,7 +234,7 @@ class Recorder:
         writer = self._writer
         if writer is None or self.run_id is None or not hasattr(writer, "add_effect"):
             return True  # nothing to keep it in (a traced run): the live answer
-        task = current_task_name() or current_thread_name()
+        task = self.lane()
         site = call_site(frame)
         with self.effect_lock:
             seq = self.effect_seq
@@ -344,7 +354,8 @@ class Recorder:
         n_changed = self._count_changes(thread, frames, stack.innermost_digests)
         record = StepRecord(
             kind=kind, label=label, wall=wall, mono=mono, thread=thread,
-            task=current_task_name(), function=stack.function, filename=stack.filename,
+            task=task_column.join(current_task_name(), self.lane()),
+            function=stack.function, filename=stack.filename,
             lineno=stack.lineno, depth=len(stack.frames), frames=stack.frames,
             extra=extra_refs, errors=stack.errors, n_changed=n_changed,
             blobs={k: v for k, v in stack.blobs.items()
@@ -373,6 +384,11 @@ class Recorder:
             return len(digests)
         changed = sum(1 for name, d in digests.items() if previous.get(name) != d)
         return changed + sum(1 for name in previous if name not in digests)
+
+    def lane(self) -> str:
+        """The lineage steps and effects of the calling code are ordered in
+        (``lineage.current()``: its task, pool call or thread, by who spawned it)."""
+        return lineage.current()
 
     def capture_exception(self, exc: BaseException) -> None:
         """Append an ``exception`` step holding the stack and locals at the raise point."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Iterable
 
-from . import imports
+from ..capture import imports
 
 #: identifier -> (the module whose import turns it on, our module, its Integration class).
 KNOWN: dict[str, tuple[str, str, str]] = {

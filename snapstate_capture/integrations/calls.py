@@ -22,7 +22,8 @@ from typing import Any, AsyncIterator, Callable, Iterator
 
 from ..capture import effects
 from ..store.hashing import canonical_json, content_hash
-from ..capture.recorder import active_recorder, current_task_name, current_thread_name
+from ..capture import lineage
+from ..capture.recorder import active_recorder
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,8 @@ def semantic_digest(plain: Any) -> str:
 
 
 def lane_or_current(lane: str | None) -> str:
-    """``lane``, else the calling asyncio task's or thread's name."""
-    return lane or current_task_name() or current_thread_name()
+    """``lane``, else the calling code's lineage (``capture/lineage.py``)."""
+    return lane or lineage.current()
 
 
 def _begin(name: str, key: Key, fn: Callable[..., Any], args: tuple, kwargs: dict,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from ..capture.environment import environment_facts
+from ..store import task_column
 from ..store.reader import Run
 from ..store.writer import StepRecord, TimelineWriter
 
@@ -34,7 +35,8 @@ def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | No
         for recorded in parent.steps.range(start, min(start + _CHUNK, step + 1)):
             writer.append_step(run_id, StepRecord(
                 kind=recorded.kind, label=recorded.label, wall=recorded.wall_time,
-                mono=recorded.mono_time, thread=recorded.thread, task=recorded.task,
+                mono=recorded.mono_time, thread=recorded.thread,
+                task=task_column.join(recorded.task, recorded.lineage),
                 function=recorded.function, filename=recorded.filename,
                 lineno=recorded.lineno, depth=recorded.depth, frames=recorded.frame_keys,
                 extra=recorded._extra_refs, errors=recorded.errors,

@@ -27,7 +27,7 @@ from .relocate import relocation_for
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(snapstate_capture.__file__)))
 
 
-#: Said with the result of a run recorded under a random hash secret (``hashseed.py``).
+#: Said with a divergence of a run recorded under a random hash secret (``hashseed.py``).
 RANDOM_SEED_NOTE = ("the run was recorded with a random hash seed (PYTHONHASHSEED unset in a "
                     "process that called record()): the replay runs under another one, so "
                     "the order of sets of strings may differ; record with PYTHONHASHSEED=N "
@@ -92,7 +92,8 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
                 f"{run.timeline.path}: the replay ended (exit code {child.returncode}) without "
                 f"a result" + (f": {detail[0]}" if detail else "")) from None
     result["exit_code"] = child.returncode
-    if "hash_seed" in run.entry and run.entry.get("hash_seed") is None:
+    if (result.get("status") == "divergence" and "hash_seed" in run.entry
+            and run.entry.get("hash_seed") is None):  # a likely cause, said where it matters
         result.setdefault("notes", []).append(RANDOM_SEED_NOTE)
     if capture_output:
         result["output"] = child.stdout

@@ -2,7 +2,8 @@
 
 ``ReplayRecorder`` stands in for the ``Recorder`` of the replayed ``record`` block. Every
 capture point the program reaches builds the same step record a recording would, and the
-session's comparer checks it against the recorded step of the same index. Effects are served
+session's comparer checks it against the recorded step it corresponds to: the calling
+lineage's next one (``order.py``), so threads and tasks may interleave differently. Effects are served
 from the journal (``serve_effect``). At the stop step it hands the live frame to pdb or a
 console, or turns into an ordinary recorder writing a fork (``go_live``).
 """
@@ -16,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PayloadLoadError, SnapStateError
 from ..store.leases import LeaseLost
-from ..capture.recorder import Recorder
+from ..capture import lineage
+from ..capture.recorder import Recorder, _recording, current_task_name, current_thread_name
 from ..capture.rng import restore_states
 from ..store.reader import Step
 from ..trust.signing import RunSigner
@@ -24,6 +26,7 @@ from ..store.writer import TimelineWriter
 from ..values import capture_value
 from .fastpath import FastMatcher
 from .fork import start_fork
+from .order import StepOrder
 from .report import diff_previews, divergence, step_facts
 
 if TYPE_CHECKING:
@@ -58,16 +61,26 @@ class ReplayRecorder(Recorder):
         self._fast = FastMatcher(session.timeline, options.values,
                                  session.run.entry.get("cwd") or os.getcwd(), session.relocation)
         self._turn = threading.Condition()
+        self._read_lock = threading.Lock()
+        self._order = recorded_order(session)
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
-        """Restore the recorded generator states."""
+        """Count lineages afresh and restore the recorded generator states."""
+        lineage.begin_run(_recording)
         restore_recorded_rng(self.session)
         return True
 
+    def lane(self) -> str:
+        return replay_lane(self.session)
+
     def effect_step(self, entry: Any) -> int:
-        """The step an effect divergence is reported at: the next step to compare."""
-        return self.replayed
+        """The step an effect divergence is reported at: the recorded call's step, else the
+        next step of the calling lineage."""
+        if entry is not None and entry.step is not None:
+            return int(entry.step)
+        nxt = self._order.peek(self.lane())
+        return nxt if nxt is not None else self._order.low
 
     def finish(self, exc: BaseException | None) -> None:
         """Live: end the fork run. Replaying: check the run ended where and how it did."""
@@ -75,10 +88,10 @@ class ReplayRecorder(Recorder):
             super().finish(exc)
             return
         session = self.session
-        if self.replayed < session.count:
-            nxt = self._recorded(self.replayed)
+        if self._order.low < session.count:
+            nxt = self._recorded(self._order.low)
             session.diverge(divergence(
-                self.replayed, "ended-early",
+                self._order.low, "ended-early",
                 f"the program's run ended after {self.replayed} steps; the recording has "
                 f"{session.count} (next: a {nxt.kind} step in {nxt.function} line {nxt.lineno})",
                 expected=step_facts(nxt.kind, nxt.label, nxt.function, nxt.filename,
@@ -119,26 +132,36 @@ class ReplayRecorder(Recorder):
 
     def _replay_step(self, kind: str, frame: types.FrameType | None, label: str | None,
                      extra: dict[str, Any] | None, lineno: int | None) -> int | None:
+        """Compare the step with the calling lineage's next recorded step (``order.py``)."""
         session = self.session
-        index = self.replayed
         frames = self._frames.walk(frame, self.root)
+        lane = self.lane()
+        index = self._order.take(lane)
         served = (kind == "exception" and bool(extra)
                   and id((extra or {}).get("exception")) in self._served_exceptions)
-        if index >= session.count or served or not self._fast_match(
-                self._recorded(index), kind, label, frames, extra, lineno):
+        if index is None:
+            self._past_end(lane, self.build_record(kind, frame, label, extra, lineno,
+                                                   frames=frames))
+            return None
+        recorded = self._recorded(index)
+        if served or not self._fast_match(recorded, kind, label, frames, extra, lineno):
             record = self.build_record(kind, frame, label, extra, lineno, frames=frames)
-            if index >= session.count:
-                self._past_end(index, record)
-            report = session.comparer.compare(self._recorded(index), record, frames, extra,
+            report = session.comparer.compare(recorded, record, frames, extra,
                                               served_exception=served)
             if report is not None:
                 session.diverge(report)
+        self._order.done(index)
         with self._turn:
-            self.replayed = index + 1
+            self.replayed = self._order.replayed
             self._turn.notify_all()
-        session.progress(index)
-        if index == session.config.to:
-            self._stop_at(index, frames[-1] if frames else frame, kind)
+        session.progress(self.replayed)
+        to = session.config.to
+        if to is not None:
+            if session.config.mode == "check":
+                if self._order.low > to:  # every step up to ``to``, in every lineage
+                    self._stop_at(to, None, kind)
+            elif index == to:
+                self._stop_at(index, frames[-1] if frames else frame, kind)
         return index
 
     def _fast_match(self, recorded: Step, kind: str, label: str | None,
@@ -156,21 +179,34 @@ class ReplayRecorder(Recorder):
         return False
 
     def _recorded(self, index: int) -> Step:
-        offset = index - self._chunk_start
-        if not 0 <= offset < len(self._chunk):
-            self._chunk = self.session.run.steps.range(index, index + _CHUNK)
-            self._chunk_start, offset = index, 0
-        return self._chunk[offset]
+        with self._read_lock:
+            offset = index - self._chunk_start
+            if not 0 <= offset < len(self._chunk):
+                self._chunk = self.session.run.steps.range(index, index + _CHUNK)
+                self._chunk_start, offset = index, 0
+            return self._chunk[offset]
 
-    def _past_end(self, index: int, record: Any) -> None:
-        session = self.session
+    def _past_end(self, lane: str, record: Any) -> None:
+        """The calling lineage made a step more than it recorded: a divergence (or the end of
+        an unfinished recording)."""
+        session, order = self.session, self._order
         if not session.recording_complete:
-            session.succeed(f"replayed {index} steps, no divergence; the recording ends here "
-                            f"(run {session.run.status})")
+            session.succeed(f"replayed {self.replayed} steps, no divergence; the recording ends "
+                            f"here (run {session.run.status})")
+        last = order.last_of(lane)
+        actual = step_facts(record.kind, record.label, record.function, record.filename,
+                            record.lineno)
+        if not order.by_lineage or last is None and order.count == 0:
+            session.diverge(divergence(
+                session.count, "extra-step", f"the program reached step {session.count}; the "
+                f"recording ended after {session.count} steps", actual=actual))
+        if last is None:
+            session.diverge(divergence(
+                order.low, "extra-step", f"the program made a step in {lane}, which recorded "
+                f"none", actual=actual))
         session.diverge(divergence(
-            index, "extra-step", f"the program reached step {index}; the recording ended "
-            f"after {session.count} steps", actual=step_facts(
-                record.kind, record.label, record.function, record.filename, record.lineno)))
+            last + 1, "extra-step", f"{lane} made a step more than its {order.lane_count(lane)} "
+            f"recorded ones (its last was step {last})", actual=actual))
 
     def _stop_at(self, index: int, frame: types.FrameType | None, kind: str) -> None:
         from . import stops
@@ -248,9 +284,7 @@ class ReplayRecorder(Recorder):
         decision here (its journal's next row for this task is the marker), else False."""
         if self.live:
             return super().patch_marker(patch_id, frame)
-        from ..capture.tasks import current_task_name, current_thread_name
-
-        task = current_task_name() or current_thread_name()
+        task = self.lane()
         journal = self.session.journal
         entry = journal.peek_for(task)
         if entry is None or entry.name != f"patched:{patch_id}":
@@ -271,6 +305,8 @@ class ReplayRecorder(Recorder):
         thread pool; their steps are compared in the recorded order all the same. Effects
         served in the thread that takes the earlier steps never wait (it could not go on)."""
         target = call.recorded_step
+        if self._order.by_lineage:
+            return  # steps are compared per lineage (``order.py``): no global turn to wait for
         if self.live or target is None or target <= self.replayed:
             return
         if threading.current_thread() is threading.main_thread():
@@ -376,6 +412,22 @@ class ReplayRecorder(Recorder):
         except (ValueError, IndexError, SnapStateError):
             return site
         return f"{where}:{moved}"
+
+
+def recorded_order(session: ReplaySession) -> StepOrder:
+    """The per-lineage order of the recorded run's steps (``order.py``)."""
+    by_lineage = bool(session.run.entry.get("lineage"))
+    lineages = ([summary.lineage for summary in session.run.steps.summaries(0, session.count)]
+                if by_lineage else [None] * session.count)
+    return StepOrder(lineages, by_lineage=by_lineage)
+
+
+def replay_lane(session: ReplaySession) -> str:
+    """The lane the calling code's steps and effects are matched in: its lineage, or — for a
+    run recorded before lineages — its asyncio task's or thread's name, as keyed then."""
+    if session.run.entry.get("lineage"):
+        return lineage.current()
+    return current_task_name() or current_thread_name()
 
 
 def restore_recorded_rng(session: ReplaySession) -> None:

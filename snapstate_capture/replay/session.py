@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from .recorder import ReplayRecorder
 
 _session: ReplaySession | None = None
+#: Held by the thread that ends the replay (``ReplaySession.finish``), never released.
+_finishing = threading.Lock()
 
 #: Exit codes of the replay child (a continuation that paused again exits ``EXIT_PAUSED``,
 #: 75, see ``capture/waits.py``).
@@ -154,7 +157,9 @@ class ReplaySession:
         sys.stderr.flush()
 
     def finish(self, status: str, message: str, code: int, **fields: Any) -> None:
-        """Write the result JSON and end the child with ``code`` (never returns)."""
+        """Write the result JSON and end the child with ``code`` (never returns). The first
+        caller ends the replay; another thread finishing at the same time waits for the end."""
+        _finishing.acquire()
         replayed = self.recorder.replayed if self.recorder is not None else 0
         result = {"status": status, "message": message, "replayed": replayed,
                   "total": self.count, "run": self.run.id, "fork": self.fork,

@@ -26,7 +26,7 @@ transaction, so concurrent writers get distinct, increasing numbers. Blob insert
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -194,19 +194,8 @@ class WriteEngine(Protocol):
     #   leases:  claim_continuation(run, token, continuation, now) -> bool: set continued_as
     #            only where token holds an unexpired lease and continued_as is NULL
     # Leases, each its own atomic transaction (``store/sqlite/leases.py``): lease_row(run),
-    #   lease_take(row, now, may_take) -> (taken, old row) reads and conditionally writes the
-    #   row under the write lock, lease_renew(run, token, now, expires) -> bool,
+    #   lease_take(row, now) -> (taken, row before): one conditional upsert, taken only where
+    #   no token holds the row or it expired by now, lease_renew(run, token, now, expires) -> bool,
     #   lease_release(run, token) -> bool (both only where token holds the row).
     # A write engine also answers every ``ReadEngine`` question over its own connection, and
     # ``compact()`` (``gc``) rewrites the store without its free space.
-
-
-def iter_all_blob_keys(engine: ReadEngine, page: int = 4096) -> Iterator[bytes]:
-    """Every blob key of the store, ascending, ``page`` keys per round trip."""
-    after = b""
-    while True:
-        keys = engine.blob_keys_after(after, page)
-        if not keys:
-            return
-        yield from keys
-        after = keys[-1]

@@ -172,11 +172,7 @@ class LeaseStore:
         row = (run_id, holder.token, holder.user, holder.host, holder.pid, holder.acquired,
                holder.renewed, holder.expires)
 
-        def may_take(old: tuple | None, at: float) -> bool:
-            lease = _lease(old)
-            return lease is None or not lease.live(at)
-
-        taken, old = self._run(lambda engine: engine.lease_take(row, moment, may_take))
+        taken, old = self._run(lambda engine: engine.lease_take(row, moment))
         before = _lease(old)
         if not taken:
             assert before is not None and before.holder is not None

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 from .engine import ReadEngine, WriteEngine
 
@@ -21,32 +23,31 @@ def open_read_engine(location: str | os.PathLike[str]) -> ReadEngine:
     (``snapstate[postgres]``). Raises ``TimelineError`` naming the location when it cannot.
     """
     if is_store_url(location):
-        from ..errors import TimelineError
+        from .postgres.engine import PostgresReadEngine
 
-        raise TimelineError(_redacted(str(location)),
-                            "PostgreSQL stores are not supported by this SnapState yet")
+        return PostgresReadEngine(str(location))
     from .sqlite.reading import SQLiteReadEngine
 
     return SQLiteReadEngine(location)
-
-
-def _redacted(url: str) -> str:
-    """``url`` without its password (locations are printed in messages)."""
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    if not at or ":" not in credentials:
-        return url
-    return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"
 
 
 def open_write_engine(location: str | os.PathLike[str]) -> WriteEngine:
     """Open ``location`` for writing with the engine it names (a file is created owner-only
     when missing). Raises ``TimelineError`` naming the location when it cannot."""
     if is_store_url(location):
-        from ..errors import TimelineError
+        from .postgres.engine import PostgresWriteEngine
 
-        raise TimelineError(_redacted(str(location)),
-                            "PostgreSQL stores are not supported by this SnapState yet")
+        return PostgresWriteEngine(str(location))
     from .sqlite.writing import SQLiteWriteEngine
 
     return SQLiteWriteEngine(location)
+
+
+def location_label(location: str | os.PathLike[str]) -> Any:
+    """How a location is named in messages and ``Timeline.path``: the ``Path`` of a file, the
+    URL of a store without its password."""
+    if is_store_url(location):
+        from .postgres.connection import redacted
+
+        return redacted(str(location))
+    return Path(location)

@@ -25,14 +25,13 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from ..errors import IntegrityError, NotFoundError
 from . import blobs, previews, sanitize
 from .engine import ReadEngine
-from .locations import open_read_engine
 from .leases import Lease, read_leases
+from .locations import location_label, open_read_engine
 from .records import Frame, PayloadGate, Step, StepSummary, Value
 from .run_steps import Steps
 from .writer import process_start_marker
@@ -53,7 +52,7 @@ class Timeline:
 
     def __init__(self, path: str | os.PathLike[str], *, trust: bool = False,
                  gate: PayloadGate | None = None) -> None:
-        self.path = Path(path)
+        self.path = location_label(path)
         self.trust = trust
         #: Decides whether payloads may be unpickled (``store.records.PayloadGate``); None: never.
         self.gate = gate

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import IntegrityError, UntrustedPayloadError
-from . import sanitize
+from . import sanitize, task_column
 
 if TYPE_CHECKING:
     from .reader import Run, Timeline
@@ -48,6 +48,8 @@ class StepSummary:
     n_changed: int
     thread: str
     task: str | None
+    #: The lineage that made the step (``store/task_column.py``), None in older files.
+    lineage: str | None = None
 
 
 class Step:
@@ -57,6 +59,8 @@ class Step:
         (self.index, self.kind, self.label, self.wall_time, self.mono_time, self.thread,
          self.task, self.function, self.filename, self.lineno, self.depth, frames, extra,
          errors, self.n_changed, self.hash) = sanitize.step_row(run.timeline.path, row)
+        #: ``task`` is the asyncio task's name; ``lineage`` who made the step, for replay.
+        self.task, self.lineage = task_column.split(self.task)
         self.run = run
         self.frame_keys: list[str] = frames
         self._extra_refs: dict[str, Any] = extra

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import IntegrityError
-from . import sanitize
+from . import sanitize, task_column
 from .engine import STEP_CONDITIONS
 from .records import Step, StepSummary
 
@@ -80,7 +80,7 @@ class Steps(Sequence["Step"]):
         """Light rows for steps ``start`` … ``stop - 1`` in one query (no frames, no JSON);
         traced steps stored in chunks are summarised from their decoded chunk."""
         rows = self.run.timeline.engine.summary_rows(self.run.id, start, stop)
-        out = [StepSummary(*row) for row in rows]
+        out = [StepSummary(*row[:-1], *task_column.split(row[-1])) for row in rows]
         if len(out) < min(stop, len(self)) - max(start, 0):
             out.extend(_summary_of(step) for step in self._traced(start, stop))
             out.sort(key=lambda summary: summary.index)
@@ -185,7 +185,7 @@ _EQUAL_CONDITIONS = frozenset({"kind", "function", "label", "thread"})
 def _summary_of(step: Step) -> StepSummary:
     return StepSummary(step.index, step.kind, step.label, step.wall_time, step.function,
                        step.filename, step.lineno, step.depth, step.n_changed, step.thread,
-                       step.task)
+                       step.task, step.lineage)
 
 
 def _summary_matches(row: StepSummary, previous: StepSummary | None,

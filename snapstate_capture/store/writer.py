@@ -19,13 +19,12 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .hashing import GENESIS, chain_hash, content_hash
 from . import blobs
 from .leases import claim_continuation
-from .locations import open_write_engine
+from .locations import location_label, open_write_engine
 
 
 #: Bytes of recently written blobs kept as delta bases, and the largest blob kept.
@@ -144,7 +143,7 @@ class TimelineWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, signer: Any = None) -> None:
-        self.path = Path(path)
+        self.path = location_label(path)
         self._signer = signer if signer is not None else UNSIGNED
         self.engine = open_write_engine(path)
         self._lock = threading.Lock()

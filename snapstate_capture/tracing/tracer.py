@@ -33,6 +33,8 @@ from .frame_trace import local_trace_function
 from ..capture.frames import FrameCapturer
 from .include import IncludeRule
 from ..options import CaptureOptions
+from ..capture import lineage
+from ..store import task_column
 from ..store.trace_items import ADOPT, BLOB, GAP, OPEN, TASKS
 from .stream import Stream, ValueEncoder
 
@@ -243,6 +245,7 @@ class Tracer:
         self._fids[frame] = fid
         thread = self._register_thread()
         task = current_task_name() if info.suspends or "asyncio" in sys.modules else None
+        task = task_column.join(task, lineage.current())  # who made the frame, for replay
         pairs = self._snapshot(frame, info)
         code_hash, source_hash = self._code_keys(frame)
         self.items.append((code, fid, parent, thread, task, info.function, info.filename,

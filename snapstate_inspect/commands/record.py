@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         if not os.path.isfile(target):
             raise SnapStateError(f"{target}: no such file")
         label = Path(target).stem
-    output = Path(args.output) if args.output else _default_output(label)
+    output = _output(args.output) if args.output else _default_output(label)
     start_file = _check_before_running(args.module, target, output)
     options = {"name": args.name or label, "trace": args.trace, "include": args.include,
                "exclude": args.exclude}
@@ -193,15 +193,24 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Terminated()
 
 
-def _check_before_running(module: str | None, target: str, output: Path) -> str | None:
+def _output(text: str) -> str | Path:
+    """The ``-o`` argument: a store URL as typed, else a file path."""
+    from snapstate_capture.store.locations import is_store_url
+
+    return text if is_store_url(text) else Path(text)
+
+
+def _check_before_running(module: str | None, target: str, output: str | Path) -> str | None:
     """Raise ``SnapStateError`` (one line, exit 2) before the program starts when it could not
     be recorded: an output that exists and is no timeline (a run would silently go unrecorded),
     or a ``-m`` module that cannot be found (python says the same and exits without running).
     Returns the file the program starts in (None when not found without importing)."""
-    if output.exists():
-        from snapstate_capture.store.sqlite.connection import open_for_reading
+    from snapstate_capture.store.locations import open_read_engine, open_write_engine
 
-        open_for_reading(output).close()  # TimelineError names the file and the problem
+    if isinstance(output, str):  # a store: reachable, and made on first use
+        open_write_engine(output).close()
+    elif output.exists():
+        open_read_engine(output).close()  # TimelineError names the file and the problem
     if module is None:
         return os.path.abspath(target)
     return _module_file(module)
@@ -295,7 +304,7 @@ def _entry(module: str | None, target: str, argv: list[str], wrapper: dict[str, 
             "env": facts.get("env", {}), "record": wrapper}
 
 
-def _report(block: record_block, output: Path) -> None:
+def _report(block: record_block, output: str | Path) -> None:
     try:
         from snapstate_capture import open_timeline
 

@@ -46,7 +46,7 @@ def test_sync_effect_is_journaled_with_site_ordinal_and_digest(snap_path):
     function, where = rows[0]["site"].rsplit(" ", 1)
     assert function.endswith("test_sync_effect_is_journaled_with_site_ordinal_and_digest")
     assert where.startswith(__file__ + ":")
-    assert rows[0]["task"] == "MainThread" and rows[0]["outcome"] == "return"
+    assert rows[0]["task"] == "main" and rows[0]["outcome"] == "return"  # the run's lineage
     assert rows[0]["args_hash"] == arguments_digest({"prompt": "a", "temperature": 0.5})
     assert rows[0]["args_hash"] != rows[1]["args_hash"]
     for row in rows:
@@ -107,7 +107,8 @@ def test_async_effects_count_per_task(snap_path):
     by_task = {}
     for row in rows:
         by_task.setdefault(row["task"], []).append(row["ordinal"])
-    assert by_task == {"wa": [0, 1], "wb": [0, 1]}
+    # keyed by lineage: asyncio.run's task is the run's first, then the two it created
+    assert by_task == {"main/t0/t0": [0, 1], "main/t0/t1": [0, 1]}
 
 
 def test_nested_effects_are_part_of_the_outer_one(snap_path):
@@ -148,7 +149,7 @@ def test_helpers_record_clock_randomness_uuid_and_input(snap_path, monkeypatch):
     assert results == [now, draw, ident, answer] and answer == "typed"
 
 
-def test_effects_in_threads_are_keyed_by_thread(snap_path):
+def test_effects_in_threads_are_keyed_by_lineage_not_name(snap_path):
     import threading
 
     @snap.effect(name="fetch")
@@ -169,5 +170,5 @@ def test_effects_in_threads_are_keyed_by_thread(snap_path):
     by_task = {}
     for row in rows:
         by_task.setdefault(row["task"], []).append(row["ordinal"])
-    assert by_task == {"w0": [0, 1, 2], "w1": [0, 1, 2]}
+    assert by_task == {"main/h0": [0, 1, 2], "main/h1": [0, 1, 2]}  # names never count
     assert sorted(r["seq"] for r in rows) == list(range(6))

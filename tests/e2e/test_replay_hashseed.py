@@ -75,6 +75,7 @@ def test_record_block_under_a_random_secret_is_marked(tmp_path):
     _, data = replay_json(out)
     # Another random secret orders the names differently: the replay diverges at the step
     # that holds them, and the note says why.
+    assert data["status"] == "divergence" and data["divergence"]["step"] == 0
     assert RANDOM_SEED_NOTE in data.get("notes", [])
 
 

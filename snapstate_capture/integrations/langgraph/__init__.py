@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import Integration
-from ..imports import when_imported
+from ...capture.imports import when_imported
 
 #: Versions this integration knows: langchain-core's (the distribution checked first); langgraph's
 #: is ``patches.LANGGRAPH`` (``patches.patch_loop`` checks it).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 #: Column order of a lease row (``lease_rows``, ``lease_row``).
-LEASE_COLUMNS = ("run_id", "token", "user", "host", "pid", "acquired", "renewed", "expires",
+LEASE_COLUMNS = ("run_id", "token", "holder", "host", "pid", "acquired", "renewed", "expires",
                  "continued_as")
 _LEASES = ", ".join(LEASE_COLUMNS)
 
@@ -16,9 +16,14 @@ class LeaseQueries:
     query: Any
 
     def lease_rows(self) -> list[tuple]:
-        tables = self.query("SELECT name FROM sqlite_master WHERE type='table' AND"
-                            " name='leases'")
-        return self.query(f"SELECT {_LEASES} FROM leases") if tables else []
+        if not self._has_leases():
+            return []
+        return self.query(f"SELECT {_LEASES} FROM leases")
+
+    def _has_leases(self) -> bool:
+        """Whether the store has the table (a file of format 3 has not)."""
+        return bool(self.query("SELECT name FROM sqlite_master WHERE type='table' AND"
+                               " name='leases'"))
 
     def lease_row(self, run_id: str) -> tuple | None:
         rows = self.query(f"SELECT {_LEASES} FROM leases WHERE run_id=?", (run_id,))
@@ -32,22 +37,24 @@ class LeaseWrites:
     execute: Any
     transaction: Any
 
-    def lease_take(self, row: tuple, now: float, may_take: Any) -> tuple[bool, tuple | None]:
-        """In one write transaction: read the run's lease row; when ``may_take(old row,
-        now)`` says so, write ``row`` (``LEASE_COLUMNS`` without ``continued_as``, which is
-        kept). Returns ``(taken, old row)``."""
+    def lease_take(self, row: tuple, now: float) -> tuple[bool, tuple | None]:
+        """Take the run's lease for ``row`` (``LEASE_COLUMNS`` without ``continued_as``, which
+        is kept) unless a holder's lease is live at ``now``: one conditional upsert, atomic on
+        any engine. Returns ``(taken, the row as it was before / as it is when refused)``."""
         with self.transaction(immediate=True):
-            old = self.lease_row(row[0])  # type: ignore[attr-defined]
-            if not may_take(old, now):
-                return False, old
-            self.execute(
-                "INSERT INTO leases (run_id, token, user, host, pid, acquired, renewed,"
+            before = self.lease_row(row[0])  # type: ignore[attr-defined]
+            taken = self.execute(
+                "INSERT INTO leases (run_id, token, holder, host, pid, acquired, renewed,"
                 " expires, continued_as) VALUES (?,?,?,?,?,?,?,?,NULL)"
-                " ON CONFLICT(run_id) DO UPDATE SET token=excluded.token,"
-                " user=excluded.user, host=excluded.host, pid=excluded.pid,"
+                " ON CONFLICT (run_id) DO UPDATE SET token=excluded.token,"
+                " holder=excluded.holder, host=excluded.host, pid=excluded.pid,"
                 " acquired=excluded.acquired, renewed=excluded.renewed,"
-                " expires=excluded.expires", row)
-            return True, old
+                " expires=excluded.expires"
+                " WHERE leases.token IS NULL OR leases.expires <= ?",
+                (*row, now)).rowcount == 1
+            if not taken:
+                before = self.lease_row(row[0])  # type: ignore[attr-defined]
+            return taken, before
 
     def lease_renew(self, run_id: str, token: str, now: float, expires: float) -> bool:
         with self.transaction():

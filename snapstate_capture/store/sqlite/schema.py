@@ -109,7 +109,7 @@ CREATE TABLE IF NOT EXISTS effects (
 CREATE TABLE IF NOT EXISTS leases (
     run_id       TEXT PRIMARY KEY,     -- the run being continued (waiting, sleeping, crashed)
     token        TEXT,                 -- the holder's random id; NULL once released
-    user         TEXT,
+    holder       TEXT,                 -- who holds it: the resumer's user name
     host         TEXT,
     pid          INTEGER,
     acquired     REAL,                 -- wall clock, seconds since the epoch

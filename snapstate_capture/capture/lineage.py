@@ -1,0 +1,224 @@
+"""Lineage: which thread, asyncio task or thread-pool call made a step or an effect.
+
+A lineage names a unit of concurrent work by who spawned it and in which order — never by its
+name (``Task-7``, ``ThreadPoolExecutor-0_3`` follow global counters and timing). It is a path:
+``main`` is the thread that started the run; each spawn adds one segment to the spawner's
+lineage — ``t2`` its third asyncio task, ``h0`` its first thread, ``p4`` its fifth call
+submitted to a thread pool (``concurrent.futures.ThreadPoolExecutor``, so also
+``loop.run_in_executor`` and ``asyncio.to_thread``) — e.g. ``main/t0/t1``. A program spawns
+in program order, so replay gives every unit the lineage it had when recorded, however the
+scheduler interleaves them. A pool call is its own lineage (not its worker thread's): which
+worker runs which call is timing.
+
+Spawns are counted per run: ``begin_run()`` (each recorder start) forgets the previous run's
+lineages. Threads and tasks that existed before the run get one by first sight instead —
+``main/u0`` for the first such task seen in the main thread, ``x0`` for the first such thread —
+which is deterministic only when their first steps are (typically the task that started
+the ``record`` block: the only one).
+
+Hooks, installed by the first run and kept (each passes straight through while no recorder is
+active): ``threading.Thread.start``; ``asyncio``'s ``BaseEventLoop.create_task`` (every task
+is created there: ``asyncio.create_task``, ``gather``, ``TaskGroup``, ``asyncio.run``);
+``concurrent.futures.thread._WorkItem``. Modules not imported yet are hooked when they are
+(``imports.when_imported``). An event loop that does not derive from ``BaseEventLoop``
+(uvloop) creates tasks unseen: they get first-sight lineages.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from typing import Any, Callable
+
+from . import imports
+
+ROOT = "main"
+
+_lock = threading.Lock()
+#: Per-run state (see ``begin_run``): lineage of each known thread and task, spawn counters.
+_threads: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_tasks: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_counts: dict[tuple[str, str], int] = {}
+_generation = 0
+#: The pool call running in this thread (a worker's lineage while it runs that call).
+_local = threading.local()
+_active: Callable[[], bool] = lambda: False  # noqa: E731 - set by install()
+
+
+def begin_run(active: Callable[[], bool]) -> None:
+    """Start counting spawns afresh for a new run (the thread calling it is ``main``) and make
+    sure the hooks are installed. ``active()`` says whether a recorder is running: spawns
+    outside one are not counted. Never raises."""
+    global _active, _generation
+    with _lock:
+        _threads.clear()
+        _tasks.clear()
+        _counts.clear()
+        _generation += 1
+        _active = active
+    _remember(_threads, threading.current_thread(), ROOT)
+    install()
+
+
+def _next(parent: str, kind: str) -> str:
+    with _lock:
+        n = _counts.get((parent, kind), 0)
+        _counts[(parent, kind)] = n + 1
+    return f"{parent}/{kind}{n}"
+
+
+def _thread_lineage() -> str:
+    """The lineage of the calling thread, or of the pool call it is running."""
+    work = getattr(_local, "work", None)
+    if work is not None and work[0] == _generation:
+        return work[1]
+    thread = threading.current_thread()
+    try:
+        known = _threads.get(thread)
+    except TypeError:
+        known = None
+    if known is None:
+        known = _next("", "x").lstrip("/")
+        _remember(_threads, thread, known)
+    return known
+
+
+def _remember(table: weakref.WeakKeyDictionary[Any, str], unit: Any, name: str) -> str:
+    """``table[unit] = name`` unless it has one already; the name it has."""
+    with _lock:
+        try:
+            return table.setdefault(unit, name)
+        except TypeError:  # not weak-referenceable: named again at each sight
+            return name
+
+
+def _current_task() -> Any:
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        if asyncio._get_running_loop() is None:
+            return None
+        return asyncio.current_task()
+    except RuntimeError:
+        return None
+
+
+def current() -> str:
+    """The lineage of the calling code: its asyncio task's, else its pool call's or thread's.
+
+    A task seen for the first time that was not created through a hook gets a first-sight
+    lineage under its thread's (see the module docstring). Never raises.
+    """
+    try:
+        task = _current_task()
+        if task is None:
+            return _thread_lineage()
+        known = _tasks.get(task)
+        if known is None:
+            pending = getattr(_local, "eager", None)
+            if pending is not None and pending[0] == _generation:  # an eager task's first step
+                known, _local.eager = pending[1], None
+            else:
+                known = _next(_thread_lineage(), "u")
+            known = _remember(_tasks, task, known)
+        return known
+    except Exception:  # noqa: BLE001 - a name for the journal, never an error
+        return "?"
+
+
+def _spawner() -> str | None:
+    """The lineage spawning something now, or None when no run is being recorded."""
+    try:
+        return current() if _active() else None
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# -- hooks ---------------------------------------------------------------------------------------
+_installed: set[str] = set()
+_ASYNCIO, _POOL = "asyncio.base_events", "concurrent.futures.thread"
+
+
+def install() -> None:
+    """Install the hooks that are not yet (``threading`` now; ``asyncio`` and the thread pool
+    now if imported, else when they are). Never raises."""
+    if "threading" not in _installed:
+        _installed.add("threading")
+        _hook_threads()
+    for module, hook in ((_ASYNCIO, _hook_asyncio), (_POOL, _hook_pool)):
+        if module not in _installed:
+            imports.when_imported(module, hook)
+
+
+def _hook_threads() -> None:
+    original = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:
+        parent = _spawner()
+        if parent is not None and not str(getattr(self, "name", "")).startswith("snapstate-"):
+            _remember(_threads, self, _next(parent, "h"))  # (snapstate's own are not counted)
+        return original(self)
+
+    start.__wrapped__ = original  # type: ignore[attr-defined]
+    start.__doc__ = original.__doc__
+    threading.Thread.start = start  # type: ignore[method-assign]
+
+
+def _hook_asyncio(module: Any) -> None:
+    if _ASYNCIO in _installed:
+        return
+    _installed.add(_ASYNCIO)
+    loop_class = module.BaseEventLoop
+    original = loop_class.create_task
+
+    def create_task(self: Any, coro: Any, *args: Any, **kwargs: Any) -> Any:
+        parent = _spawner()
+        if parent is None:
+            return original(self, coro, *args, **kwargs)
+        child = _next(parent, "t")
+        # An eager task (3.12's eager_task_factory) runs its first step before this returns.
+        _local.eager = (_generation, child)
+        try:
+            task = original(self, coro, *args, **kwargs)
+        finally:
+            _local.eager = None
+        _remember(_tasks, task, child)
+        return task
+
+    create_task.__wrapped__ = original  # type: ignore[attr-defined]
+    create_task.__doc__ = original.__doc__
+    loop_class.create_task = create_task
+
+
+def _hook_pool(module: Any) -> None:
+    if _POOL in _installed:
+        return
+    _installed.add(_POOL)
+    item_class = module._WorkItem
+    original_init, original_run = item_class.__init__, item_class.run
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        parent = _spawner()
+        if parent is not None:
+            try:
+                self._snapstate_lineage = (_generation, _next(parent, "p"))
+            except Exception:  # noqa: BLE001 - a work item we cannot mark runs unmarked
+                pass
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        work = getattr(self, "_snapstate_lineage", None)
+        if work is None:
+            return original_run(self, *args, **kwargs)
+        previous, _local.work = getattr(_local, "work", None), work
+        try:
+            return original_run(self, *args, **kwargs)
+        finally:
+            _local.work = previous
+
+    __init__.__wrapped__ = original_init  # type: ignore[attr-defined]
+    run.__wrapped__ = original_run  # type: ignore[attr-defined]
+    item_class.__init__ = __init__
+    item_class.run = run

@@ -1,0 +1,135 @@
+"""Comparing a traced replay with its recording, step by step, per lineage, as it is written.
+
+A traced run is replayed by recording it again into a scratch timeline (``traced.py``).
+``TracedComparison`` takes the scratch run's steps in the order they were written
+(``feed``) and compares each with the recorded step it corresponds to: the next recorded step
+of the same lineage (``order.py``), so tasks and threads may interleave differently. The
+recorded run is read once, front to back; steps of other lineages met on the way wait in a
+queue per lineage. Skipped on both sides: ``gap`` steps (tracer bookkeeping) and, in an asyncio
+task's lineage, the suspensions of its coroutines at an ``await`` (``return`` steps labelled
+``yield``): whether an await suspends is timing — a served effect or a finished future does
+not. The recorded steps inside an effect's own body are skipped too (replay serves the effect
+without running it).
+The first difference ends the replay (``session.diverge``); ``end`` checks that no recorded
+step was left over.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from typing import TYPE_CHECKING, Any, Iterator
+
+from .compare import compare_steps
+from .report import divergence
+
+if TYPE_CHECKING:
+    from ..store.reader import Run, Step
+    from .session import ReplaySession
+
+
+class TracedComparison:
+    """Compares scratch steps with the recorded run (see module docstring).
+
+    ``recorded``: the recorded run (read through its own timeline: the comparison may run in
+    another thread than the program); ``limit``: only recorded steps below it are compared
+    (``--to N`` gives N + 1); ``cwd``: the recording's working directory (recorded relative
+    paths are resolved against it).
+    """
+
+    def __init__(self, session: ReplaySession, recorded: Run, cwd: str, limit: int) -> None:
+        self.session = session
+        self.cwd = cwd
+        self.limit = limit
+        self.by_lineage = bool(recorded.entry.get("lineage"))
+        self.replayed = 0
+        self._recorded: Iterator[Step] = (s for s in recorded.steps if not self._skipped(s))
+        self._waiting: dict[str, deque[Step]] = defaultdict(deque)
+        self._exhausted = False
+
+    def _lane(self, step: Step) -> str:
+        return (step.lineage or "") if self.by_lineage else ""
+
+    def _skipped(self, step: Step) -> bool:
+        """Steps not compared (see the module docstring)."""
+        if step.kind == "gap":
+            return True
+        return (step.kind == "return" and step.label == "yield" and self.by_lineage
+                and _in_task(step.lineage))
+
+    def _next(self, lane: str) -> Step | None:
+        """The lane's next recorded step (reading on, queueing other lanes' steps)."""
+        queue = self._waiting.get(lane)
+        if queue:
+            return queue.popleft()
+        for step in self._recorded:
+            if self._lane(step) == lane:
+                return step
+            self._waiting[self._lane(step)].append(step)
+        self._exhausted = True
+        return None
+
+    def _push_back(self, lane: str, step: Step) -> None:
+        self._waiting[lane].appendleft(step)
+
+    def feed(self, actual: Step) -> None:
+        """Compare one scratch step; a difference ends the replay (never returns then)."""
+        if self._skipped(actual):
+            return
+        session = self.session
+        lane = self._lane(actual)
+        expected = self._next(lane)
+        if actual.kind == "effect":
+            # the recording also traced the effect's own body, which replay never runs
+            while (expected is not None and expected.kind != "effect"
+                   and expected.depth > actual.depth):
+                self.replayed += 1
+                expected = self._next(lane)
+        if expected is None:
+            if session.recording_complete:
+                where = f" in {lane}" if lane else ""
+                session.diverge(divergence(
+                    session.count, "extra-step", f"the program went on{where} after the "
+                    f"recording's last step there ({actual.kind} in {actual.function} line "
+                    f"{actual.lineno})"))
+            return
+        if expected.index >= self.limit:
+            self._push_back(lane, expected)
+            return
+        report = compare_steps(expected, actual, self.cwd)
+        if report is not None:
+            session.diverge(report)
+        self.replayed += 1
+        session.progress(self.replayed)
+
+    def first_left(self) -> Step | None:
+        """The lowest recorded step below ``limit`` not compared yet, or None."""
+        candidates: list[Any] = [queue[0] for queue in self._waiting.values() if queue]
+        if not self._exhausted:
+            nxt = next(self._recorded, None)
+            if nxt is None:
+                self._exhausted = True
+            else:
+                self._waiting[self._lane(nxt)].append(nxt)  # read ahead, kept in its place
+                candidates.append(nxt)
+        left = [step for step in candidates if step.index < self.limit]
+        return min(left, key=lambda step: step.index) if left else None
+
+    def end(self, stopped_at: int | None) -> None:
+        """The scratch run is complete: succeed, or report the first recorded step the
+        program never made (never returns)."""
+        session = self.session
+        left = self.first_left()
+        if left is not None:
+            session.diverge(divergence(
+                left.index, "ended-early", f"the program's run ended without step "
+                f"{left.index} ({left.kind} in {left.function} line {left.lineno}); the "
+                f"recording has {session.count} steps"))
+        if stopped_at is not None:
+            session.succeed(f"replayed {stopped_at + 1} steps (0-{stopped_at}), no divergence")
+        self.replayed = session.count  # skipped ones included: every step is accounted for
+        session.succeed(f"replayed {self.replayed} steps, no divergence")
+
+
+def _in_task(lineage: str | None) -> bool:
+    """True for the lineage of an asyncio task (or of code it runs): a ``t``/``u`` segment."""
+    return bool(lineage) and any(part[:1] in ("t", "u") for part in lineage.split("/")[1:])

@@ -1,0 +1,148 @@
+"""The PostgreSQL read and write engines (``store.engine.ReadEngine`` / ``WriteEngine``).
+
+The questions are those of the SQLite engine and so is most of their SQL, which is standard:
+the engines reuse ``store.sqlite``'s per-concern query classes and translate their dialect on
+the way (``?`` parameters, ``instr``, ``IS NOT``); what differs more — the recursive delta-chain
+query, idempotent blob inserts, run numbering by a sequence so concurrent recorders never
+collide, no file to compact — is written here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ...errors import TimelineError
+from ..sqlite.blobs import BlobQueries, BlobWrites
+from ..sqlite.chunks import ChunkQueries, ChunkWrites
+from ..sqlite.effects import EffectQueries, EffectWrites
+from ..sqlite.leases import LeaseQueries, LeaseWrites
+from ..sqlite.runs import RunQueries, RunWrites
+from ..sqlite.steps import StepQueries, StepWrites
+from .connection import connect, errors, redacted
+
+_CHAIN = (
+    "WITH RECURSIVE chain(hash, codec, size, data, depth) AS ("
+    " SELECT hash, codec, size, data, 0 FROM blobs WHERE hash = %(key)s"
+    " UNION ALL"
+    " SELECT b.hash, b.codec, b.size, b.data, chain.depth + 1 FROM chain"
+    " JOIN blobs AS b ON b.hash = substring(chain.data from 1 for 16)"
+    " WHERE (chain.codec & ~16) IN (3, 4) AND chain.depth < %(depth)s)"
+    " SELECT hash, codec, size, {data} FROM chain")
+_FULL_CHAIN = _CHAIN.format(data="data")
+_HEAD_CHAIN = _CHAIN.format(data="substring(data from 1 for 16)")
+_INSERT_BLOBS = ("INSERT INTO blobs (hash, codec, size, data) VALUES (%s,%s,%s,%s)"
+                 " ON CONFLICT (hash) DO NOTHING")
+_DIALECT: dict[str, str] = {}
+
+
+def dialect(sql: str) -> str:
+    """The shared (SQLite-spelled) statement ``sql`` in PostgreSQL's spelling (cached)."""
+    out = _DIALECT.get(sql)
+    if out is None:
+        out = (sql.replace("?", "%s").replace("instr(", "strpos(")
+               .replace(" IS NOT s.function", " IS DISTINCT FROM s.function"))
+        _DIALECT[sql] = out
+    return out
+
+
+class _Postgres:
+    """What both engines share: the connection, dialect, and the answers that differ."""
+
+    _conn: Any
+    location: str
+
+    def has_trace_chunks(self) -> bool:
+        return True
+
+    def check_storage(self) -> str | None:
+        return None  # PostgreSQL keeps its own pages consistent
+
+    def _has_leases(self) -> bool:
+        return bool(self._run("SELECT to_regclass('leases') IS NOT NULL", ())[0][0])
+
+    def blob_chain(self, key: bytes, max_depth: int, *, head_only: bool = False) -> list[tuple]:
+        return self._run(_HEAD_CHAIN if head_only else _FULL_CHAIN,
+                         {"key": key, "depth": max_depth}, translate=False)
+
+    def _run(self, sql: str, params: Any, *, translate: bool = True) -> list[tuple]:
+        raise NotImplementedError
+
+
+class PostgresReadEngine(_Postgres, RunQueries, StepQueries, BlobQueries, ChunkQueries,
+                         EffectQueries, LeaseQueries):
+    """Read access to the store at ``url`` (thread-safe: one lock around the connection)."""
+
+    def __init__(self, url: str) -> None:
+        self.location = self.path = redacted(url)
+        self._conn = connect(url, create=False)
+        self._lock = threading.RLock()
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self._run(sql, params)
+
+    def _run(self, sql: str, params: Any, *, translate: bool = True) -> list[tuple]:
+        with self._lock:
+            if self._conn is None:
+                raise TimelineError(self.location, "store is closed")
+            try:
+                return self._conn.execute(dialect(sql) if translate else sql, params).fetchall()
+            except errors() as exc:
+                raise TimelineError(self.location, f"store query failed ({exc})") from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+class PostgresWriteEngine(_Postgres, RunWrites, StepWrites, BlobWrites, ChunkWrites,
+                          EffectWrites, LeaseWrites, RunQueries, StepQueries, BlobQueries,
+                          ChunkQueries, EffectQueries, LeaseQueries):
+    """Write access to the store at ``url``, created on first use. Not thread-safe: the writer
+    above it holds its own lock. Raises the driver's errors on failures after opening (the
+    recorder turns those into a warning)."""
+
+    def __init__(self, url: str) -> None:
+        self.location = self.path = redacted(url)
+        self._conn = connect(url, create=True)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(dialect(sql), params)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        cursor = self._conn.cursor()
+        cursor.executemany(dialect(sql), list(rows))
+        return cursor
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self.execute(sql, params).fetchall()
+
+    def _run(self, sql: str, params: Any, *, translate: bool = True) -> list[tuple]:
+        return self._conn.execute(dialect(sql) if translate else sql, params).fetchall()
+
+    @contextlib.contextmanager
+    def transaction(self, *, immediate: bool = False) -> Iterator[PostgresWriteEngine]:
+        with self._conn.transaction():
+            yield self
+
+    def next_run_seq(self) -> int:
+        return int(self._conn.execute("SELECT nextval('run_seq')").fetchone()[0])
+
+    def insert_blobs(self, rows: list[tuple[bytes, int, int, bytes]]) -> None:
+        if rows:
+            self._conn.cursor().executemany(_INSERT_BLOBS, list(rows))
+
+    def _worth_compacting(self) -> bool:
+        return False
+
+    def compact(self) -> None:
+        """Nothing to do: PostgreSQL's autovacuum reclaims deleted rows."""
+
+    def close(self, *, compact: bool = True) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
