@@ -68,7 +68,7 @@ def _fetcher(engine: ReadEngine) -> Fetch:
     return engine.blob_row
 
 
-class _Marker:
+class BlobMarker:
     """Marks the blobs reachable from root keys; ``fetch(key)`` returns a stored row or None."""
 
     def __init__(self, fetch: Fetch) -> None:
@@ -197,13 +197,13 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
     # A dry run reads only: opening for writing would switch the file to WAL (a byte change).
     engine: Any = open_read_engine(path) if dry_run else open_write_engine(path)
     try:
-        marker = _Marker(_fetcher(engine))
+        marker = BlobMarker(_fetcher(engine))
         newest_first = sorted((r for r in runs if r.id not in doomed), key=lambda r: -r.seq)
         for run in newest_first:
             marker.mark(run_roots(engine, run.id))
             if max_size is not None and marker.live_bytes > max_size and run is not newest_first[0]:
                 doomed.update(r.id for r in newest_first if r.seq <= run.seq)
-                marker = _Marker(_fetcher(engine))
+                marker = BlobMarker(_fetcher(engine))
                 for kept in newest_first:
                     if kept.id not in doomed:
                         marker.mark(run_roots(engine, kept.id))
@@ -309,7 +309,7 @@ def _closure(timeline: Timeline, run: Run, frame_keys: list[str], extra: dict[st
             stored[key] = timeline.engine.blob_row(key)
         return stored[key]
 
-    marker = _Marker(fetch)
+    marker = BlobMarker(fetch)
     marker.mark(roots)
     rows = [(key, *stored[key]) for key in marker.live]  # type: ignore[misc]
     return rows, sum(len(row[3]) for row in rows)

@@ -26,6 +26,9 @@ NAMES = (
     "keygen",
     "sign",
     "export",
+    "push",
+    "pull",
+    "store",
     "gc",
 )
 

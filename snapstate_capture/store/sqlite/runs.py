@@ -116,3 +116,10 @@ class RunWrites:
             for table, column in (("steps", "run_id"), ("trace_chunks", "run_id"),
                                   ("effects", "run_id"), ("runs", "id")):
                 self.execute(f"DELETE FROM {table} WHERE {column}=?", (run_id,))
+
+    def insert_run_row(self, row: dict[str, Any]) -> None:
+        """A run row exactly as another store holds it (``RUN_COLUMNS`` keys; ``push``/``pull``:
+        its chain head and signature travel with it)."""
+        self.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)})"
+                     f" VALUES ({','.join('?' * len(RUN_COLUMNS))})",
+                     [row[name] for name in RUN_COLUMNS])

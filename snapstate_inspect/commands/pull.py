@@ -1,0 +1,29 @@
+"""``snapstate pull URL --run ID -o FILE``: copy a run from a shared store into a timeline file.
+
+The file (created when missing) is a self-contained timeline like any other; hashes and
+signatures are checked at both ends (``snapstate_capture.trust.transfer``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from snapstate_capture.trust.transfer import copy_run
+
+from .push import describe
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("pull", help="copy a run from a store into a file",
+                            description="Copy one run of the store at URL into FILE (created "
+                                        "when missing), checked at both ends.")
+    parser.add_argument("url", metavar="URL", help="the store (postgresql://…) or another file")
+    parser.add_argument("--run", metavar="ID", required=True, help="run id or unique prefix")
+    parser.add_argument("-o", "--output", metavar="FILE", required=True,
+                        help="the timeline file to copy it into")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    print(describe(copy_run(args.url, args.output, run_id=args.run), "pulled"))
+    return 0
