@@ -1,6 +1,7 @@
 """Inspector benchmark (issue 4, point 6): open time, memory and key latency on 1,000,000 steps.
 
     python bench/bench_inspector.py [--steps N] [--file PATH] [--keys ROUNDS] [--profile OUT]
+    python bench/bench_inspector.py --traced [--steps N] [--repeat R]   # traced runs (issue 20)
 
 Makes (once) a synthetic timeline with ``make_big_timeline.py`` and a 1,000-step baseline file,
 then, for each, starts a fresh child process that imports the app, opens the file and drives
@@ -323,13 +324,28 @@ def main() -> int:
     parser.add_argument("--keys", type=int, default=5, help="rounds of the key list")
     parser.add_argument("--profile", default=None, metavar="OUT",
                         help="cProfile the big file's key loop into OUT (pstats format)")
+    parser.add_argument("--traced", action="store_true",
+                        help="the traced-run figures instead (search, v/V and history on a run "
+                             "recorded line by line from a real loop: inspector_traced.py)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="--traced: repeats of each figure (min and median printed)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--traced-child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(_child(args.child, args.keys, args.profile))))
         return 0
+    if args.traced_child:
+        import inspector_traced
+
+        print(json.dumps(asyncio.run(inspector_traced.child(args.traced_child, args.repeat))))
+        return 0
     folder = Path(os.environ.get("TMPDIR", "/tmp")) / "snapstate-bench"
     folder.mkdir(exist_ok=True)
+    if args.traced:
+        import inspector_traced
+
+        return inspector_traced.report(args.steps, args.repeat, folder)
     big = args.file or folder / f"inspector-{args.steps}.snap"
     small = folder / "inspector-1000.snap"
     _ensure(big, args.steps)

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from snapstate_capture.store.hashing import canonical_json, chain_hash, content_hash
 from snapstate_capture.options import ValueOptions  # noqa: E402
 from snapstate_capture.store import blobs  # noqa: E402
+from snapstate_capture.store import sealing  # noqa: E402
 from snapstate_capture.store.writer import GENESIS, TimelineWriter, chain_fields  # noqa: E402
 from snapstate_capture.values import capture_value  # noqa: E402
 
@@ -157,17 +158,21 @@ def make(path: Path, count: int) -> float:
             kind, label = "exception", "TimeoutError"
         wall, mono = t0 + index * 0.01, index * 0.01
         frames_json = json.dumps(stack)
-        previous = chain_hash(previous, chain_fields(kind, label, wall, mono, "MainThread", None,
-                                                     stack, None, None))
         n_changed = 1 if index % period == 0 else (3 if kind == "call" else 0)
+        previous = chain_hash(previous, chain_fields(
+            kind, label, wall, mono, "MainThread", None, stack, None, None, function=function,
+            filename=FILENAME, lineno=lineno, depth=depth, n_changed=n_changed))
         rows.append((run_id, index, kind, label, wall, mono, "MainThread", None, function,
                      FILENAME, lineno, depth, frames_json, None, None, n_changed, previous))
         if len(rows) == 50_000:
             _insert(conn, rows)
             rows.clear()
     _insert(conn, rows)
-    conn.execute("UPDATE runs SET step_count=?, chain_head=?, status='finished', ended=?"
-                 " WHERE id=?", (count, previous, t0 + count * 0.01, run_id))
+    ended = t0 + count * 0.01
+    state = writer._states[run_id].with_steps(count, previous).with_end(
+        status="finished", ended=ended, error=None)  # sealed as the writer would seal it
+    conn.execute("UPDATE runs SET step_count=?, chain_head=?, status='finished', ended=?,"
+                 " seal=? WHERE id=?", (count, previous, ended, sealing.seal_of(state), run_id))
     conn.execute("COMMIT")
     writer.close()
     return time.perf_counter() - started

@@ -66,7 +66,9 @@ def _preview_text(value: snap.Value, norm: _Normaliser, cache: dict[str, str]) -
     key = value.preview_key or ""
     text = cache.get(key)
     if text is None:
-        text = norm(json.dumps(value.preview, sort_keys=True, ensure_ascii=False))
+        shown = {k: v for k, v in value.preview.items() if k != "identity"}  # a digest of the
+        # value (docs/value-identity.md): of paths inside it too, so it follows the checkout
+        text = norm(json.dumps(shown, sort_keys=True, ensure_ascii=False))
         if key:
             cache[key] = text
     return text

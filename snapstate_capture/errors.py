@@ -25,6 +25,13 @@ class TimelineError(SnapStateError):
         super().__init__(f"{self.path}: {problem}")
 
 
+class WriteFailed(TimelineError):
+    """A write to a timeline failed and nothing of that change was stored: ``problem`` says why
+    in words ("the disk is full", "the file was deleted while recording", "a write failed (disk
+    I/O error)"). The recorder stops the run there, says so once and marks it ``truncated``
+    where that can still be written."""
+
+
 class NotFoundError(TimelineError):
     """A run id, step index or blob named by the caller is not in the file."""
 

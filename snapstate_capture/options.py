@@ -5,13 +5,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import re
 from functools import lru_cache
+from typing import Any
 
-#: Default secret-name patterns (case-insensitive substrings of a variable, key or attribute name).
+#: Default secret-name patterns (case-insensitive substrings of a variable, key or attribute
+#: name): whatever such a name holds is redacted whole, containers included.
 DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
-    "api_key", "apikey", "token", "secret", "password", "passwd", "authorization",
+    "api_key", "apikey", "secret", "password", "passwd", "authorization",
     "cookie", "private_key", "credentials",
 )
+
+#: Secret-name words that also name ordinary things (a parser's ``token`` dict, a tokenizer's
+#: ``tokens`` list): a name with a word ending in one (``token``, ``access_token``,
+#: ``csrftoken``, ``refreshToken`` — not ``tokenize`` or ``tokens``) redacts a string, bytes
+#: or number it holds; a container under it is shown, its parts judged by their own names and
+#: shapes (docs/security.md).
+DEFAULT_SECRET_WORDS: tuple[str, ...] = ("token",)
 
 #: Names that contain a secret pattern but are counts, not secrets (``max_tokens``,
 #: ``prompt_tokens``, ``tokenizer``): these substrings are removed before matching, so
@@ -27,6 +37,23 @@ def _matches(name: str, patterns: tuple[str, ...], exempt: tuple[str, ...]) -> b
     return any(p in lowered for p in patterns)
 
 
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+@lru_cache(maxsize=8192)
+def _word_matches(name: str, words: tuple[str, ...], exempt: tuple[str, ...]) -> bool:
+    """True when a word of ``name`` (split at ``_``, ``-``, ``.``, spaces and camelCase) ends
+    with one of ``words``, after removing ``exempt`` substrings."""
+    lowered = name
+    for word in exempt:
+        lowered = re.sub(re.escape(word), "\0", lowered, flags=re.IGNORECASE)
+    return any(part.lower().endswith(words) for part in _WORD.findall(lowered))
+
+
+#: What a name of ``secret_words`` redacts: text, bytes and numbers (not bools).
+_SCALAR_SECRETS = (str, bytes, bytearray, int, float, complex)
+
+
 #: Environment variables that change how a program runs and are safe to store.
 DEFAULT_ENTRY_ENV: tuple[str, ...] = ("PYTHONHASHSEED", "PYTHONPATH", "TZ", "LANG", "LC_ALL")
 
@@ -40,11 +67,17 @@ class ValueOptions:
     - ``max_string``: characters kept of a string in a preview.
     - ``max_repr``: characters kept of any ``repr`` (longer ones end in ``…``).
     - ``max_payload_bytes``: payloads larger than this are not stored (a placeholder says so).
-    - ``test_load`` / ``test_load_limit``: after serializing, load the payload back when it is at
-      most ``test_load_limit`` bytes, and mark it "not loadable" if that fails (issue 3).
-    - ``secret_patterns``: names whose values are redacted (case-insensitive substring match).
+    - ``test_load`` / ``test_load_limit``: after serializing, judge whether a payload of at most
+      ``test_load_limit`` bytes will load — from its opcodes, never by loading it, which would
+      run the program's reconstructors (``values/loadability.py``) — and mark it "not
+      loadable" when a class or function it names cannot be found (issues 3 and 22).
+    - ``secret_patterns``: names whose values are redacted whole (case-insensitive substring).
+    - ``secret_words``: name words that redact only a string, bytes or number (see
+      ``DEFAULT_SECRET_WORDS``).
     - ``secret_exempt``: substrings removed from a name before matching (see
       ``DEFAULT_SECRET_EXEMPT``).
+    - ``secret_shapes``: also redact credentials recognised by their form under any name
+      (``values/secret_shapes.py``: ``sk-…``, ``ghp_…``, ``xoxb-…``, AWS key ids, JWTs, …).
     - ``redact_secrets``: turn redaction off entirely (not recommended).
     - ``slow_repr_seconds``: a user ``__repr__`` that takes longer than this is reported as
       ``<repr failed: SlowRepr: …>`` and never called again for that type in this process
@@ -62,15 +95,31 @@ class ValueOptions:
     test_load_limit: int = 64 * 1024
     secret_patterns: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
     secret_exempt: tuple[str, ...] = DEFAULT_SECRET_EXEMPT
+    secret_words: tuple[str, ...] = DEFAULT_SECRET_WORDS
+    secret_shapes: bool = True
     redact_secrets: bool = True
     slow_repr_seconds: float = 0.5
 
     def is_secret(self, name: str) -> bool:
-        """Return True when ``name`` matches one of ``secret_patterns`` (case-insensitive
-        substring, after removing ``secret_exempt`` substrings). Cached per name."""
+        """Return True when ``name`` may redact what it holds: it matches one of
+        ``secret_patterns`` (case-insensitive substring, after removing ``secret_exempt``
+        substrings) or of ``secret_words``. Cached per name. Whether a value under it is
+        redacted: ``redacts``."""
         if not self.redact_secrets or type(name) is not str:
             return False
-        return _matches(name, self.secret_patterns, self.secret_exempt)
+        return (_matches(name, self.secret_patterns, self.secret_exempt)
+                or _word_matches(name, self.secret_words, self.secret_exempt))
+
+    def redacts(self, name: Any, value: Any) -> bool:
+        """True when ``value``, found under ``name``, is redacted: ``name`` matches
+        ``secret_patterns`` (any value), or ``secret_words`` and ``value`` is a string, bytes
+        or a number (a container is shown; its parts are judged by their own names)."""
+        if not self.redact_secrets or type(name) is not str:
+            return False
+        if _matches(name, self.secret_patterns, self.secret_exempt):
+            return True
+        return (isinstance(value, _SCALAR_SECRETS) and not isinstance(value, bool)
+                and _word_matches(name, self.secret_words, self.secret_exempt))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,9 +132,15 @@ class CaptureOptions:
     - ``payloads``: store payloads (pickles) at all; previews are always stored.
     - ``entry_env``: environment variables stored with the run's entry and set again on replay
       (names matching a secret pattern are never stored).
+    - ``deep_check_chunks``: chunks of a big list/dict of containers re-pickled per capture to
+      catch an element edited in place (its identity unchanged); a rotating sweep, so such an
+      edit shows within ``ceil(chunks / deep_check_chunks)`` captures of the value, and at
+      once in a container of at most that many chunks (16 elements each). None: every chunk
+      at every step (exact, at a cost that grows with the container). See docs/storage.md.
     """
 
     values: ValueOptions = field(default_factory=ValueOptions)
     library_frames: bool = False
     payloads: bool = True
     entry_env: tuple[str, ...] = DEFAULT_ENTRY_ENV
+    deep_check_chunks: int | None = 8

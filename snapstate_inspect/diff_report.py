@@ -54,7 +54,7 @@ def run_report_json(result: RunDiff, ta: Timeline, tb: Timeline) -> dict[str, An
 def render_step_report(result: StepDiff, ta: Timeline, ra: Run, tb: Timeline, rb: Run) -> Group:
     parts: list[Any] = [_side_line("A", ta, ra, result.a), _side_line("B", tb, rb, result.b)]
     parts.extend(render_step_diff(result))
-    parts.append(_verdict(result.identical, result.partial))
+    parts.append(_verdict(not result.identical, result.partial))
     return Group(*parts)
 
 
@@ -68,10 +68,15 @@ def _side_line(name: str, timeline: Timeline, run_: Run, step: Step | None) -> T
     return text
 
 
-def _verdict(identical: bool, partial: bool) -> Text:
-    if identical:
-        return Text("identical" + (" (partial diff)" if partial else ""), style="bold green")
-    return Text("different" + (" (partial diff)" if partial else ""), style="bold red")
+def _verdict(found: bool, partial: bool) -> Text:
+    """The last line: ``different`` only when a difference was found; a partial diff that found
+    none says so, rather than "identical" (it did not look at everything) or "different"."""
+    if found:
+        return Text("different" + (" (partial diff)" if partial else ""), style="bold red")
+    if partial:
+        return Text("no difference found in the part compared (partial diff)",
+                    style="bold yellow")
+    return Text("identical", style="bold green")
 
 
 def render_run_report(result: RunDiff, ta: Timeline, tb: Timeline) -> Group:
@@ -108,7 +113,8 @@ def render_run_report(result: RunDiff, ta: Timeline, tb: Timeline) -> Group:
         parts.append(Text(f"… {result.more_regions} more divergent regions (--max-regions)",
                           style="dim"))
     parts.extend(plain(note, "yellow") for note in result.notes)
-    parts.append(_verdict(result.identical, result.partial))
+    parts.append(_verdict(result.first_divergence is not None or result.inputs is not None,
+                          result.partial))
     return Group(*parts)
 
 

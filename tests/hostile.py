@@ -111,15 +111,33 @@ def rechain(path: Path, run_id: str) -> None:
     key would after editing steps: the chain is consistent again, the signature is not."""
     conn = connect(path)
     previous = GENESIS
-    rows = conn.execute("SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors"
+    sealed = conn.execute("SELECT seal FROM runs WHERE id=?", (run_id,)).fetchone()[0]
+    rows = conn.execute("SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors,"
+                        " function, filename, lineno, depth, n_changed"
                         " FROM steps WHERE run_id=? ORDER BY idx", (run_id,)).fetchall()
-    for idx, kind, label, wall, mono, thread, task, frames, extra, errors in rows:
+    for (idx, kind, label, wall, mono, thread, task, frames, extra, errors, function, filename,
+         lineno, depth, n_changed) in rows:
         previous = chain_hash(previous, chain_fields(
             kind, label, wall, mono, thread, task, json.loads(frames),
-            json.loads(extra) if extra else None, json.loads(errors) if errors else None))
+            json.loads(extra) if extra else None, json.loads(errors) if errors else None,
+            function=function, filename=filename, lineno=lineno, depth=depth,
+            n_changed=n_changed, version=2 if sealed is not None else 1))
         conn.execute("UPDATE steps SET hash=? WHERE run_id=? AND idx=?", (previous, run_id, idx))
     conn.execute("UPDATE runs SET chain_head=?, step_count=? WHERE id=?",
                  (previous, len(rows), run_id))
+    conn.close()
+    if sealed is not None:
+        reseal(path, run_id)
+
+
+def reseal(path: Path, run_id: str) -> None:
+    """Recompute a run's seal from its rows, as an attacker without the key can (the seal is
+    an unkeyed hash): an unsigned run then verifies again; a signed one's signature does not."""
+    from snapstate_capture.store import sealing
+
+    conn = connect(path)
+    conn.execute("UPDATE runs SET seal=? WHERE id=?",
+                 (sealing.seal_of(_statement_state(conn, run_id, sealing.VERSION)), run_id))
     conn.close()
 
 
@@ -145,3 +163,52 @@ def last_run_id(path: Path) -> str:
 
 __all__ = ["Touch", "add_blob", "as_stranger", "connect", "content_hash", "flip_byte", "json_bytes",
            "last_run_id", "marker_file", "payload_keys", "rechain"]
+
+
+def _statement_state(conn: sqlite3.Connection, run_id: str, version: int) -> Any:
+    """The run's ``sealing.RunState`` recomputed from its rows in statement ``version``."""
+    from snapstate_capture.store import sealing
+
+    (name, started, pid, host, proc_start, entry, env, parent_run, parent_step, status, ended,
+     error, step_count, chain_head, key_id, seq) = conn.execute(
+        "SELECT name, started, pid, host, proc_start, entry, env, parent_run, parent_step,"
+        " status, ended, error, step_count, chain_head, key_id, seq FROM runs WHERE id=?",
+        (run_id,)).fetchone()
+    state = sealing.RunState(
+        run_id, sealing.header_digest(run_id=run_id, name=name, started=started, pid=pid,
+                                      host=host, proc_start=proc_start, entry=entry, env=env,
+                                      parent_run=parent_run, parent_step=parent_step),
+        key_id=key_id if version >= 2 else None, seq=seq, steps=step_count,
+        head=chain_head or GENESIS, version=version,
+        end=None if status == "running" else sealing.end_fields(status=status, ended=ended,
+                                                                  error=error))
+    for row in conn.execute("SELECT seq, step, site, task, ordinal, name, args_hash, outcome,"
+                            " value FROM effects WHERE run_id=? ORDER BY seq", (run_id,)):
+        state = state.with_effect(sealing.effect_fields(**dict(zip(
+            ("seq", "step", "site", "task", "ordinal", "name", "args_hash", "outcome",
+             "value"), row))))
+    return state
+
+
+def downgrade_to_format3(path: Path, key: Any = None) -> None:
+    """Rewrite a file as SnapState's format 3 wrote it (no seals, step chains of version 1,
+    signatures over the version-1 statement under ``key``): a file from before issue 22."""
+    from snapstate_capture.trust.signing import sign_state
+
+    conn = connect(path)
+    run_ids = [row[0] for row in conn.execute("SELECT id FROM runs")]
+    conn.close()
+    for run_id in run_ids:
+        conn = connect(path)
+        conn.execute("UPDATE runs SET seal=NULL WHERE id=?", (run_id,))
+        conn.close()
+        rechain(path, run_id)
+    conn = connect(path)
+    for run_id in run_ids:
+        state = _statement_state(conn, run_id, 1)
+        signature = sign_state(key, state) if key is not None else None
+        conn.execute("UPDATE runs SET signature=?, key_id=? WHERE id=?",
+                     (signature, key.key_id if key is not None else None, run_id))
+    conn.execute("ALTER TABLE runs DROP COLUMN seal")
+    conn.execute("PRAGMA user_version=3")
+    conn.close()

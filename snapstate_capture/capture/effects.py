@@ -40,6 +40,7 @@ from ..options import ValueOptions
 from .recorder import PreviewOnly, active_recorder
 from .tasks import call_site, current_task_name, current_thread_name
 from ..values import capture_value
+from ..values.identity import identity
 from ..values.payload import serialize
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,7 +61,7 @@ class EffectCall:
     lineage (``recorder.lane()``: task, pool call or thread by who spawned it — a framework
     may give a logical lane instead); ``ordinal`` counts calls per (site, task); ``seq`` counts the run's
     effects. ``args`` are the bound arguments (``self``/``cls`` left out) and ``args_digest``
-    a hex digest of their pickle (of their preview when they cannot be pickled).
+    their digest (``arguments_digest``: an identity digest, compared with ``arguments_match``).
     ``served`` is True when the replay recorder supplied ``outcome``/``value`` from the journal.
     """
 
@@ -317,8 +318,34 @@ def bind_arguments(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[st
     return out
 
 
+#: Prefix of an arguments digest that is an identity digest (``values.identity``); journals
+#: written before it hold pickle digests, still matched by ``arguments_match``.
+IDENTITY_PREFIX = "i:"
+
+
 def arguments_digest(arguments: dict[str, Any]) -> str:
-    """Hex digest of ``arguments``: of their pickle, else of their (bounded) preview."""
+    """Digest of ``arguments`` compared on replay: ``"i:"`` + their identity digest (the same
+    arguments whatever the process: sets by members, functions by name and code, objects by
+    state — docs/value-identity.md); for arguments too big to walk, the hex digest of their
+    pickle, else of their (bounded) preview."""
+    found = identity(arguments)
+    if found is not None:
+        return IDENTITY_PREFIX + found
+    return _pickle_digest(arguments)
+
+
+def arguments_match(recorded: str | None, call: EffectCall) -> bool:
+    """True when the journal's ``recorded`` digest names the arguments of ``call``: equal
+    digests, or a journal from before identity digests whose pickle digest matches."""
+    if recorded == call.args_digest:
+        return True
+    if recorded and not recorded.startswith(IDENTITY_PREFIX) and call.args_digest.startswith(
+            IDENTITY_PREFIX):
+        return recorded == _pickle_digest(call.args)
+    return False
+
+
+def _pickle_digest(arguments: dict[str, Any]) -> str:
     data = serialize(arguments, _DIGEST_OPTIONS).data
     if data is None:
         data = canonical_json(capture_value(arguments, options=_DIGEST_OPTIONS,

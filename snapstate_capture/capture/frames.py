@@ -33,10 +33,29 @@ _INSPECT_DIR = os.path.join(os.path.dirname(_PACKAGE_DIR), "snapstate_inspect")
 
 
 def _library_dirs() -> tuple[str, ...]:
+    """The folders of the running interpreter's environment, never the user's code wherever
+    they are (a virtualenv inside the project folder included): the standard library,
+    site-packages (every scheme ``site`` knows), the scripts folder (``bin/``, where the
+    ``snapstate`` console script lives) of ``sys.prefix``, ``sys.exec_prefix`` and their base
+    installation; a virtualenv's own folder (it has a ``pyvenv.cfg``) as a whole."""
+    import site
+
     paths = sysconfig.get_paths()
-    dirs = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
+    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib", "scripts")
             if k in paths}
-    return tuple(sorted(dirs))
+    for prefix in {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}:
+        inside = (os.path.realpath(os.getcwd()) + os.sep).startswith(
+            os.path.realpath(prefix) + os.sep)
+        if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")) and not inside:
+            dirs.add(prefix)  # (a project folder that is itself the venv keeps its code)
+        dirs.update(os.path.join(prefix, sub) for sub in ("bin", "Scripts", "lib", "lib64",
+                                                          "Lib"))
+    try:
+        dirs.update(site.getsitepackages())
+        dirs.add(site.getusersitepackages())
+    except (AttributeError, TypeError):  # a virtualenv's old site.py lacks them
+        pass
+    return tuple(sorted({os.path.realpath(d) for d in dirs if d}))
 
 
 _LIBRARY_DIRS = _library_dirs()
@@ -56,7 +75,7 @@ class StackCapture:
     function: str | None = None
     filename: str | None = None
     lineno: int | None = None
-    innermost_digests: dict[str, str] = field(default_factory=dict)
+    innermost_digests: dict[str, Any] = field(default_factory=dict)
 
 
 def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:
@@ -168,10 +187,10 @@ class FrameCapturer:
         return out
 
     def _frame_record(self, frame: types.FrameType, out: StackCapture, position: int
-                      ) -> tuple[dict[str, Any], dict[str, str]]:
+                      ) -> tuple[dict[str, Any], dict[str, Any]]:
         code = frame.f_code
         local_refs = []
-        digests: dict[str, str] = {}
+        digests: dict[str, Any] = {}
         snapshot = frame.f_locals
         module_level = snapshot is frame.f_globals
         for name, value in list(snapshot.items()):
@@ -179,7 +198,7 @@ class FrameCapturer:
                 continue  # module dunders (__builtins__, __loader__, …) are noise, not state
             ref = self._ref((code, position, name), value, name, out)
             local_refs.append([name, ref])
-            digests[name] = ref.get("b") or ref["p"]
+            digests[name] = ref.get("b") or ref.get("p") or ("v", type(value), value)
         value = None
         release_locals_snapshot(frame, snapshot)
         record = {
@@ -196,12 +215,12 @@ class FrameCapturer:
         """Capture one step value (extras, return values) and return its ref; its blobs go
         into ``out``. Captured again only when it changed since the last step value of that
         name (``valuecache.py``)."""
-        return self._ref(("extra", 0, name), value, name, out)
+        return self._ref(("extra", 0, name), value, name, out, inline=False)
 
-    def _ref(self, slot: Any, value: Any, name: str | None, out: StackCapture
-             ) -> dict[str, Any]:
+    def _ref(self, slot: Any, value: Any, name: str | None, out: StackCapture, *,
+             inline: bool = True) -> dict[str, Any]:
         if self.sealer is None:
-            return self._values.ref(slot, value, name, out)
+            return self._values.ref(slot, value, name, out, inline=inline)
         return self._sealed_ref(value, name, out)
 
     def _sealed_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:
@@ -218,6 +237,14 @@ class FrameCapturer:
         if captured.error:  # no payload, placeholder parts, or not loadable: counted on the step
             out.errors.append(f"{name}: {captured.error}")
         return ref
+
+    def preview_ref(self, preview: Any, out: StackCapture) -> dict[str, Any]:
+        """The ref of a value stored as a preview only (an effect's arguments), sealed like
+        every other value in an encrypted run."""
+        data = canonical_json(preview)
+        if self.sealer is None:
+            return {"p": self.add_blob(out, data)}
+        return {"p": self.add_blob(out, self.sealer.seal(data)), "x": self.sealer.key_id}
 
     @staticmethod
     def add_blob(out: StackCapture, data: bytes) -> str:

@@ -24,10 +24,12 @@ from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
 from ..options import CaptureOptions
 from ..trust.signing import RunSigner
 from ..store import task_column
+from ..errors import WriteFailed
 from ..store.writer import StepRecord, TimelineWriter
-from ..store.hashing import canonical_json
+from ..store.hashing import content_hash
 from ..values import capture_value
 from ..values.exceptions import describe_exception
+from ..values.payload import caught_warnings
 
 #: Set to "1" to make every ``record`` a no-op (a kill switch for production).
 DISABLE_ENV = "SNAPSTATE_DISABLE"
@@ -104,6 +106,8 @@ class Recorder:
         self._stream: Any = None
         self._tracer: Any = None
         self._full_lock = threading.Lock()
+        #: Why and where recording was cut short (a write failed), or None.
+        self._fault: dict[str, Any] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
@@ -120,6 +124,9 @@ class Recorder:
                 self._frames.sealer = Sealer(key)
             self._writer = TimelineWriter(self.path, signer=RunSigner(key))
             entry = dict(self.entry or entry_facts(self.options))
+            entry_blobs = self.entry_blobs
+            if self._frames.sealer is not None:
+                entry, entry_blobs = _seal_entry(entry, entry_blobs, self._frames.sealer)
             entry.setdefault("block", self.block)
             for fact, value in seed_facts().items():
                 entry.setdefault(fact, value)
@@ -128,7 +135,7 @@ class Recorder:
             entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             self.run_id = self._writer.begin_run(
                 name=self.name, entry=entry, env=environment_facts(), parent=self.parent,
-                blobs={**self.entry_blobs, **dict(states.values())})
+                blobs={**entry_blobs, **dict(states.values())})
         except Exception as exc:  # noqa: BLE001 - recording is optional, the program is not
             self._warn(f"not recording: {exc}")
             self._writer = None
@@ -146,6 +153,7 @@ class Recorder:
         """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
         from ..tracing.include import IncludeRule
         from ..tracing.stream import Stream
+        from ..tracing.stream_writer import StreamWriter, hold_os_exit
         from ..tracing.tracer import Tracer, _active as tracing
 
         if tracing:
@@ -161,13 +169,13 @@ class Recorder:
         stream = Stream(str(self.path), self.run_id, traced_options)
         stream.start()
         self._stream = stream
-        self._writer = _StreamWriter(self)
+        self._writer = StreamWriter(self)
         tracer = Tracer(mode=self.trace or "calls", options=self.options, stream=stream,
                         rule=IncludeRule(self.include, self.exclude))
         self._tracer = tracer
         self._record_other_threads()
         tracer.start(self.root)
-        _hold_os_exit(stream)
+        hold_os_exit(stream)
 
 
     def _record_other_threads(self) -> None:
@@ -194,12 +202,22 @@ class Recorder:
             return
         if self._tracer is not None:
             self._tracer.stop()
-            _release_os_exit()
+            from ..tracing.stream_writer import release_os_exit
+
+            release_os_exit()
+        ended_well = exc is None or (isinstance(exc, SystemExit) and exc.code in (0, None))
         try:
-            if exc is None or (isinstance(exc, SystemExit) and exc.code in (0, None)):
+            if self._fault is not None:  # cut short: the run says so, and why
+                end = {**self._fault, "ended": "finished" if ended_well else "failed"}
+                if not ended_well:
+                    end["exception"] = describe_exception(exc)
+                writer.end_run(self.run_id, "truncated", end)
+            elif ended_well:
                 writer.end_run(self.run_id, "finished")
             else:
                 writer.end_run(self.run_id, "failed", describe_exception(exc))
+        except WriteFailed as failure:
+            self._cut_short(failure)  # said once: the end could not be written either
         except Exception as err:  # noqa: BLE001
             self._warn(f"could not end run: {err}")
         finally:
@@ -216,11 +234,19 @@ class Recorder:
         if self._tracer is not None:
             self._tracer.stop()
             self._tracer = None
-            _release_os_exit()
+            from ..tracing.stream_writer import release_os_exit
+
+            release_os_exit()
         status = "waiting" if pause.get("pause") == "wait" else "sleeping"
         try:
+            if self._fault is not None:  # cut short: steps are missing, it cannot be resumed
+                writer.end_run(self.run_id, "truncated", {**self._fault, "ended": status})
+                return False
             writer.end_run(self.run_id, status, pause)
             return True
+        except WriteFailed as failure:
+            self._cut_short(failure)
+            return False
         except Exception as err:  # noqa: BLE001
             self._warn(f"could not end the run {status}: {err}")
             return False
@@ -246,6 +272,23 @@ class Recorder:
             "ordinal": ordinal, "name": f"patched:{patch_id}", "args_hash": None,
             "outcome": "return", "value": {}}, {})
         return True
+
+    def _cut_short(self, failure: WriteFailed) -> None:
+        """A write failed: stop recording the run here and say so once, naming the file and
+        the reason; ``finish`` then marks the run ``truncated`` where it still can."""
+        if self._fault is not None:
+            return
+        writer = self._writer
+        at = getattr(failure, "at_step", None)  # from the trace writer process
+        try:
+            if at is None and writer is not None:
+                at = writer.next_index(self.run_id)
+        except Exception:  # noqa: BLE001 - the index is a detail of the message
+            pass
+        self._fault = {"reason": failure.problem, "at_step": at}
+        where = f"at step {at}" if at is not None else "here"
+        self._say(f"{self.path}: recording stopped {where}: {failure.problem}; the steps after "
+                  "it are not saved (the run is marked truncated where that can be written)")
 
     def _user_key(self):
         """The user key that signs this run, created on the first record (``ensure_key``);
@@ -277,7 +320,8 @@ class Recorder:
         triggering capture) are ignored. ``effect`` is an effect-journal row (see
         ``effects.py``) written in the same transaction as the step.
         """
-        if self._writer is None or getattr(self._reentry, "busy", False):
+        if self._writer is None or self._fault is not None or getattr(self._reentry, "busy",
+                                                                      False):
             return None
         self._last_raise_point = None
         self._reentry.busy = True
@@ -309,19 +353,28 @@ class Recorder:
             effect = self.effect_row(effect, record)
         try:
             return writer.append_step(self.run_id, record, effect=effect)
-        except BaseException:
+        except WriteFailed as failure:
             self._frames.forget()  # cached refs may name blobs that were rolled back
+            self._cut_short(failure)
+            return None
+        except BaseException:
+            self._frames.forget()
             raise
 
-    @staticmethod
-    def effect_row(effect: dict[str, Any], record: StepRecord) -> dict[str, Any]:
+    def effect_row(self, effect: dict[str, Any], record: StepRecord) -> dict[str, Any]:
         """Complete an effect-journal row with the value refs captured on its step: the
-        result (or exception) ref, plus the arguments' preview under ``"a"``."""
+        result (or exception) ref, plus the arguments' preview under ``"a"`` (``"ax"``: the key
+        it is sealed with, in an encrypted run, whose argument digest is keyed too)."""
         row = dict(effect)  # "value" gets: the result ref, "a" args preview, "r" rng state
         ref = dict(record.extra.get("result") or record.extra.get("exception") or {})
         args_ref = record.extra.get("args")
         if args_ref:
             ref["a"] = args_ref.get("p")
+            if args_ref.get("x"):
+                ref["ax"] = args_ref["x"]
+        sealer = self._frames.sealer
+        if sealer is not None and row.get("args_hash"):
+            row["args_hash"] = sealer.digest(row["args_hash"])
         by = row.pop("by", None)
         if by:
             ref["w"] = by  # who gave a wait's outcome, and when
@@ -340,16 +393,17 @@ class Recorder:
         wall, mono = _wall_clock(), _mono_clock()
         if frames is None:
             frames = self._frames.walk(frame, self.root)
-        stack: StackCapture = self._frames.capture(frames, innermost_lineno=lineno)
-        extra_refs = {}
-        for name, value in (extra or {}).items():
-            if isinstance(value, PreviewOnly):
-                captured = capture_value(value.value, name=name, options=self.options.values,
-                                         payloads=False)
-                extra_refs[name] = {"p": self._frames.add_blob(
-                    stack, canonical_json(captured.preview))}
-            else:
-                extra_refs[name] = self._frames.value_ref(value, name, stack)
+        with caught_warnings() as said:  # warnings from pickling: capture errors, not output
+            stack: StackCapture = self._frames.capture(frames, innermost_lineno=lineno)
+            extra_refs = {}
+            for name, value in (extra or {}).items():
+                if isinstance(value, PreviewOnly):
+                    captured = capture_value(value.value, name=name,
+                                             options=self.options.values, payloads=False)
+                    extra_refs[name] = self._frames.preview_ref(captured.preview, stack)
+                else:
+                    extra_refs[name] = self._frames.value_ref(value, name, stack)
+        stack.errors.extend(f"warning while capturing: {text}" for text in said)
         thread = current_thread_name()
         n_changed = self._count_changes(thread, frames, stack.innermost_digests)
         record = StepRecord(
@@ -414,61 +468,14 @@ class Recorder:
             pass
 
 
-class _StreamWriter:
-    """Stands in for ``TimelineWriter`` while a run is traced: steps and the run's end go through
-    the trace stream, so checkpoints and traced steps share one ordered index sequence."""
-
-    def __init__(self, recorder: Recorder) -> None:
-        self.recorder = recorder
-        self.stream = recorder._stream
-
-    def has_blob(self, key: str) -> bool:
-        tracer = self.recorder._tracer
-        return tracer is not None and key in tracer.encoder.sent
-
-    def append_step(self, run_id: str, record: StepRecord,
-                    effect: dict[str, Any] | None = None) -> int:
-        from dataclasses import asdict
-
-        from ..store.trace_items import FULL
-
-        fields = asdict(record)
-        if effect is not None:
-            fields["effect"] = effect
-        tracer = self.recorder._tracer
-        if tracer is not None:
-            tracer.encoder.sent.update(record.blobs)
-        with self.recorder._full_lock:
-            self.stream.items.append((FULL, fields))
-            index = self.stream.request_index()
-        if index is None:
-            raise OSError("trace writer is gone")
-        return index - 1
-
-    def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
-        self.stream.close(status, error)
-
-    def close(self) -> None:
-        self.stream.close("running", None) if not self.stream.broken else None
-
-
-_real_os_exit = os._exit
-
-
-def _hold_os_exit(stream: Any) -> None:
-    """While a run is traced, ``os._exit`` first hands buffered steps to the writer process and
-    waits (bounded) until it stored them, so a program ending that way keeps every completed
-    step and the file shows them as soon as the process is gone."""
-    def _exit(status: int) -> None:
-        try:
-            stream.hand_over()
-        except Exception:  # noqa: BLE001 - exiting matters more
-            pass
-        _real_os_exit(status)
-
-    _exit.__doc__ = _real_os_exit.__doc__
-    os._exit = _exit
-
-
-def _release_os_exit() -> None:
-    os._exit = _real_os_exit
+def _seal_entry(entry: dict[str, Any], blobs: dict[str, bytes], sealer: Any
+                ) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """A workflow entry whose pickled arguments (``entry["args"]``) are sealed like every other
+    payload of an encrypted run (the replay child opens them through the trust gate)."""
+    args = entry.get("args")
+    if not isinstance(args, dict) or args.get("b") not in blobs:
+        return entry, blobs
+    sealed = sealer.seal(blobs[args["b"]])
+    key = content_hash(sealed).hex()
+    rest = {k: v for k, v in blobs.items() if k != args["b"]}
+    return {**entry, "args": {**args, "b": key, "x": sealer.key_id}}, {**rest, key: sealed}

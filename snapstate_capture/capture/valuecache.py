@@ -24,16 +24,15 @@ import pickle
 import random
 import sys
 import types
-from array import array
-from itertools import chain
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import chunked
+from . import chunk_capture, chunked
+from .chunk_capture import FANOUT, Chunk, ChunkState
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
 from ..store.blobs import manifest_bytes, manifest_hash
-from ..values import capture_value
+from ..values import capture_value, secret_shapes
 from ..values.payload import is_plain_payload, serialize
 from ..values.preview import PreviewBuilder
 from .preview_json import encode_preview
@@ -83,15 +82,6 @@ def add_manifest(out: Any, pieces: list[bytes], base: str | None = None) -> str:
 
 
 @dataclass
-class _Chunk:
-    refs: list[Any]     # the chunk's elements, kept alive so their ids stay theirs
-    ids: bytes          # identity snapshot of the chunk's elements (dicts: keys and values)
-    scalars: bool       # every element is an immutable scalar or string
-    detector: bytes     # plain pickle of the chunk: equal bytes, equal content
-    key: bytes          # 16-byte key of the payload piece (BINBYTES8 + the chunk's payload)
-
-
-@dataclass
 class _Entry:
     kind: type
     ref: dict[str, Any]
@@ -100,56 +90,9 @@ class _Entry:
     top_key: str | None = None       # preview top-node key (base for the next delta)
     kids_key: str | None = None      # preview children key, when stored by reference
     kids_data: bytes | None = None   # ... and its bytes (queued again with every new top node)
-    length: int = 0
-    size: int = 0                    # elements per chunk
-    chunks: list[_Chunk] = field(default_factory=list)
-    ids: bytes = b""                 # identity snapshot of the whole container
+    chunked: ChunkState | None = None  # big exact list/dict: its chunks (``chunk_capture.py``)
     obj: Any = None                  # modules and functions: the object itself
     memo: dict[int, list] | None = None  # exact dict/list: its preview's children memo
-
-
-def _identity(values: list[Any]) -> bytes:
-    """The ids of the elements of ``values`` as bytes (8 per element).
-
-    ``values`` must be a list private to the caller (a fresh copy): on CPython its item array is
-    read directly (``_pointer_reader``), ~50x faster than mapping ``id``, and race-free because
-    no other thread can resize a list it cannot see.
-    """
-    reader = _pointer_reader()
-    if reader is not None:
-        return reader(values)
-    return array("Q", map(id, values)).tobytes()
-
-
-_READER: list[Any] = []
-
-
-def _pointer_reader() -> Any:
-    """A function reading a list's item pointers on CPython (checked once against ``id``), or
-    None where the layout is not the expected one (other interpreters, debug builds)."""
-    if _READER:
-        return _READER[0]
-    reader = None
-    if sys.implementation.name == "cpython" and not hasattr(sys, "gettotalrefcount"):
-        import ctypes
-
-        offset = ctypes.sizeof(ctypes.c_ssize_t) * 3  # PyVarObject header: refcnt, type, size
-
-        def read(items: list[Any]) -> bytes:
-            if not items:
-                return b""
-            address = ctypes.c_void_p.from_address(id(items) + offset).value
-            return ctypes.string_at(address, len(items) * 8)
-
-        probe = [object(), "x", 3.5, None, [1]]
-        try:
-            if ctypes.sizeof(ctypes.c_void_p) == 8 and \
-                    read(probe) == array("Q", map(id, probe)).tobytes():
-                reader = read
-        except Exception:  # noqa: BLE001 - any surprise: use the portable way
-            reader = None
-    _READER.append(reader)
-    return reader
 
 
 def _plain_pickling(cls: type) -> bool:
@@ -171,18 +114,29 @@ class ValueCache:
         self.options = options
         self._slots: dict[Any, _Entry] = {}
         self._builder = PreviewBuilder(options.values)
+        #: Strings up to this length are stored inline (never beyond what a preview shows).
+        self._inline_str = min(INLINE_STR, options.values.max_string)
 
     def clear(self) -> None:
         """Forget every slot."""
         self._slots.clear()
 
-    def ref(self, slot: Any, value: Any, name: str | None, out: Any) -> dict[str, Any]:
-        """Return the value ref of ``value`` seen at ``slot`` under ``name`` (see class doc)."""
+    def ref(self, slot: Any, value: Any, name: str | None, out: Any, *,
+            inline: bool = True) -> dict[str, Any]:
+        """Return the value ref of ``value`` seen at ``slot`` under ``name`` (see class doc).
+        ``inline``: a scalar may be returned as ``{"v": value}`` (frame locals; step values,
+        which the effect journal refers to, always get blobs)."""
         if len(self._slots) > MAX_SLOTS:
             self._slots.clear()  # many distinct code objects (exec'd code): start again
         cls = type(value)
         if name is not None and self.options.values.is_secret(name):
             return self._capture(slot, value, name, out, None)
+        if cls is str and secret_shapes.find(value):  # a credential: cut out by capture_value
+            return self._capture(slot, value, name, out, None)
+        if inline and cls in _INLINE and self.options.payloads and (
+                cls is not str or len(value) <= self._inline_str) and (
+                cls is not int or -_INT_LIMIT <= value < _INT_LIMIT):
+            return {"v": value}  # a scalar lives in the frame record itself: no blobs
         if (cls is list or cls is dict) and value and self.options.payloads:
             first = value[0] if cls is list else next(iter(dict.values(value)))
             per_chunk = chunked.chunk_size(first)
@@ -274,63 +228,103 @@ class ValueCache:
     # -- chunked containers ---------------------------------------------------------------
     def _chunked(self, slot: Any, value: Any, cls: type, per_chunk: int, name: str | None,
                  out: Any) -> dict[str, Any] | None:
-        """Capture a big exact list/dict chunk by chunk; None when a chunk cannot be pickled."""
+        """Capture a big exact list/dict chunk by chunk (``chunk_capture.py``: what is looked at
+        follows what changed); None when a chunk cannot be pickled (whole-value capture)."""
         entry = self._slots.get(slot)
-        if entry is not None and (entry.kind is not cls or entry.size != per_chunk):
-            entry = None
+        state = entry.chunked if entry is not None and entry.kind is cls else None
+        if state is not None and state.size != per_chunk:
+            state = None
         if cls is list:
-            items = value[:]  # a private copy: identities read race-free, elements kept alive
-            ids, width = _identity(items), per_chunk * 8
+            keys = value[:]  # a private copy: identities read race-free, elements kept alive
+            values: list[Any] = keys
+            key_ids, value_ids = chunk_capture.identity(keys), b""
         else:
-            items = list(dict.items(value))
-            ids, width = _identity(list(chain.from_iterable(items))), per_chunk * 16
-        length = len(items)
-        if (entry is not None and entry.length == length and entry.ids == ids
-                and all(c.scalars for c in entry.chunks)):
-            return entry.ref  # same objects, all immutable: nothing to look at
-        old = entry.chunks if entry is not None else []
-        chunks: list[_Chunk] = []
+            keys, values = list(value), list(dict.values(value))
+            key_ids, value_ids = chunk_capture.identity(keys), chunk_capture.identity(values)
+        length = len(keys)
+        low, high = chunk_capture.changed_span(state, key_ids, value_ids, length, per_chunk)
+        count = -(-length // per_chunk)
+        old = state.chunks if state is not None else []
+        known = len(old)
+        if low >= count and state is not None and state.all_scalars:
+            return entry.ref  # type: ignore[union-attr] - same objects, all immutable
+        # Every position outside [low, high) holds the same objects as before: its old chunk
+        # stands unless the sweep re-checks it (an in-place edit of an element).
+        chunks: list[Any] = old[:count] + [None] * (count - min(known, count))
+        check = list(range(low, high))
+        if state is not None:
+            check += chunk_capture.sweep_indexes(state, low, high, count,
+                                                 self.options.deep_check_chunks)
         changed: list[int] = []
-        dumps, protocol, known = pickle.dumps, chunked.PROTOCOL, len(old)
-        for index, start in enumerate(range(0, length, per_chunk)):
-            part_ids = ids[index * width:(index + 1) * width]
+        for index in check:
+            start = index * per_chunk
+            stop = min(start + per_chunk, length)
+            part_ids = key_ids[start * 8:stop * 8] + value_ids[start * 8:stop * 8]
             prev = old[index] if index < known else None
-            same_objects = prev is not None and prev.ids == part_ids
-            if same_objects and prev.scalars:
-                chunks.append(prev)
+            refs = keys[start:stop] + (values[start:stop] if cls is not list else [])
+            if prev is not None and prev.ids == part_ids and prev.scalars:
+                chunks[index] = prev  # the same immutable objects
                 continue
-            part = items[start:start + per_chunk]
+            part = chunk_capture.chunk_items(cls, keys, values, start, stop)
             try:
-                detector = dumps(part, protocol)  # chunked.dumps_chunk, inlined: the hot loop
+                detector = chunk_capture.dumps(part)
             except Exception:  # noqa: BLE001 - fall back to whole-value capture (dill, placeholders)
                 return None
             if prev is not None and prev.detector == detector:
-                chunks.append(prev if same_objects else
-                              _Chunk(part, part_ids, prev.scalars, detector, prev.key))
+                chunks[index] = prev if prev.ids == part_ids else \
+                    Chunk(refs, part_ids, prev.scalars, detector, prev.key)
                 continue
             data = (chunked.piece(detector)
                     if is_plain_payload(part, detector, self.options.values)
                     else self._chunk_payload(part, name))
             if data is None:
                 return None
-            flat = part if cls is list else chain.from_iterable(part)
-            scalars = set(map(type, flat)) <= chunked.SCALAR_TYPES
+            scalars = chunk_capture.scalar_only(cls, keys, values, start, stop)
             key = add_blob(out, data, prev.key.hex() if prev is not None else None)
-            chunks.append(_Chunk(part, part_ids, scalars, detector, bytes.fromhex(key)))
+            chunks[index] = Chunk(refs, part_ids, scalars, detector, bytes.fromhex(key))
             changed.append(index)
-        if entry is not None and not changed and entry.length == length:
-            entry.chunks, entry.ids = chunks, ids
-            return entry.ref
+        if state is not None and not changed and state.length == length:
+            state.chunks, state.key_ids, state.value_ids = chunks, key_ids, value_ids
+            return entry.ref  # type: ignore[union-attr]
+        groups = self._payload_groups(chunks, changed, state, out)
         header = chunked.LIST_HEADER if cls is list else chunked.DICT_HEADER
-        pieces = [_constant_piece(out, header), *(c.key for c in chunks),
-                  _constant_piece(out, chunked.TRAILER)]
-        payload_key = add_manifest(out, pieces, entry.ref.get("b") if entry is not None else None)
+        pieces = [_constant_piece(out, header), *groups, _constant_piece(out, chunked.TRAILER)]
+        payload_key = add_manifest(out, pieces, entry.ref.get("b") if state is not None
+                                   else None)  # type: ignore[union-attr]
         top_key, kids_key, kids_data, preview = self._chunked_preview(
-            value, name, length, changed, entry, per_chunk, out)
+            value, name, length, changed, entry if state is not None else None, per_chunk, out)
         ref = {"p": top_key, "b": payload_key, "s": "pickle"}
-        self._slots[slot] = _Entry(cls, ref, None, preview, top_key, kids_key, kids_data, length,
-                                   per_chunk, chunks, ids)
+        new_state = ChunkState(length, per_chunk, chunks, key_ids, value_ids,
+                               groups if len(chunks) > FANOUT else [],
+                               state.sweep if state is not None else 0,
+                               # unchanged chunks keep the old verdict (False stays False)
+                               (state is None or state.all_scalars)
+                               and all(chunks[i].scalars for i in check))
+        self._slots[slot] = _Entry(cls, ref, None, preview, top_key, kids_key, kids_data,
+                                   new_state)
         return ref
+
+    @staticmethod
+    def _payload_groups(chunks: list[Chunk], changed: list[int], state: ChunkState | None,
+                        out: Any) -> list[bytes]:
+        """The keys the top manifest lists: the chunk keys themselves, or — beyond ``FANOUT``
+        chunks — group manifests of ``FANOUT`` chunk keys, only those holding a changed chunk
+        (or whose chunk count changed) written again."""
+        if len(chunks) <= FANOUT:
+            return [c.key for c in chunks]
+        old = state.groups if state is not None else []
+        touched = {index // FANOUT for index in changed}
+        if state is not None and len(state.chunks) != len(chunks):
+            touched.add((len(chunks) - 1) // FANOUT)
+        groups = []
+        for number, start in enumerate(range(0, len(chunks), FANOUT)):
+            if number < len(old) and number not in touched:
+                groups.append(old[number])
+                continue
+            base = old[number].hex() if number < len(old) else None
+            key = add_manifest(out, [c.key for c in chunks[start:start + FANOUT]], base)
+            groups.append(bytes.fromhex(key))
+        return groups
 
     def _chunk_payload(self, part: list[Any], name: str | None) -> bytes | None:
         """The payload piece of one chunk, written by ``values.payload.serialize`` (so secret
@@ -347,7 +341,8 @@ class ValueCache:
         """Reuse the previous preview with a new length when no shown child can have changed."""
         shown = self.options.values.max_items
         previous = entry.preview if entry is not None else None
-        if (entry is not None and previous is not None and entry.length > shown
+        before = entry.chunked.length if entry is not None and entry.chunked else 0
+        if (entry is not None and previous is not None and before > shown
                 and length > shown and isinstance(previous.get("children"), list)
                 and not any(i * per_chunk < shown for i in changed)):
             preview = dict(previous, len=length, more=length - len(previous["children"]))
@@ -359,6 +354,9 @@ class ValueCache:
                 return key, entry.kids_key, entry.kids_data, preview
             return add_blob(out, canonical_json(preview), entry.top_key), None, None, preview
         captured = capture_value(value, name=name, options=self.options.values, payloads=False)
+        # No identity digest for chunked containers: it would be stale in the reused preview
+        # above and costs a walk of every element at each step; their chunk pickles compare.
+        captured.preview.pop("identity", None)
         top_key, kids_key, kids_data = self._store_preview(captured.preview, entry, out)
         return top_key, kids_key, kids_data, captured.preview
 
@@ -367,6 +365,13 @@ class ValueCache:
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
 _BUILTIN = frozenset({list, dict, tuple, set, frozenset, str, bytes, int, float, bool, complex,
                       type(None)})
+#: Stored inline in the frame record (``{"v": value}``, as traced steps store them: schema 4):
+#: the reader builds their preview, the trust gate hands the value back without unpickling.
+_INLINE = frozenset({int, float, bool, type(None), str})
+#: Strings longer than this get blobs like any value.
+INLINE_STR = 200
+#: Ints beyond 64 bits get blobs (their decimal text can be long, and JSON readers differ).
+_INT_LIMIT = 2 ** 63
 #: Captured by ``ValueCache._scalar`` when they change.
 _SCALARS = frozenset({int, float, bool, type(None), str})
 #: Classes with their own ``__reduce__`` whose pickle still holds everything their preview

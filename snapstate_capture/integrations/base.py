@@ -135,3 +135,39 @@ def patch(owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[.
         pass
     setattr(wrapper, WRAPPED, original)
     setattr(owner, name, wrapper)
+
+
+def patch_subclasses(base: type, name: str,
+                     make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    """Patch ``name`` on ``base`` and on every subclass that defines its own ``name`` — now
+    and, through ``__init_subclass__``, for subclasses defined later (a framework's abstract
+    ``Model.request`` is implemented by each concrete model). Idempotent."""
+    seam(base, name)
+
+    def wrap(cls: type) -> None:
+        if name in cls.__dict__:
+            try:
+                patch(cls, name, make)
+            except IntegrationSkipped:
+                pass
+
+    todo = [base]
+    while todo:
+        cls = todo.pop()
+        wrap(cls)
+        todo.extend(cls.__subclasses__())
+    current = base.__dict__.get("__init_subclass__")
+    if getattr(getattr(current, "__func__", current), WRAPPED, None) is not None:
+        return
+    previous = base.__dict__.get("__init_subclass__")
+
+    def __init_subclass__(cls: type, **kwargs: Any) -> None:  # noqa: N807
+        if previous is not None:
+            previous.__func__(cls, **kwargs)  # type: ignore[union-attr]
+        else:
+            super(base, cls).__init_subclass__(**kwargs)
+        wrap(cls)
+
+    hook = classmethod(__init_subclass__)
+    setattr(__init_subclass__, WRAPPED, previous or True)
+    base.__init_subclass__ = hook  # type: ignore[assignment]

@@ -17,6 +17,7 @@ is the recorded result; replay yields the recorded chunks without running the ca
 from __future__ import annotations
 
 import sys
+import types
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Iterator
 
@@ -89,6 +90,10 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
             call.outcome, call.value = "raise", exc
         finally:
             effects._inside.reset(token)
+    else:
+        wait = getattr(recorder, "await_turn_async", None)
+        if wait is not None:
+            await wait(call)
     return effects.end_call(recorder, call)
 
 
@@ -152,3 +157,55 @@ async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[An
     effects.end_call(recorder, call)
     for chunk in recorded:
         yield chunk
+
+
+class JournaledUUID(types.ModuleType):
+    """Stands in for the ``uuid`` module inside one framework module: ``uuid4()`` is effect
+    ``name`` (site ``site``, lane ``lane``), served on replay; every other name is the real
+    module's."""
+
+    def __init__(self, real: types.ModuleType, name: str, site: str,
+                 lane: str | None = None) -> None:
+        super().__init__("uuid")
+        self._real, self._name, self._key = real, name, Key(site, lane)
+
+    def uuid4(self) -> Any:
+        real = self._real.uuid4
+        if active_recorder() is None:
+            return real()
+        return call_effect(self._name, self._key, real, (), {}, {})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+def journal_uuid_module(module: types.ModuleType, name: str, site: str,
+                        lane: str | None = None) -> None:
+    """Replace ``module``'s global ``uuid`` by a ``JournaledUUID`` (once). Raises
+    ``IntegrationSkipped`` when the module has no ``uuid`` module global."""
+    from .base import IntegrationSkipped
+
+    real = module.__dict__.get("uuid")
+    if isinstance(real, JournaledUUID):
+        return
+    if not isinstance(real, types.ModuleType) or not hasattr(real, "uuid4"):
+        raise IntegrationSkipped(f"{module.__name__} no longer uses uuid.uuid4")
+    module.uuid = JournaledUUID(real, name, site, lane)  # type: ignore[attr-defined]
+
+
+def journal_function(module: types.ModuleType, attribute: str, name: str, site: str,
+                     lane: str | None = None) -> None:
+    """Replace the id- or clock-making function ``module.attribute`` (called with no
+    arguments that matter) by effect ``name``, once. Raises ``IntegrationSkipped`` when it is
+    missing."""
+    from .base import patch
+
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def journaled(*args: Any, **kwargs: Any) -> Any:
+            if active_recorder() is None:
+                return original(*args, **kwargs)
+            return call_effect(name, Key(site, lane), original, args, kwargs,
+                               {"args": [repr(a) for a in args]})
+        return journaled
+
+    patch(module, attribute, make)

@@ -3,7 +3,7 @@
 A compiled graph, an agent, a runner or a run context in a frame's locals is the framework's,
 not the program's state: pickling it drags in thread pools, context variables and closures
 (dozens of placeholders and capture errors per step) and comparing it on replay compares
-memory. ``register(names, describe)`` registers class names (no import) whose instances are
+memory. Inside another value it becomes one placeholder, without trying pickle or dill. ``register(names, describe)`` registers class names (no import) whose instances are
 captured as ``{"type": ..., "repr": "<CompiledStateGraph nodes=agent,tools>", "machinery":
 True}``: ``describe(obj)`` returns the text inside the brackets, read statically (instance
 ``__dict__`` and slots only, never a property), and must be the same in every process (no
@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..values.preview import MACHINERY, PreviewBuilder, static_attributes
+from ..values.reducers import REDUCERS, Refusal
 from ..values.reprs import clip
 
 Describe = Callable[[Any], str]
@@ -57,3 +58,11 @@ def register(names: Iterable[str], describe: Describe | None = None) -> None:
         return node
 
     MACHINERY.register(*names)(handler)
+    # Inside another value (a list of tools handed to a model) machinery is a placeholder
+    # at once: never pickled part by part, never handed to dill (whose warnings about the
+    # framework's generated classes would reach the program's stderr).
+    REDUCERS.register(*names)(_refuse)
+
+
+def _refuse(obj: Any) -> Refusal:
+    return Refusal(f"framework machinery ({type(obj).__name__}): previewed, not stored")

@@ -13,8 +13,9 @@ Modules: ``launch`` (the parent side), ``config`` (what the parent tells the chi
 results), ``recorder`` (the replaying recorder: steps, effects, stop points), ``fastpath`` and
 ``compare`` (step comparison), ``order`` (which recorded step a live one is compared with),
 ``traced_compare`` (traced runs, compared per lineage as they are written), ``report``
-(divergence reports, preview diffs), ``journal`` (the effect journal), ``drift`` (code drift before replay), ``fork`` (starting a fork run),
-``stops`` (pdb and console), ``traced`` (traced runs, replayed into a scratch timeline).
+(divergence reports, preview diffs), ``journal`` (the effect journal), ``drift`` (code drift
+before replay), ``fork`` (starting a fork run), ``stops`` (pdb and console), ``dap_stop`` (an
+IDE's debugger through debugpy), ``traced`` (traced runs, replayed into a scratch timeline).
 
 Known limits: only the run's own ``record`` block is replayed — other blocks of the program
 run unrecorded, their effects for real; steps and effects are matched per lineage

@@ -83,13 +83,13 @@ def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
     program (``snapstate record``): the program runs inside ``record(FILE, **those)`` again,
     block 0 of this process (the wrappers' own frames are snapstate's, hidden on both sides).
     """
-    from .. import integrations  # noqa: F401 - frameworks the program imports are set up
-
     wrapper = entry.get("record")
     if not isinstance(wrapper, dict):
         _start(entry, session)
         return
-    from ..capture.api import record
+    # The public name, so the framework integrations hook into this block as into the
+    # recorded one (``snapstate_capture.__getattr__`` sets them up with ``record``).
+    from .. import record
 
     try:
         block = record(session.config.file, **wrapper)

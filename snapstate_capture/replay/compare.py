@@ -1,10 +1,10 @@
 """Comparing a replayed step with the recorded one: kind, label, stack, lines, value digests.
 
-Two values match when their digests (payload hash, else preview hash) are equal. When they are
-not — a pickle can differ between processes for equal objects, e.g. a set of strings under
-another hash seed — the recorded payload is loaded (replay runs with trust) and compared with
-the live object by ``==``; values without a payload match when their previews are equal once
-memory addresses are blanked. Source and code hashes are not compared here: code drift is
+Two values match in the one sense of ``values.identity`` (docs/value-identity.md): equal
+digests (payload hash, else preview hash), else equal identity digests (stored in previews at
+capture); a value too big for a digest at capture is compared by loading the recorded payload
+(replay runs with trust) and walking both sides in full — never by ``==``; values without a
+payload match when their previews are equal once memory addresses are blanked. Source and code hashes are not compared here: code drift is
 reported before replay starts (``drift.py``).
 """
 
@@ -16,9 +16,12 @@ import types
 from typing import Any
 
 from ..capture.recorder import PreviewOnly
+from ..options import ValueOptions
 from ..store import previews
 from ..store.reader import Step, Timeline, Value
 from ..store.writer import StepRecord
+from ..values.identity import same_objects
+from ..values.preview import PreviewBuilder
 from .relocate import Relocation
 from .report import diff_previews, divergence, normalize, step_facts
 
@@ -82,8 +85,7 @@ class StepComparer:
         live_ok = len(live_frames) == len(act_frames)
         for position, (rec, act) in enumerate(zip(rec_frames, act_frames)):
             if (rec.get("function") != act.get("function")
-                    or self._path(rec.get("filename")) != os.path.abspath(act.get("filename")
-                                                                        or "")):
+                    or self._path(rec.get("filename")) != _live_path(act.get("filename"))):
                 return divergence(index, "stack", f"frame #{position}: expected "
                                   f"{rec.get('function')}, the program is in "
                                   f"{act.get('function')}", expected=expected, actual=actual)
@@ -121,8 +123,8 @@ class StepComparer:
             if rec is not None and act is not None and self.same_value(
                     name, rec, act, live, blobs):
                 continue
-            exp_preview = self.timeline.preview_blob(rec["p"]) if rec and rec.get("p") else None
-            act_preview = previews.from_blobs(blobs, act.get("p")) if act else None
+            exp_preview = self._preview(rec, None)
+            act_preview = self._preview(act, blobs)
             out.append({"frame": frame, "name": name,
                         "expected": exp_preview.get("repr") if exp_preview else "(absent)",
                         "actual": act_preview.get("repr") if act_preview else "(absent)",
@@ -130,24 +132,72 @@ class StepComparer:
 
     def same_value(self, name: str, rec: dict[str, Any], act: dict[str, Any],
                    live: dict[str, Any] | None, blobs: dict[str, bytes]) -> bool:
-        """True when recorded ref ``rec`` and live ref ``act`` hold the same value."""
+        """True when recorded ref ``rec`` and live ref ``act`` hold the same value, in the one
+        sense of ``values.identity`` (docs/value-identity.md): equal digests; else the identity
+        digests both previews carry; else — a value too big for a digest at capture — the
+        recorded payload loaded (replay runs with trust) and both sides walked in full; a
+        value without payload by its preview (memory addresses blanked). Inline scalars
+        (format 4 on) compare as ``Value.digest`` does."""
+        if "v" in rec or "v" in act:
+            if "v" in rec and "v" in act:
+                return _inline_digest(rec["v"]) == _inline_digest(act["v"])
+            return normalize(self._preview(rec, None)) == normalize(self._preview(act, blobs))
         if (rec.get("b") or rec.get("p")) == (act.get("b") or act.get("p")):
             return True
+        exp = self._preview(rec, None)
+        got = self._preview(act, blobs)
+        if _machinery(exp) and _machinery(got):
+            return True  # framework machinery (a compiled graph, an agent) is not state
+        known = _identity(exp), _identity(got)
+        if known[0] and known[1]:
+            return known[0] == known[1]
         if not rec.get("b") or not act.get("b"):
             if rec.get("b") or act.get("b"):
                 return False
-            exp = self.timeline.preview_blob(rec["p"]) if rec.get("p") else None
-            got = previews.from_blobs(blobs, act.get("p"))
-            if _machinery(exp) and _machinery(got):
-                return True  # framework machinery (a compiled graph, an agent) is not state
-            return normalize(exp) == normalize(got)
+            return normalize(_without_identity(exp)) == normalize(_without_identity(got))
         if live is None or name not in live or not self.timeline.trust:
             return False
         try:
             loaded = Value(self.timeline, name, rec).load(trust=True)
-            return bool(loaded == live[name])
-        except Exception:  # noqa: BLE001 - an incomparable value is reported, not raised
+        except Exception:  # noqa: BLE001 - an unloadable value is reported, not raised
             return False
+        return same_objects(loaded, live[name])
+
+    def _preview(self, ref: dict[str, Any] | None, blobs: dict[str, bytes] | None
+                 ) -> dict[str, Any] | None:
+        """The preview of a recorded ref (``blobs`` None: read from the file) or of a live one
+        (its blobs in ``blobs``); an inline scalar's is built from the value."""
+        if not ref:
+            return None
+        if "v" in ref:
+            return PreviewBuilder(ValueOptions()).build(ref["v"])
+        if blobs is None:
+            return self.timeline.preview_blob(ref["p"]) if ref.get("p") else None
+        return previews.from_blobs(blobs, ref.get("p"))
+
+
+def _identity(preview: Any) -> str | None:
+    found = preview.get("identity") if isinstance(preview, dict) else None
+    return found if isinstance(found, str) and found else None
+
+
+def _without_identity(preview: Any) -> Any:
+    if isinstance(preview, dict) and "identity" in preview:
+        return {k: v for k, v in preview.items() if k != "identity"}
+    return preview
+
+
+def _inline_digest(value: Any) -> str:
+    """What ``records.Value.digest`` says of an inline value: its type and canonical JSON."""
+    return json.dumps([type(value).__name__, value])
+
+
+def _live_path(filename: str | None) -> str:
+    """A live frame's file as recorded ones are resolved: ``<string>`` (generated code, such
+    as a dataclass's ``__init__``) stays as it is."""
+    if filename and filename.startswith("<"):
+        return filename
+    return os.path.abspath(filename or "")
 
 
 def _machinery(preview: Any) -> bool:
@@ -197,13 +247,25 @@ def compare_steps(expected: Step, actual: Step, cwd: str) -> dict[str, Any] | No
         if rec_line != got_line:
             return divergence(index, "line", f"{got.function}: expected line {rec_line}, the "
                               f"program is at line {got_line}", expected=exp, actual=act)
-        _stored_values(got.function, rec.locals, got.locals, variables)
+        if not _same_refs(rec._local_refs, got._local_refs):  # (the usual case: equal)
+            _stored_values(got.function, rec.locals, got.locals, variables)
     _stored_values("(step values)", expected.extra, actual.extra, variables)
     if variables:
         names = ", ".join(v["name"] for v in variables[:5])
         return divergence(index, "value", f"{len(variables)} value(s) differ: {names}",
                           expected=exp, actual=act, variables=variables)
     return None
+
+
+def _same_refs(expected: Any, actual: Any) -> bool:
+    """True when two frames' stored locals are the same refs (same blobs, same inline values
+    of the same types): equal without reading a value. False says nothing."""
+    if expected != actual:
+        return False
+    for (_, exp), (_, got) in zip(expected, actual):
+        if "v" in exp and type(exp["v"]) is not type(got.get("v")):
+            return False  # 1 == True == 1.0, but they are not the same value
+    return True
 
 
 def _stored_values(frame: str, expected: dict[str, Value], actual: dict[str, Value],
@@ -223,11 +285,16 @@ def _stored_values(frame: str, expected: dict[str, Value], actual: dict[str, Val
 
 
 def _same_stored(expected: Value, actual: Value) -> bool:
+    """``same_value`` for two stored values (a recorded step's and its traced replay's)."""
     if expected.digest == actual.digest:
         return True
+    known = expected.identity, actual.identity
+    if known[0] and known[1]:
+        return known[0] == known[1]
     if expected.has_payload and actual.has_payload and expected.timeline.trust:
         try:
-            return bool(expected.load(trust=True) == actual.load(trust=True))
+            return same_objects(expected.load(trust=True), actual.load(trust=True))
         except Exception:  # noqa: BLE001 - an incomparable value is reported, not raised
             return False
-    return normalize(expected.preview) == normalize(actual.preview)
+    return normalize(_without_identity(expected.preview)) == normalize(
+        _without_identity(actual.preview))

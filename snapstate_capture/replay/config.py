@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-#: What happens at step ``to``: only stop (``check``), pdb, a console, continue as a fork
-#: (``live``), or hand a wait its outcome and continue as the run's continuation (``resume``).
-MODES = ("check", "pdb", "console", "live", "resume")
+#: What happens at step ``to``: only stop (``check``), pdb, a console, an IDE's debugger
+#: (``debugpy``: waits for a DAP client on ``listen``), continue as a fork (``live``), or hand
+#: a wait its outcome and continue as the run's continuation (``resume``).
+MODES = ("check", "pdb", "console", "live", "debugpy", "resume")
 
 
 @dataclass
@@ -18,12 +19,14 @@ class ReplayConfig:
     at (None: replay to the end); ``mode``: one of ``MODES``; ``live_effects``: effect names
     that run for real instead of being served; ``trust``: payloads may be loaded (required
     to serve effects); ``result``: where the child writes its result JSON; ``progress``:
-    print progress on stderr during long replays. ``resume``: for mode ``resume``, what the
-    wait at step ``to`` gets — ``{"answer": base64 pickle | None, "by": who}``; ``lease``:
-    ``{"run", "token", "ttl"}`` of the lease this replay holds (renewed by the child, claimed
-    when the continuation is created, released at its end); ``name``: the continuation's name;
-    ``remap_lines``: the code changed inside ``patched`` blocks, compare recorded lines where
-    they are now (``linemap.py``).
+    print progress on stderr during long replays; ``listen``: ``HOST:PORT`` debugpy listens on
+    in ``debugpy`` mode; ``progress_file``: where the child keeps the index of the step it
+    replayed last (the parent draws the bar), instead of printing progress itself.
+    ``resume``: for mode ``resume``, what the wait at step ``to`` gets — ``{"answer": base64
+    pickle | None, "by": who}``; ``lease``: ``{"run", "token", "ttl"}`` of the lease this replay
+    holds (renewed by the child, claimed when the continuation is created, released at its
+    end); ``name``: the continuation's name; ``remap_lines``: the code changed inside
+    ``patched`` blocks, compare recorded lines where they are now (``linemap.py``).
     """
 
     file: str
@@ -34,6 +37,8 @@ class ReplayConfig:
     live_effects: list[str] = field(default_factory=list)
     trust: bool = False
     progress: bool = True
+    listen: str = "127.0.0.1:5678"
+    progress_file: str | None = None
     resume: dict | None = None
     lease: dict | None = None
     name: str | None = None

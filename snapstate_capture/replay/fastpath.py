@@ -13,6 +13,7 @@ captures through the recorder's value cache, so unchanged values cost a pickle).
 
 from __future__ import annotations
 
+import json
 import os
 import types
 from typing import Any
@@ -82,6 +83,11 @@ class FastMatcher:
         return True
 
     def _same(self, ref: dict[str, Any], name: str, value: Any) -> bool:
+        if "v" in ref:  # an inline scalar (``valuecache._INLINE``): compared as Value.digest does
+            recorded = ref["v"]
+            return type(value) is type(recorded) and \
+                json.dumps([type(value).__name__, value]) == \
+                json.dumps([type(recorded).__name__, recorded])
         payload = ref.get("b")
         if not payload or ref.get("x") or self.options.is_secret(name):
             return False

@@ -32,6 +32,19 @@ class JournalEntry:
     def args_preview(self) -> str | None:
         return self.value.get("a")
 
+    @property
+    def args_ref(self) -> dict[str, Any]:
+        """The value ref of the recorded arguments' preview (sealed: ``"x"`` names the key)."""
+        ref: dict[str, Any] = {"p": self.value.get("a")}
+        if self.value.get("ax"):
+            ref["x"] = self.value["ax"]
+        return ref
+
+    @property
+    def args_sealed(self) -> bool:
+        """Recorded encrypted: the argument digest is keyed (``encryption.keyed_digest``)."""
+        return bool(self.value.get("ax"))
+
 
 class Journal:
     """A run's effect journal, grouped by task (asyncio task or thread name), in call order."""

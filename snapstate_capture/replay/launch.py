@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from typing import Any
 
 import snapstate_capture
@@ -54,15 +56,20 @@ def child_environment(run: Run) -> dict[str, str]:
 def replay(run: Run, *, to: int | None = None, mode: str = "check",
            live_effects: list[str] | None = None, trust: bool = False,
            progress: bool = True, capture_output: bool = False,
+           listen: str = "127.0.0.1:5678",
+           on_progress: Callable[[int, int], None] | None = None,
            lease: dict[str, Any] | None = None, resume: dict[str, Any] | None = None,
            name: str | None = None, remap_lines: bool = False) -> dict[str, Any]:
     """Replay ``run`` in a child process and return its result dict.
 
-    ``mode``: ``check`` | ``pdb`` | ``console`` | ``live`` | ``resume`` (what happens at step
-    ``to``). ``capture_output``: collect the child's stdout/stderr into ``result["output"]``
-    instead of sharing the terminal. ``lease``, ``resume``, ``name``: for resuming a run
-    (``durable/resume.py``, see ``ReplayConfig``). Raises ``ReplayError`` when the child cannot
-    be started or leaves no result (the message names the file and the exit code).
+    ``mode``: ``check`` | ``pdb`` | ``console`` | ``debugpy`` | ``live`` | ``resume`` (what
+    happens at step ``to``; ``debugpy`` waits for a DAP client on ``listen``).
+    ``capture_output``: collect the child's stdout/stderr into ``result["output"]`` instead of
+    sharing the terminal. Raises ``ReplayError`` when the child cannot be started or leaves no
+    result (the message names the file and the exit code). ``on_progress(done, total)`` is
+    called about ten times a second with the steps replayed so far (the child then prints no
+    progress of its own). ``lease``, ``resume``, ``name``: for resuming a run
+    (``durable/resume.py``, see ``ReplayConfig``).
     """
     if mode not in MODES:
         raise ReplayError(f"unknown replay mode {mode!r}")
@@ -73,14 +80,21 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
         config = ReplayConfig(file=str(run.timeline.path.resolve()), run=run.id,
                               result=os.path.join(scratch, "result.json"), to=to, mode=mode,
                               live_effects=list(live_effects or []), trust=trust,
-                              progress=progress, lease=lease, resume=resume, name=name,
+                              progress=progress, listen=listen,
+                              progress_file=os.path.join(scratch, "progress")
+                              if on_progress else None, lease=lease, resume=resume, name=name,
                               remap_lines=remap_lines)
         config_path = os.path.join(scratch, "config.json")
         config.dump(config_path)
         command = [sys.executable, "-m", "snapstate_capture.replay", config_path]
         try:
-            child = subprocess.run(command, cwd=cwd, env=child_environment(run),
-                                   capture_output=capture_output, text=True)
+            if on_progress is None:
+                child = subprocess.run(command, cwd=cwd, env=child_environment(run),
+                                       capture_output=capture_output, text=True)
+            else:
+                total = len(run.steps) if to is None else to + 1
+                child = _run_watching(command, cwd, child_environment(run),
+                                      config.progress_file, total, on_progress)
         except OSError as exc:
             raise ReplayError(f"{run.timeline.path}: cannot start the replay: {exc}") from None
         try:
@@ -92,6 +106,8 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
                 f"{run.timeline.path}: the replay ended (exit code {child.returncode}) without "
                 f"a result" + (f": {detail[0]}" if detail else "")) from None
     result["exit_code"] = child.returncode
+    if on_progress is not None:
+        on_progress(int(result.get("replayed") or 0), int(result.get("total") or 0))
     if (result.get("status") == "divergence" and "hash_seed" in run.entry
             and run.entry.get("hash_seed") is None):  # a likely cause, said where it matters
         result.setdefault("notes", []).append(RANDOM_SEED_NOTE)
@@ -99,3 +115,20 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
         result["output"] = child.stdout
         result["errors"] = child.stderr
     return result
+
+
+def _run_watching(command: list[str], cwd: str, env: dict[str, str], progress_file: str,
+                  total: int, on_progress: Callable[[int, int], None]
+                  ) -> subprocess.CompletedProcess:
+    """Run the child sharing the terminal, reading its progress file ten times a second."""
+    done = 0
+    with subprocess.Popen(command, cwd=cwd, env=env) as child:
+        while child.poll() is None:
+            try:
+                with open(progress_file, encoding="ascii") as handle:
+                    done = max(done, int(handle.read().strip() or 0))
+            except (OSError, ValueError):
+                pass  # not written yet, or caught between truncation and write
+            on_progress(done, total)
+            time.sleep(0.1)
+    return subprocess.CompletedProcess(command, child.returncode)

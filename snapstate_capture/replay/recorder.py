@@ -19,8 +19,9 @@ from ..errors import PayloadLoadError, SnapStateError
 from ..store.leases import LeaseLost
 from ..capture import lineage
 from ..capture.recorder import Recorder, _recording, current_task_name, current_thread_name
+from ..capture.effects import arguments_match
 from ..capture.rng import restore_states
-from ..store.reader import Step
+from ..store.reader import Step, Value
 from ..trust.signing import RunSigner
 from ..store.writer import TimelineWriter
 from ..values import capture_value
@@ -154,14 +155,14 @@ class ReplayRecorder(Recorder):
         with self._turn:
             self.replayed = self._order.replayed
             self._turn.notify_all()
-        session.progress(self.replayed)
+        session.progress(self.replayed - 1)  # the index of the last step replayed, as before
         to = session.config.to
         if to is not None:
             if session.config.mode == "check":
                 if self._order.low > to:  # every step up to ``to``, in every lineage
                     self._stop_at(to, None, kind)
             elif index == to:
-                self._stop_at(index, frames[-1] if frames else frame, kind)
+                self._stop_at(index, frames[-1] if frames else frame, kind, extra)
         return index
 
     def _fast_match(self, recorded: Step, kind: str, label: str | None,
@@ -208,7 +209,8 @@ class ReplayRecorder(Recorder):
             last + 1, "extra-step", f"{lane} made a step more than its {order.lane_count(lane)} "
             f"recorded ones (its last was step {last})", actual=actual))
 
-    def _stop_at(self, index: int, frame: types.FrameType | None, kind: str) -> None:
+    def _stop_at(self, index: int, frame: types.FrameType | None, kind: str,
+                 extra: dict[str, Any] | None = None) -> None:
         from . import stops
 
         mode = self.session.config.mode
@@ -222,7 +224,10 @@ class ReplayRecorder(Recorder):
         elif mode == "live":
             self.go_live(index)
         elif frame is not None:
-            stops.interact(mode, frame, index, self._recorded(index))
+            values = {k: getattr(v, "value", v) if type(v).__name__ == "PreviewOnly" else v
+                      for k, v in (extra or {}).items()}
+            stops.interact(mode, frame, index, self._recorded(index), values,
+                           listen=self.session.config.listen)
 
     def go_live(self, index: int) -> None:
         """From here on, record for real into a new fork run branching at step ``index``.
@@ -314,13 +319,31 @@ class ReplayRecorder(Recorder):
         with self._turn:
             self._turn.wait_for(lambda: self.replayed >= target or self.live, TURN_WAIT)
 
+    async def await_turn_async(self, call: EffectCall) -> None:
+        """``await_turn`` for an effect served in an asyncio task: yields to the other tasks
+        (whose steps were recorded first) until its turn, at most ``TURN_WAIT`` s."""
+        import asyncio
+        import time
+
+        target = call.recorded_step
+        if self._order.by_lineage:
+            return  # steps are compared per lineage (``order.py``): no global turn to wait for
+        deadline = time.monotonic() + TURN_WAIT
+        while (not self.live and target is not None and self.replayed < target
+               and time.monotonic() < deadline):
+            await asyncio.sleep(0.001)
+
     def _wait_for_live(self) -> bool:
         """A call the journal has nothing more for, made while a live continuation is due
         (``--live``/resume at a step not reached yet — another thread takes it): wait, at most
-        ``TURN_WAIT`` s, until the replay goes live; True when it did."""
+        ``TURN_WAIT`` s, until the replay goes live; True when it did (or will: see below)."""
         config, turn = self.session.config, getattr(self, "_turn", None)
         if turn is None or config.mode != "live" or config.to is None:
             return False
+        if threading.current_thread() is threading.main_thread():
+            # asyncio tasks share this thread: waiting would stop the task that takes the
+            # stop step. The call runs for real; the replay is live by the time it ends.
+            return True
         with turn:
             turn.wait_for(lambda: self.live, TURN_WAIT)
         return self.live
@@ -356,8 +379,8 @@ class ReplayRecorder(Recorder):
                 self.effect_step(entry), "effect-order", f"expected effect {entry.name} at "
                 f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",
                 effect={**actual, "expected_name": entry.name, "expected_site": entry.site}))
-        if entry.args_hash != call.args_digest:
-            expected = (session.timeline.json_blob(entry.args_preview)
+        if not _arguments_match(session, entry, call):
+            expected = (Value(session.timeline, "arguments", entry.args_ref).preview
                         if entry.args_preview else None)
             got = capture_value(call.args, options=self.options.values, payloads=False).preview
             diff = diff_previews(expected, got)
@@ -453,3 +476,22 @@ def _same_type(recorded: str, actual: str) -> bool:
     if not recorded or not actual:
         return recorded == actual
     return recorded == actual or recorded.rsplit(".", 1)[-1] == actual.rsplit(".", 1)[-1]
+
+
+def _arguments_match(session: Any, entry: Any, call: EffectCall) -> bool:
+    """True when the journal's arguments digest for ``entry`` names the arguments of ``call``
+    (``effects.arguments_match``); in an encrypted run the digest is compared keyed."""
+    if not entry.args_sealed:
+        return arguments_match(entry.args_hash, call)
+    return bool(entry.args_hash == _recorded_form(session, entry, call.args_digest))
+
+
+def _recorded_form(session: Any, entry: Any, digest: str) -> str:
+    """``digest`` as the recording stored it: keyed under the user's key in an encrypted run
+    (``encryption.keyed_digest``), so it compares with the journal's."""
+    if not entry.args_sealed:
+        return digest
+    from ..trust.encryption import digest_key, keyed_digest, timeline_key
+
+    key, _ = timeline_key(session.timeline)
+    return keyed_digest(digest_key(key), digest) if key is not None else digest

@@ -141,7 +141,19 @@ class ReplaySession:
 
     # -- progress and results ----------------------------------------------------------------
     def progress(self, index: int) -> None:
-        """Print ``replaying step i of n`` on stderr at most once a second on long replays."""
+        """Keep ``index`` in the progress file (at most 20 times a second) when the parent
+        draws a bar; else print ``replaying step i of n`` on stderr at most once a second on
+        long replays."""
+        if self.config.progress_file:
+            now = time.perf_counter()
+            if now - self._last_progress >= 0.05:
+                self._last_progress = now
+                try:
+                    with open(self.config.progress_file, "w", encoding="ascii") as handle:
+                        handle.write(f"{index + 1}\n")
+                except OSError:
+                    pass
+            return
         if not self.config.progress or self.count < PROGRESS_MIN_STEPS:
             return
         now = time.perf_counter()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import code
 import sys
 import types
+from typing import Any
 
 from ..store.reader import Step
 
@@ -25,21 +26,40 @@ def banner(index: int, step: Step, what: str) -> str:
             f"{what}")
 
 
-def interact(mode: str, frame: types.FrameType, index: int, step: Step) -> None:
-    """Run pdb (``mode == "pdb"``) or a console on ``frame`` until the user continues."""
-    if mode == "pdb":
-        debug(frame, banner(index, step, "pdb on the live frame; `c` continues the replay"))
+#: The name the stop step's own values (a checkpoint's extras — a framework's live state — an
+#: effect's arguments and result) have in pdb and the console.
+STEP_VALUES = "step_values"
+
+
+def interact(mode: str, frame: types.FrameType, index: int, step: Step,
+             values: dict[str, Any] | None = None, *, listen: str = "127.0.0.1:5678") -> None:
+    """Run pdb (``mode == "pdb"``), a console, or wait for an IDE's debugger (``debugpy``,
+    listening on ``listen``) on ``frame`` until the user continues; ``values`` (the step's live
+    values) are ``step_values`` in pdb and the console."""
+    note = f"; the step's values are `{STEP_VALUES}`" if values else ""
+    if mode == "debugpy":
+        from .dap_stop import wait_for_ide
+
+        wait_for_ide(frame, banner(index, step, "the live frame is stopped there"), listen)
+    elif mode == "pdb":
+        debug(frame, banner(index, step, f"pdb on the live frame{note}; `c` continues the "
+                                          "replay"), values)
     else:
-        console(frame, banner(index, step, "console with the frame's locals and globals; "
-                                          "Ctrl-D continues the replay"))
+        console(frame, banner(index, step, f"console with the frame's locals and globals"
+                                          f"{note}; Ctrl-D continues the replay"), values)
 
 
-def debug(frame: types.FrameType, message: str) -> None:
+def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = None) -> None:
     """Enter pdb at ``frame`` now (not at its next line), with tracing set up so that ``n``,
     ``s``, breakpoints and ``c`` behave as after ``breakpoint()``."""
     import pdb
 
     sys.stdout.write(message + "\n")
+    if values:
+        try:  # pdb evaluates in the frame's locals mapping: a name the function has not
+            frame.f_locals[STEP_VALUES] = values  # (extra names are never written back)
+        except Exception:  # noqa: BLE001 - a frame that takes no extra names: pdb as before
+            pass
     debugger = pdb.Pdb(skip=SKIP)
     debugger.reset()
     current: types.FrameType | None = frame
@@ -48,6 +68,11 @@ def debug(frame: types.FrameType, message: str) -> None:
         debugger.botframe = current
         current = current.f_back
     debugger.interaction(frame, None)
+    if values:
+        try:
+            frame.f_locals.pop(STEP_VALUES, None)  # not the program's: never compared
+        except Exception:  # noqa: BLE001
+            pass
     # ``c`` with no breakpoint ends debugging (bdb.set_continue); anything else (n, s, a
     # breakpoint) needs the trace function, installed only now so pdb's own code is not traced.
     continuing = debugger.stopframe is debugger.botframe and debugger.stoplineno == -1
@@ -60,9 +85,12 @@ def debug(frame: types.FrameType, message: str) -> None:
             current = current.f_back
 
 
-def console(frame: types.FrameType, message: str) -> None:
+def console(frame: types.FrameType, message: str, values: dict[str, Any] | None = None
+            ) -> None:
     """An interactive console whose namespace is ``frame``'s globals updated with its locals
     (assignments there do not change the program's frame)."""
     namespace = dict(frame.f_globals)
     namespace.update(frame.f_locals)
+    if values:
+        namespace[STEP_VALUES] = values
     code.InteractiveConsole(namespace).interact(banner=message, exitmsg="")

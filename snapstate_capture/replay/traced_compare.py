@@ -8,7 +8,8 @@ recorded run is read once, front to back; steps of other lineages met on the way
 queue per lineage. Skipped on both sides: ``gap`` steps (tracer bookkeeping) and, in an asyncio
 task's lineage, the suspensions of its coroutines at an ``await`` (``return`` steps labelled
 ``yield``): whether an await suspends is timing — a served effect or a finished future does
-not. The recorded steps inside an effect's own body are skipped too (replay serves the effect
+not. The recorded steps inside an effect's own body are skipped too — also those of threads
+and tasks the effect's work spawned (replay serves the effect
 without running it).
 The first difference ends the replay (``session.diverge``); ``end`` checks that no recorded
 step was left over.
@@ -16,9 +17,11 @@ step was left over.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING, Any, Iterator
 
+from ..store.chunk_reader import TracedStep
 from .compare import compare_steps
 from .report import divergence
 
@@ -45,6 +48,9 @@ class TracedComparison:
         self._recorded: Iterator[Step] = (s for s in recorded.steps if not self._skipped(s))
         self._waiting: dict[str, deque[Step]] = defaultdict(deque)
         self._exhausted = False
+        self._paths: dict[tuple[str | None, bool], str] = {}
+        self._seen: set[str] = set()  # lanes the replay made steps in
+        self._effects: dict[str, list[int]] = defaultdict(list)  # lane -> its effect steps
 
     def _lane(self, step: Step) -> str:
         return (step.lineage or "") if self.by_lineage else ""
@@ -77,6 +83,7 @@ class TracedComparison:
             return
         session = self.session
         lane = self._lane(actual)
+        self._seen.add(lane)
         expected = self._next(lane)
         if actual.kind == "effect":
             # the recording also traced the effect's own body, which replay never runs
@@ -95,11 +102,49 @@ class TracedComparison:
         if expected.index >= self.limit:
             self._push_back(lane, expected)
             return
-        report = compare_steps(expected, actual, self.cwd)
-        if report is not None:
-            session.diverge(report)
+        if not self._identical(expected, actual):
+            report = compare_steps(expected, actual, self.cwd)
+            if report is not None:
+                session.diverge(report)
+        if expected.kind == "effect":
+            self._effects[lane].append(expected.index)
         self.replayed += 1
-        session.progress(self.replayed)
+        session.progress(self.replayed - 1)  # the index of the last step replayed, as before
+
+    def _identical(self, expected: Step, actual: Step) -> bool:
+        """True when two traced steps hold the very same stored data (kind, label, lines,
+        the stack's functions and files, every local and step value): the usual case, decided
+        without building frames or values. False leaves it to ``compare_steps``."""
+        if not (isinstance(expected, TracedStep) and isinstance(actual, TracedStep)):
+            return False
+        if (expected.kind, expected.label, expected.lineno) != (
+                actual.kind, actual.label, actual.lineno):
+            return False
+        if not _same_stored(expected.stored_extra, actual.stored_extra):
+            return False
+        rec_stack, act_stack = expected.stack_view(), actual.stack_view()
+        if len(rec_stack) != len(act_stack):
+            return False
+        last = len(rec_stack) - 1
+        for position, (rec, got) in enumerate(zip(rec_stack, act_stack)):
+            if rec[0] != got[0] or self._path(rec[1]) != self._path(got[1], recorded=False):
+                return False
+            if position != last and rec[2] != got[2]:
+                return False
+            if rec[3] != got[3] and not _same_digests(rec[3], got[3]):
+                return False
+            if not _same_types(rec[3], got[3]):
+                return False
+        return True
+
+    def _path(self, filename: str | None, *, recorded: bool = True) -> str:
+        key = (filename, recorded)
+        known = self._paths.get(key)
+        if known is None:
+            name = filename or ""
+            known = self._paths[key] = (os.path.normpath(os.path.join(self.cwd, name))
+                                        if recorded else os.path.abspath(name))
+        return known
 
     def first_left(self) -> Step | None:
         """The lowest recorded step below ``limit`` not compared yet, or None."""
@@ -119,6 +164,10 @@ class TracedComparison:
         program never made (never returns)."""
         session = self.session
         left = self.first_left()
+        while left is not None and self._inside_effect(left):
+            self._waiting[self._lane(left)].popleft()  # first_left queued it at the head
+            self.replayed += 1
+            left = self.first_left()
         if left is not None:
             session.diverge(divergence(
                 left.index, "ended-early", f"the program's run ended without step "
@@ -130,6 +179,44 @@ class TracedComparison:
         session.succeed(f"replayed {self.replayed} steps, no divergence")
 
 
+    def _inside_effect(self, step: Step) -> bool:
+        """True for a recorded step of a lineage the replay never made at all, recorded
+        before an effect step the replay served: an effect's own work in a thread or task of
+        its own (a framework running a sync model or tool in a pool thread — one the pool
+        may have started for an earlier call), which replay serves, never runs."""
+        lane = self._lane(step)
+        if not lane or lane in self._seen or "/" not in lane:
+            return False
+        return any(i > step.index for indexes in self._effects.values() for i in indexes)
+
+
 def _in_task(lineage: str | None) -> bool:
     """True for the lineage of an asyncio task (or of code it runs): a ``t``/``u`` segment."""
     return bool(lineage) and any(part[:1] in ("t", "u") for part in lineage.split("/")[1:])
+
+
+def _same_types(expected: tuple, actual: tuple) -> bool:
+    """Equal pairs of stored values are the same values only with the same types
+    (``1 == True == 1.0``)."""
+    return all(type(exp) is type(got) for (_, exp), (_, got) in zip(expected, actual))
+
+
+def _digest(value: Any) -> Any:
+    """What a stored value is compared by (``Value.digest``): the payload's key, else the
+    preview's; an inline scalar by itself."""
+    if type(value) is tuple and len(value) == 3:
+        return value[1] or value[0]
+    return value
+
+
+def _same_digests(expected: tuple, actual: tuple) -> bool:
+    """Same names, and values with the same digests (a function's preview names its address;
+    its payload is the same)."""
+    return len(expected) == len(actual) and all(
+        exp_name == got_name and _digest(exp) == _digest(got)
+        for (exp_name, exp), (got_name, got) in zip(expected, actual))
+
+
+def _same_stored(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
+    return expected == actual and all(type(value) is type(actual[name])
+                                      for name, value in expected.items())

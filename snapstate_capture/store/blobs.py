@@ -219,12 +219,15 @@ def decode(key: bytes, codec: int, stored: bytes, size: int) -> bytes | None:
 
 
 class BlobError(Exception):
-    """A blob is missing (``missing=True``) or does not decode to its hash."""
+    """A blob is missing (``missing=True``), claims more bytes than the reader allows
+    (``too_large=True``) or does not decode to its hash."""
 
-    def __init__(self, key: bytes, problem: str, *, missing: bool = False) -> None:
+    def __init__(self, key: bytes, problem: str, *, missing: bool = False,
+                 too_large: bool = False) -> None:
         super().__init__(problem)
         self.key = key
         self.missing = missing
+        self.too_large = too_large
 
 
 Row = tuple[int, int, bytes]
@@ -248,29 +251,42 @@ class BlobSource:
         self._limit = cache_bytes
 
     def inner(self, key: bytes, _depth: int = 0,
-              _rows: dict[bytes, Row] | None = None) -> tuple[bool, bytes]:
-        """Return ``(is_manifest, inner_bytes)`` of blob ``key`` (checked against its hash)."""
+              _rows: dict[bytes, Row] | None = None, *,
+              limit: int | None = None) -> tuple[bool, bytes]:
+        """Return ``(is_manifest, inner_bytes)`` of blob ``key`` (checked against its hash).
+
+        ``limit``: raise ``BlobError(..., too_large=True)`` when the blob or any delta base it
+        is decoded against claims more than ``limit`` bytes, before anything is inflated (a
+        hostile file's zlib bomb). The row is read alone first: when its delta base is cached
+        (reading a run step by step, the previous version always is), that is the one query;
+        otherwise the rest of the chain comes in one more (``fetch_chain``).
+        """
         hit = self._cache.get(key)
         if hit is not None:
+            if limit is not None and len(hit[1]) > limit:
+                raise BlobError(key, "too large for what it holds", too_large=True)
             self._cache.move_to_end(key)
             return hit
         if _depth > MAX_NESTING:
             raise BlobError(key, "delta chain too long or cyclic")
         row = _rows.pop(key, None) if _rows else None
         if row is None:
-            if _depth == 0 and self._fetch_chain is not None:
-                _rows = self._fetch_chain(key)
-                row = _rows.pop(key, None)
-            else:
-                row = self._fetch(key)
+            row = self._fetch(key)
         if row is None:
             raise BlobError(key, "missing", missing=True)
         codec, size, data = row
         if not isinstance(codec, int) or not isinstance(size, int) or size < 0 \
                 or not isinstance(data, bytes):
             raise BlobError(key, "malformed row")
+        if limit is not None and size > limit:
+            raise BlobError(key, "too large for what it holds", too_large=True)
         base_key = delta_base(codec, data)
-        base = self.inner(base_key, _depth + 1, _rows)[1] if base_key is not None else None
+        base = None
+        if base_key is not None:
+            if (base_key not in self._cache and not _rows and self._fetch_chain is not None
+                    and _depth < MAX_NESTING):
+                _rows = self._fetch_chain(base_key)
+            base = self.inner(base_key, _depth + 1, _rows, limit=limit)[1]
         try:
             inner = decode_inner(codec, data, size, base)
         except LookupError as exc:
@@ -281,17 +297,21 @@ class BlobSource:
         self._remember(key, (is_manifest, inner))
         return is_manifest, inner
 
-    def content(self, key: bytes, _depth: int = 0) -> bytes:
-        """Return the content of blob ``key``: its inner bytes, or its pieces joined."""
+    def content(self, key: bytes, _depth: int = 0, *, limit: int | None = None) -> bytes:
+        """Return the content of blob ``key``: its inner bytes, or its pieces joined.
+        ``limit`` bounds every row read on the way, as in ``inner``, and the joined content."""
         if _depth > MAX_NESTING:
             raise BlobError(key, "manifest nesting too deep or cyclic")
-        is_manifest, inner = self.inner(key)
+        is_manifest, inner = self.inner(key, limit=limit)
         if not is_manifest:
             return inner
         pieces = manifest_pieces(inner)
         if pieces is None:
             raise BlobError(key, "malformed manifest")
-        return b"".join(self.content(piece, _depth + 1) for piece in pieces)
+        joined = b"".join(self.content(piece, _depth + 1, limit=limit) for piece in pieces)
+        if limit is not None and len(joined) > limit:
+            raise BlobError(key, "too large for what it holds", too_large=True)
+        return joined
 
     def _remember(self, key: bytes, value: tuple[bool, bytes]) -> None:
         size = len(value[1])

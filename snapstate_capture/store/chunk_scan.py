@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IntegrityError
-from . import chunks
+from . import chunks, sanitize
 from .chunk_reader import value_ref
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def chunk_rows(timeline: Timeline, run_id: str, start: int, stop: int, *,
         rows = timeline.engine.chunk_page(run_id, start, stop, bound, ROWS_PER_QUERY,
                                           backward=backward)
         for first, count, data, _ in rows:
-            yield first, count, data
+            yield sanitize.chunk_row(timeline.path, first, count, data)
         if len(rows) < ROWS_PER_QUERY:
             return
         bound = rows[-1][0]
@@ -360,18 +360,18 @@ def _follow_chunk(scan: ChunkScan, items: list, frames: _Frames, values: dict[in
                     if item[position] == name:
                         raw = item[position + 1]
                         values[fid] = NO_LOCAL if raw == _DELETED else raw
-            if not is_step:
-                continue
-            index += 1
-            if frames.version != seen_version:
+            if frames.version != seen_version:  # a frame moved (a resumed generator)
                 ancestors.clear()
                 seen_version = frames.version
                 last_fid = -1
+            if not is_step:
+                continue
+            index += 1
         if fid != last_fid:
             holder = ancestors[fid] if fid in ancestors else ancestor(fid)
             last_fid = fid
-            if holder is None:
-                continue
+        if holder is None:
+            continue
         value = values.get(holder, NO_LOCAL)
         if value is last or index < start:
             continue

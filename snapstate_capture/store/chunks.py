@@ -25,6 +25,7 @@ from __future__ import annotations
 import marshal
 import zlib
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 from .trace_items import ADOPT, EXCEPTION, GAP, LINE_BITS, LINE_MASK, OPEN, REFRESH, RETURN, TASKS, TIME
@@ -54,6 +55,8 @@ def encode(header: dict[str, Any], items: list[Any]) -> bytes:
 def decode(data: bytes) -> tuple[dict[str, Any], list[Any]]:
     """Return ``(header, items)`` of stored chunk bytes; raises ``ValueError`` when malformed
     (including a zstd chunk where ``zstandard`` is not installed)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):  # bytes(10**9) would allocate
+        raise ValueError(f"malformed trace chunk (its data is {type(data).__name__})")
     try:
         raw = inflate(bytes(data))
         if len(raw) > MAX_CHUNK_BYTES:
@@ -235,6 +238,18 @@ class ChunkState:
             return None
         return None
 
+    def depth(self, fid: int) -> int:
+        """How many frames a step in frame ``fid`` has on its stack (``len(stack(fid))``,
+        without copying them)."""
+        count, seen = 0, set()
+        current = self.frames.get(fid) or (self.closed if self.closed and self.closed.fid == fid
+                                           else None)
+        while current is not None and current.fid not in seen:
+            seen.add(current.fid)
+            count += 1
+            current = self.frames.get(current.parent)
+        return count
+
     def stack(self, fid: int) -> list[LiveFrame]:
         """The frames of a step in frame ``fid``, outermost first (copies, safe to keep)."""
         chain: list[LiveFrame] = []
@@ -247,3 +262,35 @@ class ChunkState:
             current = self.frames.get(current.parent)
         chain.reverse()
         return chain
+
+
+def blob_keys(header: dict[str, Any], items: list[Any]) -> Iterator[tuple[Any, str]]:
+    """Every blob a decoded chunk names, as ``(hex key, kind)``: the source text of each frame
+    (``"source"``) and each value's preview and payload (``"preview"``/``"payload"``) — a value
+    is the only 3-tuple whose first element is a string (``tracing.stream``'s item forms)."""
+    for entry in header.get("frames") or ():
+        if isinstance(entry, tuple) and len(entry) == 10:
+            if entry[7] is not None:
+                yield entry[7], "source"
+            yield from _value_keys(entry[9])
+    for item in items:
+        if type(item) is not tuple or not item or item[0] == TASKS:
+            continue
+        if item and item[0] in (OPEN, ADOPT) and len(item) >= 12 and item[8] is not None:
+            yield item[8], "source"
+        yield from _value_keys(item)
+
+
+def _value_keys(node: Any) -> Iterator[tuple[Any, str]]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is tuple and len(current) == 3 and type(current[0]) is str:
+            yield current[0], "preview"
+            if current[1] is not None:
+                yield current[1], "payload"
+        elif kind in (tuple, list):
+            stack.extend(x for x in current if type(x) in (tuple, list, dict))
+        elif kind is dict:
+            stack.extend(x for x in current.values() if type(x) in (tuple, list, dict))

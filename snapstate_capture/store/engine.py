@@ -17,8 +17,8 @@ engine serialises them itself.
 
 Atomicity (write engines): ``transaction()`` is one atomic unit — all of its statements land or
 none does, and a process killed inside one leaves the store as it was before it. The writer
-relies on it: a step row, its blobs, its effect row and the run's new chain head and signature
-are written in one transaction, so a reader never sees a step without its chain or a chain head
+relies on it: a step row, its blobs, its effect row and the run's new chain head, seal and
+signature are written in one transaction, so a reader never sees a step without its chain or a chain head
 without its step. ``begin_run`` assigns ``seq`` (the run's order in the store) inside its
 transaction, so concurrent writers get distinct, increasing numbers. Blob inserts are idempotent
 (content-addressed: inserting an existing key is a no-op).
@@ -101,12 +101,22 @@ class ReadEngine(Protocol):
 
     def chain_rows(self, run_id: str, after: int, stop: int, limit: int) -> list[tuple]:
         """What the hash chain covers, for verify: ``(idx, kind, label, wall, mono, thread,
-        task, frames, extra, errors, hash)`` of step rows with ``after < idx < stop``, at most
-        ``limit``, by idx."""
+        task, frames, extra, errors, function, filename, lineno, depth, n_changed, hash)`` of
+        step rows with ``after < idx < stop``, at most ``limit``, by idx."""
 
     def run_header(self, run_id: str) -> tuple | None:
         """``(name, started, pid, host, proc_start, entry, env, parent_run, parent_step,
-        status, ended, error, step_count, chain_head, signature, key_id)`` for verify."""
+        status, ended, error, step_count, chain_head, signature, key_id, seq, seal)`` for
+        verify (``seal`` None in stores from before seals: ``store.sealing``)."""
+
+    def orphan_counts(self) -> list[tuple[str, Any, int]]:
+        """``(table, run_id, rows)`` for step, trace-chunk and journal rows whose run has no
+        run row: a run record deleted or re-keyed (gc removes a run's rows together)."""
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Inside the block every read sees the store as of one committed moment (one read
+        transaction; nested blocks share it), while writers go on committing: what ``verify``
+        needs on a store still being written."""
 
     # -- blobs (content-addressed, encoded by ``store.blobs``) --------------------------------
     def blob_row(self, key: bytes) -> tuple | None:
@@ -151,10 +161,10 @@ class ReadEngine(Protocol):
         """The run's effect journal (``EFFECT_COLUMNS``) by seq: rows with ``seq > after_seq``,
         at most ``limit``, only those made at or before step ``max_step`` when given."""
 
-    # -- resume leases (``store/leases.py``; format 4) --------------------------------------
+    # -- resume leases (``store/leases.py``; format 6) --------------------------------------
     def lease_rows(self) -> list[tuple]:
         """Every lease row: ``(run_id, token, user, host, pid, acquired, renewed, expires,
-        continued_as)``; none in a store without leases (a file of format 3)."""
+        continued_as)``; none in a store without leases (a file of format 5 or older)."""
 
     # -- what gc marks and sweeps -------------------------------------------------------------
     def run_texts(self, run_id: str) -> list[Any]:
@@ -186,9 +196,21 @@ class WriteEngine(Protocol):
         """Finish writing; ``compact`` reclaims free space where the engine can do that
         without leaving the store unreadable if killed meanwhile."""
 
+    #: The driver's exception types a failed write raises (the writer turns them into
+    #: ``errors.WriteFailed`` with ``describe_failure``'s words).
+    write_errors: tuple[type[BaseException], ...]
+
+    def check_place(self) -> None:
+        """Raise ``errors.WriteFailed`` when what this engine writes no longer reaches readers
+        (a file deleted or replaced while recording); called before every write."""
+
+    def describe_failure(self, exc: BaseException) -> str:
+        """A failed write in words: "the disk is full", "a write failed (…)"."""
+
     # Inside a transaction (``store.sqlite``'s modules document each):
     #   runs:    next_run_seq, insert_run, set_chain, set_run_signature, resume_row, signed_state,
-    #            delete_runs; finish_run (its own statement)
+    #            delete_runs; finish_run (its own statement). Each takes the run's new seal
+    #            (``store.sealing``) with its new signature.
     #   steps:   insert_steps          blobs: insert_blobs, delete_blobs
     #   chunks:  insert_chunk          effects: insert_effect
     #   leases:  claim_continuation(run, token, continuation, now) -> bool: set continued_as

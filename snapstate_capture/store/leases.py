@@ -121,7 +121,7 @@ def _lease(row: tuple | None) -> Lease | None:
 
 class LeaseStore:
     """The lease operations on one store (its own write engine, ``store.locations``: a file,
-    or later a database; a file of format 3 gets the ``leases`` table). Raises
+    or later a database; a file of format 5 or older gets the ``leases`` table). Raises
     ``TimelineError`` from the constructor when the store cannot be opened for writing; the
     methods raise ``SnapStateError`` naming the store when it cannot be read or written."""
 
@@ -202,7 +202,7 @@ def claim_continuation(engine: Any, run_id: str, token: str, continuation: str,
 
 
 def read_leases(engine: Any) -> dict[str, Lease]:
-    """Every lease row of a read ``engine``, by run id (none in a file of format 3)."""
+    """Every lease row of a read ``engine``, by run id (none in a file of format 5 or older)."""
     out: dict[str, Lease] = {}
     for row in engine.lease_rows():
         lease = _lease(row)

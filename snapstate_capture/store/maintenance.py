@@ -176,7 +176,8 @@ def choose_runs(runs: list[Run], *, keep_runs: int | None, older_than: float | N
 
 def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = None,
                     older_than: float | None = None, max_size: int | None = None,
-                    dry_run: bool = False) -> GcReport:
+                    dry_run: bool = False,
+                    progress: Callable[[int, int], None] | None = None) -> GcReport:
     """Remove whole runs chosen by the criteria, then every unreferenced blob, then compact.
 
     ``keep_runs``: keep the N newest runs; ``older_than``: remove runs that ended (or started)
@@ -185,8 +186,11 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
     takes what a kept fork needs: the blobs it names stay alive. Runs still being recorded are
     never removed, and a file with one is refused (a live recorder assumes its blobs stay).
     Raises ``TimelineError`` (bad file, live recording) — nothing is changed then.
+    ``progress(done, total)``: one unit per kept run marked, then one for removing, one for
+    compacting.
     """
     path = Path(path)
+    step = progress or (lambda done, total: None)
     report = GcReport(dry_run=dry_run, size_before=_file_size(path))
     with open_timeline(path) as timeline:
         runs = list(timeline.runs)
@@ -199,8 +203,10 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
     try:
         marker = BlobMarker(_fetcher(engine))
         newest_first = sorted((r for r in runs if r.id not in doomed), key=lambda r: -r.seq)
-        for run in newest_first:
+        total = len(newest_first) + 2
+        for done, run in enumerate(newest_first, 1):
             marker.mark(run_roots(engine, run.id))
+            step(done, total)
             if max_size is not None and marker.live_bytes > max_size and run is not newest_first[0]:
                 doomed.update(r.id for r in newest_first if r.seq <= run.seq)
                 marker = BlobMarker(_fetcher(engine))
@@ -217,7 +223,9 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
         with engine.transaction(immediate=True):
             engine.delete_runs(sorted(doomed))
             engine.delete_blobs([key for key, _ in dead])
+        step(total - 1, total)
         engine.compact()
+        step(total, total)
     except DB_ERRORS as exc:
         raise TimelineError(path, f"gc failed ({exc}); the file is unchanged") from None
     finally:

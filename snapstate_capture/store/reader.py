@@ -99,7 +99,7 @@ class Timeline:
 
     def leases(self) -> dict[str, Lease]:
         """The resume leases of the store by run id (``store/leases.py``), read once per
-        ``refresh()``; empty for files of format 3 and older."""
+        ``refresh()``; empty for files of format 5 and older."""
         if self._leases is None:
             self._leases = read_leases(self.engine)
         return self._leases
@@ -121,10 +121,12 @@ class Timeline:
             raise NotFoundError(self.path, f"no run with id {run_id!r}")
         raise NotFoundError(self.path, f"run id {run_id!r} is ambiguous ({len(matches)} runs)")
 
-    def blob(self, key: str) -> bytes:
+    def blob(self, key: str, *, limit: int | None = None) -> bytes:
         """Return the bytes of blob ``key`` (hex), checked against its hash.
 
-        Raises ``NotFoundError`` if absent, ``IntegrityError`` if the stored bytes do not match.
+        Raises ``NotFoundError`` if absent, ``IntegrityError`` if the stored bytes do not match
+        or (``limit``) the blob or a delta base it needs claims more than ``limit`` bytes —
+        checked before anything is inflated (``blobs.BlobSource.inner``).
         """
         try:
             raw = bytes.fromhex(key)
@@ -132,7 +134,25 @@ class Timeline:
             raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
         try:
             with self._lock:
-                return self._blobs.content(raw)
+                return self._blobs.content(raw, limit=limit)
+        except blobs.BlobError as exc:
+            if exc.too_large:
+                raise IntegrityError(self.path, f"blob {key[:12]} is too large for what it "
+                                     "holds") from None
+            if exc.missing:
+                raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
+            raise IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}") from None
+
+    def blob_inner(self, key: str) -> bytes:
+        """The inner bytes of blob ``key`` (hex): for a manifest, its list of pieces
+        (``blobs.manifest_pieces``), not their content. Raises like ``blob``."""
+        try:
+            raw = bytes.fromhex(key)
+        except (ValueError, TypeError):
+            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        try:
+            with self._lock:
+                return self._blobs.inner(raw)[1]
         except blobs.BlobError as exc:
             if exc.missing:
                 raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
@@ -198,9 +218,8 @@ class Timeline:
             if key in self._json_cache:
                 self._json_cache.move_to_end(key)
                 return self._json_cache[key]
-        self.check_size(key, sanitize.MAX_RECORD)
         try:
-            value = json.loads(self.blob(key))
+            value = json.loads(self.blob(key, limit=sanitize.MAX_RECORD))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise IntegrityError(self.path, f"blob {key[:12]} is not valid JSON") from None
         with self._lock:
@@ -262,11 +281,23 @@ class Run:
         return f"<Run {self.id[:8]} {self.name!r} {self.status} {self.step_count} steps>"
 
     @property
+    def continues(self) -> str | None:
+        """The id of the run this one continues (a resume made it: its sealed ``env`` says so,
+        ``store/leases.py``), else None — a fork or a first run."""
+        if self.parent is None:
+            return None
+        named = self.env.get("continues")
+        return named if named == self.parent.run_id else None
+
+    @property
     def continued_as(self) -> str | None:
         """The id of the run that continues this one (answered its wait, woke it, resumed it
-        after a crash), from the store's leases; None while nobody did."""
-        lease = self.timeline.leases().get(self.id)
-        return lease.continued_as if lease is not None else None
+        after a crash), from the continuations' sealed headers; None while nobody did. (The
+        store's lease row says the same; it is what makes the claim atomic, not what is shown.)"""
+        for run in self.timeline.runs:
+            if run.continues == self.id:
+                return run.id
+        return None
 
     @cached_property
     def status(self) -> str:

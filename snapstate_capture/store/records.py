@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import IntegrityError, UntrustedPayloadError
+from ..errors import IntegrityError, SnapStateError, UntrustedPayloadError
 from . import sanitize, task_column
 
 if TYPE_CHECKING:
@@ -116,8 +116,8 @@ class Frame:
         empty when the source was not available at capture time."""
         if not self.source_hash:
             return ()
-        self.timeline.check_size(self.source_hash, sanitize.MAX_RECORD)
-        return tuple(self.timeline.blob(self.source_hash).decode("utf-8", "replace")
+        return tuple(self.timeline.blob(self.source_hash, limit=sanitize.MAX_RECORD)
+                     .decode("utf-8", "replace")
                      .splitlines())
 
 
@@ -168,6 +168,24 @@ class Value:
         if self.is_inline:
             return "v:" + json.dumps([type(self.ref["v"]).__name__, self.ref["v"]])
         return self.payload_key or self.preview_key or ""
+
+    @property
+    def identity(self) -> str | None:
+        """The value's identity digest (``values.identity``: the same value whatever the
+        process, set order or memory addresses), stored in its preview at capture; None for
+        inline scalars, values captured without one (too big, secret parts, older files)."""
+        if self.is_inline or not self.preview_key:
+            return None
+        top: Any = None
+        if not self.ref.get("x"):  # the top node alone: children stored apart are not read
+            try:
+                top = self.timeline.json_blob(self.preview_key)
+            except SnapStateError:
+                top = None
+        if not isinstance(top, dict):
+            top = self.preview
+        found = top.get("identity")
+        return found if isinstance(found, str) and len(found) == 32 else None
 
     @property
     def type_name(self) -> str:

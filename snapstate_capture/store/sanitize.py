@@ -95,6 +95,22 @@ def run_row(path: Path, row: tuple) -> tuple:
     return row
 
 
+#: Bounds of a ``trace_chunks`` row: no run has more steps, no chunk holds more.
+MAX_STEP_INDEX = 1 << 40
+MAX_CHUNK_STEPS = 1 << 20
+
+
+def chunk_row(path: Path, first: Any, count: Any, data: Any = b"") -> tuple[int, int, bytes]:
+    """Check one ``trace_chunks`` row's ``first``/``count``/``data`` before anything uses them
+    (an integer where the bytes belong must not become ``bytes(n)``); raise ``IntegrityError``
+    naming the chunk when malformed."""
+    where = f"trace chunk at step {first}" if _int(first) else "a trace chunk"
+    if not (_int(first) and 0 <= first < MAX_STEP_INDEX and _int(count)
+            and 0 < count <= MAX_CHUNK_STEPS and isinstance(data, bytes)):
+        raise _bad(path, where)
+    return first, count, data
+
+
 def step_row(path: Path, row: tuple) -> tuple:
     """Check one ``steps`` row; return it with ``frames`` / ``extra`` / ``errors`` parsed:
     a list of hex keys, a dict of name -> value ref, a list of strings."""

@@ -18,12 +18,14 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .hashing import GENESIS, chain_hash, content_hash
-from . import blobs
+from ..errors import WriteFailed
+from .hashing import GENESIS, chain_hash  # noqa: F401 - GENESIS: bench imports it from here
+from . import blobs, sealing
 from .leases import claim_continuation
+from .sealing import RunState
 from .locations import location_label, open_write_engine
 
 
@@ -62,24 +64,19 @@ class StepRecord:
     manifests: set[str] = field(default_factory=set)
     bases: dict[str, str] = field(default_factory=dict)
 
-    def chain_fields(self) -> dict[str, Any]:
-        """The fields covered by the step hash chain (everything but derived columns)."""
-        return chain_fields(self.kind, self.label, self.wall, self.mono, self.thread, self.task,
-                            self.frames, self.extra, self.errors)
+    def chain_fields(self, version: int = sealing.VERSION) -> dict[str, Any]:
+        """The fields covered by the step hash chain: every column of the step's row."""
+        return sealing.step_fields(
+            self.kind, self.label, self.wall, self.mono, self.thread, self.task, self.frames,
+            self.extra, self.errors, function=self.function, filename=self.filename,
+            lineno=self.lineno, depth=self.depth, n_changed=self.n_changed, version=version)
 
 
-def chain_fields(kind: str, label: str | None, wall: float, mono: float, thread: str,
-                 task: str | None, frames: list[str], extra: dict[str, Any] | None,
-                 errors: list[str] | None) -> dict[str, Any]:
-    """Return the dict hashed into the chain for one step; the reader rebuilds it to verify."""
-    return {"kind": kind, "label": label, "wall": repr(wall), "mono": repr(mono),
-            "thread": thread, "task": task, "frames": frames, "extra": extra or {},
-            "errors": errors or []}
+#: The dicts hashed into the chain for a ``steps`` row and a trace chunk (``store.sealing``).
+chain_fields = sealing.step_fields
+chunk_chain_fields = sealing.chunk_fields
 
 
-def chunk_chain_fields(data: bytes, first: int, count: int) -> dict[str, Any]:
-    """Return the dict hashed into the chain for one trace chunk (see ``append_chunk``)."""
-    return {"chunk": content_hash(data).hex(), "first": first, "count": count}
 def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tuple:
     return (run_id, index, record.kind, record.label, record.wall, record.mono, record.thread,
             record.task, record.function, record.filename, record.lineno, record.depth,
@@ -97,49 +94,35 @@ def process_start_marker(pid: int) -> str | None:
         return None
 
 
-class _NoSignature:
-    """What an unsigned change stages: no signature, no key, nothing to commit."""
-
-    signature = None
-    key_id = None
-
-    def commit(self) -> None:
-        """Nothing to do: the run is not signed."""
-
-
 class Unsigned:
     """The signer of a writer that signs nothing (``trust.signing.RunSigner``'s shape)."""
 
-    _NONE = _NoSignature()
     key_id = None
 
-    def begin(self, run_id: str, **header: Any) -> _NoSignature:
-        return self._NONE
+    def sign(self, state: RunState) -> None:
+        return None
 
-    def step(self, run_id: str, count: int, head: bytes) -> _NoSignature:
-        return self._NONE
-
-    def effect(self, run_id: str, **fields: Any) -> _NoSignature:
-        return self._NONE
-
-    def end(self, run_id: str, **fields: Any) -> _NoSignature:
-        return self._NONE
-
-    def resume(self, run_id: str, **state: Any) -> bool:
+    def check(self, state: RunState, signature: object) -> bool:
         return False
 
 
 UNSIGNED = Unsigned()
+
+_RUN_HEADER = ("name", "started", "pid", "host", "proc_start", "entry", "env", "parent_run",
+               "parent_step")
+_EFFECT_COLUMNS = ("seq", "step", "site", "task", "ordinal", "name", "args_hash", "outcome",
+                   "value")
 
 
 class TimelineWriter:
     """Writes runs into one timeline file (created if missing, appended to otherwise).
 
     Raises ``TimelineError`` from the constructor when the file cannot be opened for writing.
-    Methods after that raise the engine's I/O errors (``sqlite3.Error``); the recorder catches
-    these.
-    ``signer`` (``trust.signing.RunSigner``, or any object of its shape) re-signs each run in
-    the transaction of every change; without one, runs are written unsigned.
+    Methods after that raise ``errors.WriteFailed`` when a write fails (a full disk, a file
+    deleted or replaced meanwhile, an I/O error): nothing of that change is stored; the
+    recorder stops the run there and marks it ``truncated``. Every change re-seals its run in the same transaction (``runs.seal``,
+    ``store.sealing``); ``signer`` (``trust.signing.RunSigner``, or any object of its shape)
+    signs the same statement; without one, runs are written sealed but unsigned.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, signer: Any = None) -> None:
@@ -152,7 +135,13 @@ class TimelineWriter:
         #: Recently written inner bytes and their delta-chain depth, for deltas (bounded LRU).
         self._recent: OrderedDict[str, tuple[bytes, int]] = OrderedDict()
         self._recent_bytes = 0
-        self._chain: dict[str, tuple[int, bytes]] = {}
+        #: What each run's seal covers now (``sealing.RunState``), committed changes only.
+        self._states: dict[str, RunState] = {}
+        #: Runs attached whose stored seal or signature did not check: they are appended to,
+        #: but never re-sealed or re-signed (that would launder whatever changed them).
+        self._tainted: set[str] = set()
+        #: The effect-journal ``seq`` numbers each run has (``_insert_effect``).
+        self._effect_seqs: dict[str, set[int]] = {}
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
                   parent: tuple[str, int] | None = None,
@@ -164,9 +153,12 @@ class TimelineWriter:
         to (saved RNG states, a workflow function's pickled arguments). ``claim``:
         ``(run id, lease token)`` — the new run is that run's continuation, recorded in its lease
         in the same transaction; raises ``leases.LeaseLost`` (and creates nothing) unless the
-        token still holds a live lease on a run not continued yet.
+        token still holds a live lease on a run not continued yet; the run's ``env`` then names
+        the run it continues (``"continues"``), so readers tell it from the sealed header.
         """
         run_id = uuid.uuid4().hex
+        if claim is not None:
+            env = {**env, "continues": claim[0]}
         pid = os.getpid()
         header = dict(name=name, started=time.time(), pid=pid, host=socket.gethostname(),
                       proc_start=process_start_marker(pid), entry=json.dumps(entry),
@@ -176,13 +168,22 @@ class TimelineWriter:
             with self._transaction(immediate=True) as engine:
                 self._insert_blobs(blobs or {})
                 seq = engine.next_run_seq()
-                signed = self._signer.begin(run_id, **header)
-                engine.insert_run(run_id, seq, header, signed.signature, signed.key_id)
+                state = RunState(run_id, sealing.header_digest(run_id=run_id, **header),
+                                 key_id=self._signer.key_id, seq=seq)
+                seal, signature = self._seal(run_id, state)
+                engine.insert_run(run_id, seq, header, signature, state.key_id, seal)
                 if claim is not None:
                     claim_continuation(engine, claim[0], claim[1], run_id, self.path)
-            signed.commit()
-            self._chain[run_id] = (0, GENESIS)
+            self._states[run_id] = state
         return run_id
+
+    def _seal(self, run_id: str, state: RunState) -> tuple[bytes | None, bytes | None]:
+        """``(seal, signature)`` of ``state`` to store with the change; ``(None, None)`` for a
+        tainted run, whose stored ones stay (and no seal for a run from before seals)."""
+        if run_id in self._tainted:
+            return None, None
+        seal = sealing.seal_of(state) if state.version >= 2 else None
+        return seal, self._signer.sign(state) if state.key_id is not None else None
 
     def has_blob(self, key: str) -> bool:
         """True when blob ``key`` (hex) was written by this writer already (cheap, in memory)."""
@@ -195,14 +196,17 @@ class TimelineWriter:
         are forgotten, so nothing later skips or deltas against a blob that never got stored."""
         self._pending = []
         try:
+            self.engine.check_place()
             with self.engine.transaction(immediate=immediate) as engine:
                 yield engine
-        except BaseException:  # noqa: BLE001 - undo the bookkeeping, then re-raise
+        except BaseException as exc:  # noqa: BLE001 - undo the bookkeeping, then re-raise
             self._known.difference_update(self._pending)
             for key in self._pending:
                 old = self._recent.pop(key, None)
                 if old is not None:
                     self._recent_bytes -= len(old[0])
+            if isinstance(exc, self.engine.write_errors):
+                raise WriteFailed(self.path, self.engine.describe_failure(exc)) from exc
             raise
         finally:
             self._pending = []
@@ -216,63 +220,85 @@ class TimelineWriter:
         step without its journal entry or the reverse.
         """
         with self._lock:
-            index, previous = self._chain[run_id]
-            digest = chain_hash(previous, record.chain_fields())
+            state = self._states[run_id]
+            index = state.steps
+            digest = chain_hash(state.head, record.chain_fields(state.version))
+            state = state.with_steps(index + 1, digest)
             with self._transaction() as engine:
                 self._insert_blobs(record.blobs, record.manifests, record.bases)
                 engine.insert_steps([_step_row(run_id, index, record, digest)])
-                signed = self._advance_chain(run_id, index + 1, digest)
                 if effect is not None:
-                    signed = self._insert_effect(run_id, {**effect, "step": index}, after=signed)
-            signed.commit()
-            self._chain[run_id] = (index + 1, digest)
+                    state = self._insert_effect(run_id, {**effect, "step": index}, state)
+                self._store_state(run_id, state)
+            self._states[run_id] = state
             return index
 
-    def _advance_chain(self, run_id: str, step_count: int, head: bytes) -> Any:
-        """Inside an open transaction: set the run's step count and chain head, re-signed.
+    def _store_state(self, run_id: str, state: RunState) -> None:
+        """Inside an open transaction: the run's step count, chain head, seal and signature."""
+        seal, signature = self._seal(run_id, state)
+        self.engine.set_chain(run_id, state.steps, state.head if state.steps else None,
+                              signature, seal)
 
-        Returns the signer's pending signature; call its ``commit()`` once the transaction has.
+    def attach_run(self, run_id: str) -> bool:
+        """Continue appending to an existing run (its seal state is rebuilt from its rows);
+        used by the trace writer process. Raises ``KeyError`` when the run is not in the store.
+
+        Returns False when the run's stored seal or signature does not match its rows as they
+        stand (altered in between, or signed by a key this writer does not hold): steps are
+        still appended, but the run is never re-sealed or re-signed, so it stays reported as
+        altered rather than laundered.
         """
-        signed = self._signer.step(run_id, step_count, head)
-        self.engine.set_chain(run_id, step_count, head, signed.signature)
-        return signed
-
-    def attach_run(self, run_id: str) -> None:
-        """Continue appending to an existing run (its step count and chain head are re-read);
-        used by the trace writer process. Raises ``KeyError`` when the run is not in the file."""
         with self._lock:
             row = self.engine.resume_row(run_id)
             if row is None:
                 raise KeyError(run_id)
-            self._chain[run_id] = (int(row[0]), bytes(row[1]) if row[1] else GENESIS)
-            effects = self.engine.effect_rows(run_id)
-            self._signer.resume(
-                run_id, signature=row[2], key_id=row[3],
-                header=dict(zip(("name", "started", "pid", "host", "proc_start", "entry", "env",
-                                 "parent_run", "parent_step"), row[4:])),
-                steps=int(row[0]), head=row[1],
-                effects=[dict(zip(("seq", "step", "site", "task", "ordinal", "name",
-                                   "args_hash", "outcome", "value"), e)) for e in effects])
+            count, head, signature, key_id = row[:4]
+            seq, seal = row[13:15]
+            version = sealing.VERSION if seal is not None else 1
+            try:
+                state = RunState(
+                    run_id, sealing.header_digest(run_id=run_id,
+                                                  **dict(zip(_RUN_HEADER, row[4:13]))),
+                    key_id=key_id if version >= 2 else None, seq=seq, steps=int(count),
+                    head=bytes(head) if head else GENESIS, version=version)
+                for effect in self.engine.effect_rows(run_id):
+                    state = state.with_effect(sealing.effect_fields(
+                        **dict(zip(_EFFECT_COLUMNS, effect))))
+                    self._effect_seqs.setdefault(run_id, set()).add(effect[0])
+                intact = seal == sealing.seal_of(state) if version >= 2 else True
+            except (TypeError, ValueError):
+                raise KeyError(run_id) from None
+            if key_id is not None:
+                intact = intact and key_id == self._signer.key_id and \
+                    self._signer.check(state, signature)
+                if version < 2:  # a version-1 run is signed over a statement without the key
+                    state = replace(state, key_id=key_id)
+            self._states[run_id] = state
+            if not intact:
+                self._tainted.add(run_id)
+            return intact
 
     def set_signature(self, run_id: str, *, signature: bytes, key_id: str, steps: int,
-                      head: bytes | None, status: str, effects: int) -> bool:
-        """Store ``signature`` (made by ``key_id``) on an existing run, only if the run still
-        has the ``steps``, chain ``head``, ``status`` and number of ``effects`` that were
-        verified and signed (``snapstate sign``). Returns False when the run changed meanwhile
-        (nothing is written)."""
+                      head: bytes | None, status: str, effects: int, seal: bytes | None = None,
+                      expected_seal: bytes | None = None) -> bool:
+        """Store ``signature`` (made by ``key_id``; with the run's new ``seal``, which covers
+        the key id) on an existing run, only if the run still has the ``steps``, chain ``head``,
+        ``status``, number of ``effects`` and seal (``expected_seal``) that were verified and
+        signed (``snapstate sign``). Returns False when the run changed meanwhile (nothing is
+        written)."""
         with self._lock:
             with self._transaction(immediate=True) as engine:
                 row = engine.signed_state(run_id)
-                if row is None or (row[0], bytes(row[1] or GENESIS), row[2], row[3]) != \
-                        (steps, bytes(head or GENESIS), status, effects):
+                if row is None or (row[0], bytes(row[1] or GENESIS), row[2], row[3], row[4]) \
+                        != (steps, bytes(head or GENESIS), status, effects, expected_seal):
                     return False
-                engine.set_run_signature(run_id, signature, key_id)
+                engine.set_run_signature(run_id, signature, key_id, seal)
         return True
 
     def next_index(self, run_id: str) -> int:
         """The index the run's next step will get."""
         with self._lock:
-            return self._chain[run_id][0]
+            return self._states[run_id].steps
 
     def append_chunk(self, run_id: str, count: int, data: bytes,
                      blob_items: dict[str, bytes]) -> int:
@@ -282,14 +308,16 @@ class TimelineWriter:
         The chain advances once per chunk over ``{"chunk": hash(data), "first", "count"}``
         (see ``schema`` version 2)."""
         with self._lock:
-            first, previous = self._chain[run_id]
-            digest = chain_hash(previous, chunk_chain_fields(data, first, count))
+            state = self._states[run_id]
+            first = state.steps
+            digest = chain_hash(state.head, chunk_chain_fields(data, first, count,
+                                                               version=state.version))
+            state = state.with_steps(first + count, digest)
             with self._transaction() as engine:
                 self._insert_blobs(blob_items)
                 engine.insert_chunk(run_id, first, count, data, digest)
-                signed = self._advance_chain(run_id, first + count, digest)
-            signed.commit()
-            self._chain[run_id] = (first + count, digest)
+                self._store_state(run_id, state)
+            self._states[run_id] = state
             return first
 
     def append_steps(self, run_id: str, records: list[StepRecord]) -> int:
@@ -300,18 +328,19 @@ class TimelineWriter:
         is signed once, after the last record.
         """
         with self._lock:
-            index, previous = self._chain[run_id]
+            state = self._states[run_id]
+            index, previous = state.steps, state.head
             rows = []
             with self._transaction() as engine:
                 for record in records:
-                    digest = chain_hash(previous, record.chain_fields())
+                    digest = chain_hash(previous, record.chain_fields(state.version))
                     self._insert_blobs(record.blobs, record.manifests, record.bases)
                     rows.append(_step_row(run_id, index, record, digest))
                     index, previous = index + 1, digest
                 engine.insert_steps(rows)
-                signed = self._advance_chain(run_id, index, previous)
-            signed.commit()
-            self._chain[run_id] = (index, previous)
+                state = state.with_steps(index, previous)
+                self._store_state(run_id, state)
+            self._states[run_id] = state
             return index - 1
 
     def _insert_blobs(self, items: dict[str, bytes], manifests: set[str] | frozenset = frozenset(),
@@ -363,30 +392,41 @@ class TimelineWriter:
         with self._lock:
             with self._transaction():
                 self._insert_blobs(blob_items)
-                signed = self._insert_effect(run_id, row)
-            signed.commit()
+                state = self._insert_effect(run_id, row, self._states[run_id])
+                self._store_state(run_id, state)
+            self._states[run_id] = state
 
-    def _insert_effect(self, run_id: str, row: dict[str, Any], after: Any = None) -> Any:
-        """Insert one journal row inside the caller's transaction; return the signer's staged
-        signature (committed by the caller after COMMIT), covering ``after`` (a step staged
-        in the same transaction) too."""
-        fields = dict(seq=row["seq"], step=row.get("step"), site=row["site"],
-                      task=row.get("task"), ordinal=row["ordinal"], name=row["name"],
-                      args_hash=row.get("args_hash"), outcome=row["outcome"],
-                      value=json.dumps(row.get("value")))
+    def _insert_effect(self, run_id: str, row: dict[str, Any], state: RunState) -> RunState:
+        """Insert one journal row inside the caller's transaction; return ``state`` with it
+        (the caller stores it with ``_store_state`` and keeps it once committed)."""
+        used = self._effect_seqs.setdefault(run_id, set())
+        seq = row["seq"]
+        if seq in used:
+            # A number the run's journal has already (a call in flight when a replay went
+            # live, numbered among the served calls before the fork's journal was copied):
+            # journaled after every row there is, never as a duplicate that cannot be written.
+            seq = max(used) + 1
+        fields = sealing.effect_fields(
+            seq=seq, step=row.get("step"), site=row["site"], task=row.get("task"),
+            ordinal=row["ordinal"], name=row["name"], args_hash=row.get("args_hash"),
+            outcome=row["outcome"], value=json.dumps(row.get("value")))
         self.engine.insert_effect(run_id, fields)
-        signed = self._signer.effect(run_id, after=after, **fields)
-        if signed.signature is not None:
-            self.engine.set_run_signature(run_id, signed.signature)
-        return signed
+        used.add(seq)  # kept even if rolled back: a number is never given twice
+        return state.with_effect(fields)
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
-        """Set the run's final ``status`` (``finished``/``failed``) and end time."""
+        """Set the run's final ``status`` (``finished``/``failed``/``truncated``…) and end
+        time, re-sealed in the same statement."""
         ended, error_text = time.time(), json.dumps(error) if error else None
         with self._lock:
-            signed = self._signer.end(run_id, status=status, ended=ended, error=error_text)
-            self.engine.finish_run(run_id, status, ended, error_text, signed.signature)
-            signed.commit()
+            state = self._states[run_id].with_end(status=status, ended=ended, error=error_text)
+            seal, signature = self._seal(run_id, state)
+            self.engine.check_place()
+            try:
+                self.engine.finish_run(run_id, status, ended, error_text, signature, seal)
+            except self.engine.write_errors as exc:
+                raise WriteFailed(self.path, self.engine.describe_failure(exc)) from exc
+            self._states[run_id] = state
 
     def _worth_compacting(self) -> bool:
         """Whether closing would compact the file (``store.sqlite.writing``)."""

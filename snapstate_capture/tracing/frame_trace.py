@@ -18,6 +18,7 @@ import time
 import types
 from typing import Any
 
+from ..values import secret_shapes
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
 from .stream import INLINE_STR, SCALAR_TYPES
@@ -39,7 +40,9 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
     holding the frame's state. ``fid`` is the frame's id in the stream, ``pairs`` the
     ``[name, ref, ...]`` its call step stored (so unchanged values are not stored again)."""
     touched = info.touched
-    secret = info.secret  # names matching a secret pattern: stored redacted, never inline
+    secret = info.secret  # names that may be secret: redacted when ``redacts`` says so
+    redacts = tracer.encoder.options.values.redacts
+    shaped = secret_shapes.find  # a credential by its form: captured (and cut out), not inline
     app = tracer.items.append
     ext = tracer.items.extend
     encoder = tracer.encoder
@@ -63,11 +66,11 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
         for name in stored:
             value = loc.get(name, _MISSING)
             cls = value.__class__
-            if secret and name in secret and value is not _MISSING:
+            if secret and name in secret and value is not _MISSING and redacts(name, value):
                 out.append(name)
                 out.append(encoder.redacted(value))
                 known.pop(name, None)
-            elif cls in scalar or (cls is str and len(value) <= inline):
+            elif cls in scalar or (cls is str and len(value) <= inline and not shaped(value)):
                 out.append(name)
                 out.append(value)
                 if name in known:
@@ -86,7 +89,8 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
             if name in known:  # held a non-scalar: maybe changed in place
                 value = loc.get(name, _MISSING)
                 cls = value.__class__
-                if cls in scalar or (cls is str and len(value) <= inline):
+                if cls in scalar or (cls is str and len(value) <= inline
+                                     and not shaped(value)):
                     del known[name]  # rebound to a scalar on the fast path
                 elif value is not _MISSING:
                     ref = changed_ref(name, value)
@@ -121,13 +125,13 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
             if info.module and name.startswith("__") and name.endswith("__"):
                 continue
             cls = value.__class__
-            if secret and name in secret:
+            if secret and name in secret and redacts(name, value):
                 last = known.get(name)
                 if last is None or last[0] is not value:
                     known[name] = (value, None)
                     out.append(name)
                     out.append(encoder.redacted(value))
-            elif cls in scalar or (cls is str and len(value) <= inline):
+            elif cls in scalar or (cls is str and len(value) <= inline and not shaped(value)):
                 last = known.get(name)
                 if last is not None and last[0].__class__ is cls and last[0] == value:
                     continue
@@ -222,7 +226,7 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
 
     def encode_value(value: Any, name: str) -> Any:
         cls = value.__class__
-        if cls in scalar or (cls is str and len(value) <= inline):
+        if cls in scalar or (cls is str and len(value) <= inline and not shaped(value)):
             return value
         return encoder.capture(value, name)
 

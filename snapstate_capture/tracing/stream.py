@@ -53,7 +53,8 @@ from typing import Any
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
-from ..values import capture_value
+from ..values import capture_value, secret_shapes
+from ..values.payload import caught_warnings
 
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
@@ -91,7 +92,8 @@ class ValueEncoder:
 
     def encode(self, value: Any, name: str | None) -> Any:
         cls = type(value)
-        if cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR):
+        if cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR
+                                   and not secret_shapes.find(value)):
             return value
         return self.capture(value, name)
 
@@ -108,7 +110,7 @@ class ValueEncoder:
 
     def capture(self, value: Any, name: str | None) -> tuple:
         """Capture one value (see the class docstring); returns its reference tuple."""
-        if name is not None and self.options.values.is_secret(name):
+        if name is not None and self.options.values.redacts(name, value):
             return self.redacted(value)
         try:
             data = marshal.dumps(value)
@@ -123,7 +125,8 @@ class ValueEncoder:
                 self._remember(key, ref)
             return ref
         try:
-            digest = content_hash(pickle.dumps(value, 5)).hex()
+            with caught_warnings():  # a class's __reduce__ warning: not the program's output
+                digest = content_hash(pickle.dumps(value, 5)).hex()
         except Exception:  # noqa: BLE001 - capture_value reports why
             digest = None
         if digest is not None and digest in self._cache:
@@ -198,6 +201,9 @@ class Stream:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.broken = False
+        #: ``(step, reason)`` once the writer process stopped storing steps (a write failed
+        #: there); None while it stores them.
+        self.cut: tuple[int | None, str] | None = None
 
     def start(self) -> None:
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -263,6 +269,10 @@ class Stream:
             self._send(marshal.dumps("index?"))
             try:
                 line = self._proc.stdout.readline()
+                if line.startswith(b"cut "):  # a write failed there: recording stopped
+                    at, _, reason = line.decode("utf-8", "replace")[4:].strip().partition(" ")
+                    self.cut = (int(at) if at.isdigit() else None, reason)
+                    return None
                 return int(line)
             except (OSError, ValueError):
                 return None
@@ -289,7 +299,11 @@ class Stream:
                 # Everything is stored once the writer says so; its own exit is not awaited.
                 ready, _, _ = select.select([proc.stdout], [], [], timeout)
                 if ready:
-                    proc.stdout.readline()
+                    line = proc.stdout.readline()  # "ended", or "ended cut STEP REASON"
+                    if line.startswith(b"ended cut ") and self.cut is None:
+                        at, _, reason = line.decode("utf-8", "replace")[10:].strip() \
+                            .partition(" ")
+                        self.cut = (int(at) if at.isdigit() else None, reason)
             else:
                 proc.wait(timeout=timeout)
         except (OSError, ValueError, subprocess.TimeoutExpired):

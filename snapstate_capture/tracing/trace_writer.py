@@ -27,6 +27,7 @@ from ..options import CaptureOptions
 from ..store.trace_items import BLOB, FULL, LINE_BITS, LINE_MASK, VALUE
 from .stream import resolve_marshaled
 from ..store import chunks
+from ..errors import WriteFailed
 from ..store.writer import StepRecord, TimelineWriter
 
 CHUNK_SECONDS = 0.25
@@ -245,6 +246,17 @@ def main(argv: list[str]) -> int:
     threading.Thread(target=_drain, args=(sys.stdin.buffer, inbox), name="snapstate-drain",
                      daemon=True).start()
     ended = False
+    cut: dict[str, Any] | None = None  # a write failed: why and where; nothing more is stored
+
+    def guarded(work: Any) -> None:
+        nonlocal cut
+        if cut is not None:
+            return
+        try:
+            work()
+        except WriteFailed as failure:  # the recorder says it, at its next step or its end
+            cut = {"reason": failure.problem, "at_step": writer.next_index(run_id)}
+
     try:
         while True:
             body = inbox.get()
@@ -252,28 +264,52 @@ def main(argv: list[str]) -> int:
                 break
             message = marshal.loads(body)
             if isinstance(message, list):
-                builder.feed(message)
+                guarded(lambda: builder.feed(message))
             elif isinstance(message, tuple) and message and message[0] == "options":
                 import pickle
 
                 builder.options = pickle.loads(message[1])  # from our own recorder process
             elif message == "index?":
-                builder.write_chunk()
-                sys.stdout.write(f"{writer.next_index(run_id)}\n")
+                guarded(builder.write_chunk)
+                sys.stdout.write(f"cut {cut['at_step']} {cut['reason']}\n" if cut is not None
+                                 else f"{writer.next_index(run_id)}\n")
                 sys.stdout.flush()
             elif isinstance(message, tuple) and message and message[0] == "end":
-                builder.write_chunk()
+                guarded(builder.write_chunk)
                 _, status, error = message
-                writer.end_run(run_id, status, json.loads(error) if error else None)
+                ending = json.loads(error) if error else None
+                if cut is not None:  # the run says it was cut short, and why
+                    status, ending = "truncated", _cut_end(cut, status, ending)
+                try:
+                    writer.end_run(run_id, status, ending)
+                except WriteFailed:
+                    pass  # said once already: the end could not be written either
                 ended = True
                 break
     finally:
-        builder.write_chunk()
+        if cut is None:
+            try:
+                builder.write_chunk()
+            except WriteFailed:
+                pass
         writer.close()
     if ended:  # the recorder waits for this line, not for our exit
-        sys.stdout.write("ended\n")
+        sys.stdout.write(f"ended cut {cut['at_step']} {cut['reason']}\n" if cut is not None
+                         else "ended\n")
         sys.stdout.flush()
     return 0 if ended else 3
+
+
+def _cut_end(cut: dict[str, Any], status: str, error: Any) -> dict[str, Any]:
+    """The ``error`` of a run cut short here: the reason and step, how the program ended
+    (``finished``/``failed``) and, if it failed, its exception (``status``/``error`` as the
+    recorder sent them)."""
+    recorded = error if isinstance(error, dict) else {}
+    if status == "truncated":
+        ended, exception = recorded.get("ended", "finished"), recorded.get("exception")
+    else:
+        ended, exception = status, recorded if status == "failed" else None
+    return {**cut, "ended": ended, **({"exception": exception} if exception else {})}
 
 
 if __name__ == "__main__":

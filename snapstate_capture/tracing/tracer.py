@@ -280,6 +280,7 @@ class Tracer:
                 continue
             pairs.append(name)
             pairs.append(self.encoder.redacted(value) if name in secret
+                         and self.encoder.options.values.redacts(name, value)
                          else encode(value, name))
         return pairs
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from collections.abc import Callable
 
 from ..store import blobs
 from ..store.hashing import DIGEST_SIZE
@@ -20,18 +21,22 @@ PAGE = 1000
 INFLATE_PIECE = 1 << 20
 
 
-def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
-    """Check every blob's bytes against its hash, one blob at a time.
+def scan_blobs(timeline: Timeline, progress: Callable[[int], None] | None = None
+               ) -> tuple[set[bytes], dict[str, str]]:
+    """Check every blob's bytes against its hash, one blob at a time; ``progress(done)`` after
+    each page of blobs.
 
     Returns ``(all keys, {hex key: problem})``.
     """
     known: set[bytes] = set()
     bad: dict[str, str] = {}
     after = b""
+    seen = 0
     while True:
         page = timeline.engine.blob_keys_after(after, PAGE)
         if not page:
             return known, bad
+        seen += len(page)
         for raw in page:
             if not isinstance(raw, bytes):
                 bad[str(raw)[:32]] = "malformed key"
@@ -40,6 +45,8 @@ def scan_blobs(timeline: Timeline) -> tuple[set[bytes], dict[str, str]]:
             problem = check_blob(timeline, raw)
             if problem:
                 bad[raw.hex()] = problem
+        if progress is not None:
+            progress(seen)
         after = page[-1] if isinstance(page[-1], bytes) else after + b"\x00"
         if len(page) < PAGE:
             return known, bad

@@ -1,7 +1,9 @@
 """Encryption at rest: values' previews and payloads sealed with AES-256-GCM under the user key.
 
-``record(..., encrypt=True)`` seals every preview and payload blob; run and step lists, frame
-records (function, file, line, variable *names*), source text and signatures stay readable,
+``record(..., encrypt=True)`` seals every preview and payload blob — locals, step values, an
+effect's arguments and result — and keys each effect's argument digest (``Sealer.digest``); run
+and step lists, frame records (function, file, line, variable *names*), source text, the effect
+journal's names, sites and outcomes, and signatures stay readable (docs/security.md),
 so a file without its key still lists runs and steps and shows values as **locked**. Needs the
 optional extra ``snapstate[crypto]`` (the ``cryptography`` package, imported only here, only
 when encrypting or decrypting).
@@ -81,7 +83,14 @@ class Sealer:
         self._tag = bytes.fromhex(self.key_id)[:8]
         self._cipher = _aesgcm()(_subkey(key, b"aes-256-gcm"))
         self._nonce_key = _subkey(key, b"nonce")
+        self._digest_key = _subkey(key, b"digest")
         self._cache: OrderedDict[bytes, bytes] = OrderedDict()
+
+    def digest(self, text: str) -> str:
+        """``text`` (a digest of plaintext, e.g. an effect's argument digest) keyed under this
+        key (``keyed_digest``): stored instead of it, so nobody without the key can confirm a
+        guess of the arguments."""
+        return keyed_digest(self._digest_key, text)
 
     def seal(self, plain: bytes) -> bytes:
         """Return the envelope of ``plain`` (same input, same output)."""
@@ -105,6 +114,16 @@ class Sealer:
             if len(self._cache) > _CACHE_ITEMS:
                 self._cache.popitem(last=False)
         return envelope
+
+
+def keyed_digest(digest_key: bytes, text: str) -> str:
+    """HMAC-SHA256 of ``text`` under ``digest_key``, 32 hex digits (a stored digest's form)."""
+    return hmac.new(digest_key, text.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+
+def digest_key(key: UserKey) -> bytes:
+    """The subkey ``Sealer.digest`` keys argument digests with (replay compares under it)."""
+    return _subkey(key, b"digest")
 
 
 def open_envelope(key: UserKey, envelope: bytes, *, limit: int = MAX_PLAIN) -> bytes:

@@ -10,10 +10,11 @@ altered file, nor a run signed by someone else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import SnapStateError
 from ..store.reader import Run, Timeline
+from ..store.sealing import seal_of
 from ..store.writer import TimelineWriter
 from .keys import UserKey
 from .signing import sign_state
@@ -55,11 +56,16 @@ def sign_run(timeline: Timeline, run: Run, key: UserKey) -> SignResult:
         return SignResult(run.id, key.key_id, already=True)
     state = report.state
     assert state is not None  # an intact chain always has its statement
+    seal = None
+    if state.version >= 2:  # the key id is part of what is sealed and signed
+        state = replace(state, key_id=key.key_id)
+        seal = seal_of(state)
     writer = TimelineWriter(timeline.path)
     try:
         written = writer.set_signature(run.id, signature=sign_state(key, state),
                                        key_id=key.key_id, steps=state.steps, head=state.head,
-                                       status=run.stored_status, effects=state.effects)
+                                       status=run.stored_status, effects=state.effects,
+                                       seal=seal, expected_seal=report.seal)
     finally:
         writer.close()
     if not written:

@@ -12,13 +12,15 @@ is a no-op); one with the same id and another chain head is refused.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from ..errors import SnapStateError
 from ..store.engine import EFFECT_COLUMNS, RUN_COLUMNS
 from ..store.locations import open_write_engine
 from ..store.maintenance import BlobMarker, run_roots
 from ..store.reader import Run, Timeline, open_timeline
+from ..store.sealing import seal_of
 from .keys import KeyFileError, find_key
 from .verify import RunReport, verify_run
 
@@ -44,8 +46,10 @@ class TransferReport:
 
 
 def copy_run(source: str | os.PathLike[str], destination: str | os.PathLike[str], *,
-             run_id: str | None = None) -> TransferReport:
-    """Copy run ``run_id`` (prefix; None: the last run) of ``source`` into ``destination``.
+             run_id: str | None = None,
+             progress: Callable[[int, int], None] | None = None) -> TransferReport:
+    """Copy run ``run_id`` (prefix; None: the last run) of ``source`` into ``destination``;
+    ``progress(done, total)`` counts steps, then blobs, copied.
 
     Either may be a file or a store URL; a missing destination file is created. Raises
     ``TransferError`` (see the module docstring), ``TimelineError``/``NotFoundError`` for a
@@ -53,7 +57,7 @@ def copy_run(source: str | os.PathLike[str], destination: str | os.PathLike[str]
     """
     with open_timeline(source) as timeline:
         run = timeline.run(run_id)
-        _check_source(timeline, run)
+        checked = _check_source(timeline, run)
         engine = open_write_engine(destination)
         try:
             existing = engine.run_header(run.id)
@@ -64,7 +68,8 @@ def copy_run(source: str | os.PathLike[str], destination: str | os.PathLike[str]
                 return TransferReport(run.id, str(destination), copied=False)
             report = TransferReport(run.id, str(destination), copied=True)
             with engine.transaction(immediate=True):
-                _copy(timeline, run, engine, report)
+                _copy(timeline, run, engine, report, checked,
+                      progress or (lambda done, total: None))
         finally:
             engine.close()
     with open_timeline(destination) as landed:
@@ -96,23 +101,29 @@ def _check_source(timeline: Timeline, run: Run) -> RunReport:
     return report
 
 
-def _copy(timeline: Timeline, run: Run, engine, report: TransferReport) -> None:
+def _copy(timeline: Timeline, run: Run, engine, report: TransferReport,
+          checked: RunReport, progress: Callable[[int, int], None]) -> None:
     source = timeline.engine
     row = next(r for r in source.run_rows() if r[0] == run.id)
     fields = dict(zip(RUN_COLUMNS, row))
     fields["seq"] = engine.next_run_seq()  # the run's place in its new store
+    if checked.state is not None and checked.state.version >= 2:
+        # sealed anew for that place: the seal covers the seq, the signature does not
+        fields["seal"] = seal_of(replace(checked.state, seq=fields["seq"]))
     engine.insert_run_row(fields)
     count = len(run.steps)
     for start in range(0, count, _BATCH):
         rows = source.step_rows(run.id, start, start + _BATCH)
         engine.insert_steps([(run.id, *r) for r in rows])
         report.steps += len(rows)
+        progress(report.steps, count)
     bound = -1
     while True:
         chunks = source.chunk_page(run.id, 0, count, bound, 16)
         for first, size, data, digest in chunks:
             engine.insert_chunk(run.id, first, size, data, digest)
             report.steps += size
+        progress(report.steps, count)
         if len(chunks) < 16:
             break
         bound = chunks[-1][0]
@@ -120,9 +131,12 @@ def _copy(timeline: Timeline, run: Run, engine, report: TransferReport) -> None:
         engine.insert_effect(run.id, dict(zip(EFFECT_COLUMNS, effect)))
     marker = BlobMarker(source.blob_row)
     marker.mark(run_roots(source, run.id))
-    for key in sorted(marker.live):
+    live = sorted(marker.live)
+    for done, key in enumerate(live, 1):
         stored = source.blob_row(key)
         if stored is not None:
             engine.insert_blobs([(key, *stored)])
             report.blobs += 1
             report.blob_bytes += len(stored[2])
+        if not done % 200 or done == len(live):
+            progress(count + done, count + len(live))

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..options import ValueOptions
 from . import known_types  # noqa: F401 - registers the previews of exceptions, numpy, pandas…
-from .payload import Serialized, loads, serialize
+from .identity import capture_identity
+from .payload import Serialized, caught_warnings, loads, serialize
 from .placeholder import Placeholder
 from .preview import MACHINERY, PreviewBuilder, redacted_preview, safe_repr, type_name
 from .scrub import scrub, scrub_text, secret_texts
@@ -44,7 +45,8 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
                   plain_payload: bytes | None = None) -> CapturedValue:
     """Capture ``obj`` (found under ``name``) as preview + payload; never raises.
 
-    Secret names (``options.is_secret``) give a redacted preview and no payload. A value that
+    Secret names (``options.redacts``) give a redacted preview and no payload; credentials
+    recognised by their shape are cut out of the preview and the payload (``secret_shapes``). A value that
     cannot be serialized gets ``preview["placeholder"] = {"reason", "path", "type", "repr"}``
     and no payload; parts that cannot be serialized are listed in ``preview["placeholders"]``
     and come back as ``Placeholder`` objects when the payload is loaded. ``reuse``: the
@@ -52,13 +54,34 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
     ``plain_payload``: the payload bytes when the caller has checked them with
     ``payload.is_plain_payload`` (then the value is not serialized again).
     """
+    if name is not None and options.is_secret(name):
+        return _guarded(obj, name, options, payloads, reuse, plain_payload)
+    with caught_warnings() as said:
+        captured = _guarded(obj, name, options, payloads, reuse, plain_payload)
+    if not said:
+        return captured
+    note = "warning while capturing: " + "; ".join(said[:3])
+    preview = dict(captured.preview, warnings=said[:10])
+    return dataclasses.replace(captured, preview=preview, error=f"{captured.error}; {note}"
+                               if captured.error else note)
+
+
+def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
+             reuse: dict[int, list] | None, plain_payload: bytes | None) -> CapturedValue:
     try:
-        if name is not None and options.is_secret(name):
+        if name is not None and options.redacts(name, obj):
             return CapturedValue(redacted_preview(obj), None, None)
         builder = PreviewBuilder(options, reuse=reuse)
         preview = builder.build(obj)
         if preview.get("machinery") is True and MACHINERY.lookup(type(obj)) is not None:
             return CapturedValue(preview, None, None)  # framework machinery: preview alone
+        if _all_machinery(obj):  # a list of tools or handoffs handed to a model
+            preview["machinery"] = True
+            return CapturedValue(preview, None, None)
+        if not builder.secret_values:  # a digest over a secret would let one guess it
+            digest = capture_identity(obj)
+            if digest is not None:
+                preview["identity"] = digest
         if not payloads:
             texts = secret_texts(builder.secret_values)
             return CapturedValue(scrub(preview, texts) if texts else preview, None, None)
@@ -72,13 +95,21 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
                                            error=captured.error and scrub_text(captured.error,
                                                                                texts))
         return captured
-    except BaseException as exc:  # noqa: BLE001 - capture must never raise into user code
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
+    except Exception as exc:  # noqa: BLE001 - capture must never raise into user code
         reason = f"capture failed: {type(exc).__name__}"
         preview = {"type": "?", "repr": "<capture failed>",
                    "placeholder": {"reason": reason, "path": name or ""}}
         return CapturedValue(preview, None, None, reason)
+
+
+def _all_machinery(obj: Any) -> bool:
+    """A non-empty list or tuple of framework machinery only (``MACHINERY``); the first item
+    decides at once for the usual lists of data."""
+    if type(obj) not in (list, tuple) or not obj or len(obj) > 1000:
+        return False
+    if MACHINERY.lookup(type(obj[0])) is None:
+        return False
+    return all(MACHINERY.lookup(type(item)) is not None for item in obj)
 
 
 def _combine(preview: dict[str, Any], result: Serialized, path: str) -> CapturedValue:
@@ -99,6 +130,8 @@ def _combine(preview: dict[str, Any], result: Serialized, path: str) -> Captured
         preview["redacted_parts"] = list(result.redacted)
     if result.data is not None and result.loadable is False:
         preview["not_loadable"] = result.error
+        error = f"{error}; {result.error}" if error else result.error
+    elif result.data is not None and result.error:  # warnings raised while serializing
         error = f"{error}; {result.error}" if error else result.error
     return CapturedValue(preview, result.data, result.serializer, error, result.placeholders,
                          result.redacted)

@@ -22,12 +22,12 @@ def describe_exception(exc: BaseException, *, limit: int = 300) -> dict[str, Any
     """
     try:
         message = str(exc)
-    except BaseException:  # noqa: BLE001 - str() of a hostile exception
+    except Exception:  # noqa: BLE001 - str() of a hostile exception
         message = safe_repr(exc, limit)
     try:
         args = [safe_repr(a, limit) for a in tuple.__iter__(exc.args)] if isinstance(
             exc.args, tuple) else []
-    except BaseException:  # noqa: BLE001
+    except Exception:  # noqa: BLE001
         args = []
     attributes = {name: safe_repr(value, limit)
                   for name, value in (static_attributes(exc) or [])
@@ -38,7 +38,7 @@ def describe_exception(exc: BaseException, *, limit: int = 300) -> dict[str, Any
             [f for f in report.stack if not f.filename.startswith(_PACKAGE_DIR)])
         frames = [[f.filename, f.lineno, f.name, f.line or ""] for f in report.stack]
         text = "".join(report.format())
-    except BaseException:  # noqa: BLE001 - formatting must not fail the capture
+    except Exception:  # noqa: BLE001 - formatting must not fail the capture
         frames, text = [], f"{type_name(exc)}: {message}"
     return {"type": type_name(exc), "message": message[:2000], "args": args,
             "attributes": attributes, "traceback": frames, "text": text[-20000:]}

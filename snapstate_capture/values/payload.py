@@ -5,8 +5,9 @@ Two paths (DESIGN.md "Capture rules"):
 1. **Fast path** — one C pickle (protocol 5) of the whole value, modules by reference
    (``reducer_override``). Taken as is unless (a) it raised, (b) the pickler's memo holds a
    string that is a secret name (a dict key or attribute name such as ``api_key``: its value
-   must be redacted), or (c) the test-load failed. Plain data (W1's chat messages) only ever
-   takes this path, at C speed; the memo check costs one pass over the distinct objects.
+   must be redacted), or (c) the static load check (``loadability``) failed. Plain data (W1's
+   chat messages) only ever takes this path, at C speed; the memo check costs one pass over
+   the distinct objects.
 2. **Part-by-part path** (``walk.PartWalker``) — every part that neither pickle nor dill can
    write becomes a ``Placeholder`` at its path, secret-named parts become redacted
    placeholders, and the rest is written with pickle, or with dill when a part needs it
@@ -19,19 +20,25 @@ payload and its reason goes into the preview's ``placeholder``.
 
 from __future__ import annotations
 
+import inspect
+import contextlib
+import dataclasses
 import io
 import pickle
 import types
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
 from ..options import ValueOptions
-from . import rebuild
+from . import rebuild, secret_shapes
+from .loadability import judge
 from .placeholder import Placeholder
 from .preview import secret_cache
 from .scrub import scrub_text, secret_texts
-from .reducers import REDUCERS, importable, module_reduce
+from .reducers import REDUCERS, function_reduce, importable, module_reduce
 from .walk import PROTOCOL, PartWalker, describe, needs_static_setter
 
 __all__ = ["PROTOCOL", "Serialized", "is_plain_payload", "loads", "serialize"]
@@ -67,11 +74,27 @@ def _override(obj: Any, overrides: dict[int, tuple]) -> Any:
     cls = type(obj)
     if cls is types.ModuleType:
         return module_reduce(obj) or NotImplemented
+    if isinstance(obj, BaseException) and _own_init(cls):
+        # pickle's rebuild calls cls(*exc.args), which an __init__ of another signature
+        # refuses: rebuilt without calling it (``rebuild.new_exception``), never test-loaded
+        reduced = REDUCERS.lookup(cls)
+        if reduced is not None:
+            return reduced(obj)
+    if cls is types.FunctionType and not importable(obj):
+        return function_reduce(obj)
     if needs_static_setter(cls) and not isinstance(obj, type):
         reduced = cls.__reduce_ex__(obj, PROTOCOL)
         if isinstance(reduced, tuple) and 2 <= len(reduced) <= 5:
             return (reduced + (None,) * 5)[:5] + (rebuild.restore_state,)
     return NotImplemented
+
+
+def _own_init(cls: type) -> bool:
+    """Whether ``cls`` defines ``__init__`` in Python (read statically)."""
+    try:
+        return isinstance(inspect.getattr_static(cls, "__init__"), types.FunctionType)
+    except Exception:  # noqa: BLE001 - a hostile class: assume it does
+        return True
 
 
 class _Pickler(pickle.Pickler):
@@ -130,19 +153,43 @@ def serialize(obj: Any, options: ValueOptions, *, path: str = "") -> Serialized:
 
     Returns ``Serialized(data=None, ...)`` with the reason when nothing can be written or the
     result is larger than ``options.max_payload_bytes``. When ``options.test_load`` is on and the
-    payload is at most ``options.test_load_limit`` bytes, it is loaded back once (this runs the
-    classes' own rebuilding code, as any unpickling does) to detect values that serialize but
-    cannot be loaded (``loadable=False``, error ``"not loadable: …"``).
+    payload is at most ``options.test_load_limit`` bytes, its loadability is judged from its
+    opcodes without loading it (``loadability.judge``: no reconstructor of the program runs):
+    a class or function it names that cannot be found makes it ``loadable=False``, error
+    ``"not loadable: …"``.
     """
     try:
         fast = _fast(obj, options)
         if fast is not None:
             return fast
-        return _by_parts(obj, options, path)
-    except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError, anything
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
+        with caught_warnings() as said:
+            result = _by_parts(obj, options, path)
+        return _with_warnings(result, said)
+    except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, anything
         return Serialized(None, None, describe(exc))
+
+
+@contextlib.contextmanager
+def caught_warnings() -> Iterator[list[str]]:
+    """Collect the warnings raised inside the block (dill's ``PicklingWarning``, a class's own
+    ``__reduce__`` warning) as ``"Category: message"`` texts instead of letting them print on
+    the program's stderr: what capture does is never shown as program output; the texts become
+    capture errors on the step."""
+    said: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield said
+    for item in caught:
+        text = f"{item.category.__name__}: {item.message}"
+        if text not in said:
+            said.append(text[:300])
+
+
+def _with_warnings(result: Serialized, said: list[str]) -> Serialized:
+    if not said:
+        return result
+    note = "; ".join(said[:3]) + (f"; … {len(said) - 3} more" if len(said) > 3 else "")
+    return dataclasses.replace(result, error=f"{result.error}; {note}" if result.error else note)
 
 
 def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
@@ -155,16 +202,18 @@ def _fast(obj: Any, options: ValueOptions) -> Serialized | None:
         return None
     data = buffer.getvalue()
     names = _flat_names(obj)
-    if options.redact_secrets and _has_secret_name(pickler, data, options, names):
+    if options.redact_secrets and (_has_secret_name(pickler, data, options, names)
+                                   or options.secret_shapes and _has_credential(pickler, data)):
         return None
     if len(data) > options.max_payload_bytes:
         return Serialized(None, None, f"payload too large ({len(data)} bytes)")
     if names is not None:
         return Serialized(data, "pickle", None, True)  # plain data always loads: no test-load
-    loadable, error = _test_load("pickle", data, options)
+    with caught_warnings() as said:
+        loadable, error = _test_load("pickle", data, options)
     if loadable is False:
         return None
-    return Serialized(data, "pickle", error, loadable)
+    return _with_warnings(Serialized(data, "pickle", error, loadable), said)
 
 
 def is_plain_payload(obj: Any, data: bytes, options: ValueOptions) -> bool:
@@ -175,7 +224,8 @@ def is_plain_payload(obj: Any, data: bytes, options: ValueOptions) -> bool:
     if len(data) > options.max_payload_bytes:
         return False
     names = _flat_names(obj)
-    return names is not None and not (options.redact_secrets and _any_secret(names, options))
+    return names is not None and not (options.redact_secrets and (
+        _any_secret(names, options) or options.secret_shapes and secret_shapes.in_bytes(data)))
 
 
 #: Scalars whose pickle is a plain opcode (no class reference, no reduce): always loadable.
@@ -250,6 +300,18 @@ def _has_secret_name(pickler: pickle.Pickler, data: bytes, options: ValueOptions
 #: Types the C pickler memoizes that hold no names of their own: in a pickle whose memo holds
 #: only these, every name is a key of one of its exact dicts.
 _PLAIN_MEMO = frozenset({str, bytes, bytearray, dict, list, tuple, set, frozenset})
+
+
+def _has_credential(pickler: pickle.Pickler, data: bytes) -> bool:
+    """True when a string in the pickle looks like a credential (``secret_shapes``): the bytes
+    are scanned when small, the pickler's memoized strings when not."""
+    if len(data) <= SCAN_BYTES_MAX:
+        return secret_shapes.in_bytes(data)
+    try:
+        written = [entry[1] for entry in pickler.memo.copy().values()]
+    except RuntimeError:  # pragma: no cover - the memo is the pickler's own
+        return True
+    return any(type(o) is str and secret_shapes.find(o) for o in written)
 
 
 def _any_secret(names: list[Any], options: ValueOptions) -> bool:
@@ -351,15 +413,11 @@ def _by_parts(obj: Any, options: ValueOptions, path: str) -> Serialized:
 
 def _test_load(serializer: str, data: bytes, options: ValueOptions
                ) -> tuple[bool | None, str | None]:
+    """Whether ``data`` will load, judged from its opcodes (``loadability.judge``): loading it
+    here would run the program's reconstructors while recording."""
     if not options.test_load or len(data) > options.test_load_limit:
         return None, None
-    try:
-        loads(serializer, data)
-    except BaseException as exc:  # noqa: BLE001 - any failure means "not loadable"
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        return False, f"not loadable: {describe(exc)}"
-    return True, None
+    return judge(data)
 
 
 def loads(serializer: str, data: bytes) -> Any:

@@ -33,8 +33,10 @@ import types
 from typing import Any, Callable
 
 from ..options import ValueOptions
+from . import secret_shapes
 from .registry import TypeRegistry, class_name
 from .reprs import clip, safe_repr, type_name
+from .static import _class_lookup, static_attributes
 
 __all__ = ["PREVIEWS", "PreviewBuilder", "REDACTED_REPR", "clip", "redacted_preview",
            "safe_repr", "static_attributes", "type_name"]
@@ -63,48 +65,35 @@ PREVIEWS: TypeRegistry[PreviewHandler] = TypeRegistry("previews")
 MACHINERY: TypeRegistry[PreviewHandler] = TypeRegistry("machinery")
 
 
-def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
-    """Return the object's instance attributes as ``(name, value)`` pairs, read statically.
-
-    Reads the instance ``__dict__`` (only through the standard descriptor) and every ``__slots__``
-    member descriptor of the class hierarchy. Returns None for objects with neither. Never calls
-    properties, ``__getattr__`` or ``__getattribute__`` overrides.
-    """
-    cls = type(obj)
-    found: list[tuple[str, Any]] = []
-    has_any = False
-    dict_descr = _class_lookup(cls, "__dict__")
-    if dict_descr is not None and type(dict_descr).__name__ == "getset_descriptor":
-        try:
-            instance_dict = dict_descr.__get__(obj, cls)
-        except BaseException:  # noqa: BLE001 - a C type without an instance dict
-            instance_dict = None
-        if type(instance_dict) is dict:
-            has_any = True
-            found.extend((str(k), v) for k, v in dict.items(instance_dict))
-    for klass in cls.__mro__:
-        slots = klass.__dict__.get("__slots__")
-        if slots is None:
-            continue
-        for slot in (slots,) if isinstance(slots, str) else slots:
-            if slot in ("__dict__", "__weakref__"):
-                continue
-            descr = klass.__dict__.get(slot)
-            if type(descr).__name__ != "member_descriptor":
-                continue
-            has_any = True
-            try:
-                found.append((slot, descr.__get__(obj, cls)))
-            except AttributeError:
-                continue  # slot never assigned
-    return found if has_any else None
+#: Sets up to this size are shown in canonical order (bigger ones in iteration order).
+SORTED_MEMBERS_MAX = 10_000
+_ORDERABLE = frozenset({int, float, bool, str, bytes})
 
 
-def _class_lookup(cls: type, name: str) -> Any:
-    for klass in cls.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return None
+def member_order(members: Any, size: int) -> list[Any]:
+    """The members of a set in canonical order, so its preview (and the cut at ``max_items``)
+    is the same whatever the hash seed or insertion history (docs/value-identity.md): scalars
+    by type name and value, then other members by identity digest. Sets larger than
+    ``SORTED_MEMBERS_MAX`` keep iteration order."""
+    if size > SORTED_MEMBERS_MAX:
+        return list(itertools.islice(members, SORTED_MEMBERS_MAX))
+    items = list(members)
+    kinds = set(map(type, items))
+    if len(kinds) == 1 and kinds <= _ORDERABLE and float not in kinds:
+        return sorted(items)
+    from .identity import identity
+
+    def key(value: Any) -> tuple:
+        cls = type(value)
+        if cls in _ORDERABLE and not (cls is float and value != value):
+            return (0, cls.__name__, value, "")
+        return (1, class_name(cls), 0, identity(value, budget=1_000) or "")
+
+    try:
+        return sorted(items, key=key)
+    except TypeError:  # e.g. int and float of one name compared with str: by digest only
+        return sorted(items, key=lambda v: (class_name(type(v)), identity(v, budget=1_000)
+                                            or ""))
 
 
 class PreviewBuilder:
@@ -136,7 +125,7 @@ class PreviewBuilder:
 
     def build(self, obj: Any, name: str | None = None) -> dict[str, Any]:
         """Return the preview of ``obj``; redacted when ``name`` matches a secret pattern."""
-        if name is not None and self.options.is_secret(name):
+        if name is not None and self.options.redacts(name, obj):
             return redacted_preview(obj)
         return self.node(obj, 0, set())
 
@@ -150,6 +139,8 @@ class PreviewBuilder:
         cls = type(obj)
         if cls is str:
             limit = min(opts.max_string, opts.max_repr) if depth else opts.max_string
+            if opts.secret_shapes and opts.redact_secrets:
+                self.secret_values.extend(secret_shapes.find(obj))  # scrubbed from every text
             return {"type": "builtins.str", "repr": safe_repr(obj, limit), "len": len(obj)}
         if cls is dict or cls is list:  # the hot path of agent states
             if id(obj) in path_ids:
@@ -162,6 +153,8 @@ class PreviewBuilder:
         name = _BUILTIN_NAMES.get(cls) or class_name(cls)
         node: dict[str, Any] = {"type": name}
         if issubclass(cls, _TEXT):
+            if isinstance(obj, str) and opts.secret_shapes and opts.redact_secrets:
+                self.secret_values.extend(secret_shapes.find(obj))
             node["repr"] = safe_repr(obj, min(opts.max_string, opts.max_repr)
                                      if depth else opts.max_string, self._slow)
             node["len"] = len(obj) if cls in _BUILTIN_NAMES else _builtin_len(obj)
@@ -216,7 +209,8 @@ class PreviewBuilder:
 
     def child(self, label: str, value: Any, depth: int, path_ids: set[int]) -> dict[str, Any]:
         """Preview of a child under ``label``; redacted when the label names a secret."""
-        if self.is_secret(_label_key(label)):
+        key = _label_key(label)
+        if self.is_secret(key) and self.options.redacts(key, value):
             self.secret_values.append(value)
             return redacted_preview(value)
         return self.node(value, depth + 1, path_ids)
@@ -246,6 +240,7 @@ class PreviewBuilder:
         kids = []
         text_limit = min(self.options.max_string, self.options.max_repr)
         secrets, node_of = self._secrets, self.node
+        shapes = self.options.secret_shapes and self.options.redact_secrets
         reuse = self.reuse if depth == 0 else None
         try:
             for position, (label, key, value) in enumerate(items):
@@ -253,7 +248,7 @@ class PreviewBuilder:
                     secret = secrets.get(key)
                     if secret is None:
                         secret = self.is_secret(key)
-                    if secret:
+                    if secret and self.options.redacts(key, value):
                         self.secret_values.append(value)
                         kids.append([label, redacted_preview(value)])
                         continue
@@ -264,6 +259,8 @@ class PreviewBuilder:
                         continue
                 if type(value) is str:  # the commonest leaf, inlined
                     size = len(value)
+                    if shapes and size >= 16:
+                        self.secret_values.extend(secret_shapes.find(value))
                     text = repr(value if size <= text_limit else value[:text_limit])
                     if len(text) > text_limit:
                         text = text[:text_limit - 1] + "…"
@@ -300,8 +297,8 @@ class PreviewBuilder:
                 return items, tuple.__len__(obj)
             if issubclass(cls, (set, frozenset)):
                 base = set if issubclass(cls, set) else frozenset
-                iterator = base.__iter__(obj)
-                return ([(f"{{{i}}}", v) for i, v in enumerate(itertools.islice(iterator, limit))],
+                members = member_order(base.__iter__(obj), base.__len__(obj))
+                return ([(f"{{{i}}}", v) for i, v in enumerate(members[:limit])],
                         base.__len__(obj))
             if issubclass(cls, _LEAF_TYPES):
                 return None
@@ -353,7 +350,8 @@ _SECRET_CACHES: dict[tuple, dict[Any, bool]] = {}
 def secret_cache(options: ValueOptions) -> dict[Any, bool]:
     """A process-wide ``name -> is secret`` cache for ``options``' patterns (names repeat at
     every step; the cache is cleared when it grows past 20,000 names)."""
-    key = (options.secret_patterns, options.secret_exempt, options.redact_secrets)
+    key = (options.secret_patterns, options.secret_exempt, options.secret_words,
+           options.redact_secrets)
     cache = _SECRET_CACHES.get(key)
     if cache is None:
         cache = _SECRET_CACHES[key] = {}

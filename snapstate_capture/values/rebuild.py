@@ -55,3 +55,39 @@ def make_typevar(name: str, constraints: tuple, bound: Any, covariant: bool,
     """Recreate a ``TypeVar`` that was not importable (created inside a function)."""
     return typing.TypeVar(name, *constraints, bound=bound, covariant=covariant,
                           contravariant=contravariant)
+
+
+def function_skeleton(code_bytes: bytes, module: str, name: str, qualname: str,
+                      cells: int) -> Any:
+    """A function of marshaled ``code_bytes`` whose globals are those of ``module`` (imported;
+    ``__main__``: the loading process's main module) and ``cells`` empty closure cells, to be
+    filled by ``fill_function`` once the parts it refers to exist (a closure may refer back to
+    itself through them). Used for functions pickle cannot name: local functions, closures,
+    lambdas — written by the C pickler instead of dill."""
+    import marshal
+    import sys
+    import types
+
+    code = marshal.loads(code_bytes)
+    owner = sys.modules.get(module) or importlib.import_module(module)
+    closure = tuple(types.CellType() for _ in range(cells)) or None
+    func = types.FunctionType(code, owner.__dict__, name, None, closure)
+    func.__qualname__ = qualname
+    return func
+
+
+#: Marks a closure cell that held nothing (a name not yet bound) in ``fill_function``'s state.
+EMPTY_CELL = "snapstate.empty-cell"
+
+
+def fill_function(func: Any, state: tuple) -> None:
+    """Set a ``function_skeleton``'s defaults, keyword defaults, cell contents and attributes
+    from ``state``."""
+    defaults, kwdefaults, contents, attributes = state
+    func.__defaults__ = defaults
+    func.__kwdefaults__ = kwdefaults
+    for cell, value in zip(func.__closure__ or (), contents):
+        if not (isinstance(value, str) and value == EMPTY_CELL):
+            cell.cell_contents = value
+    if attributes:
+        func.__dict__.update(attributes)

@@ -16,6 +16,7 @@ the fast path (``payload.py``).
 from __future__ import annotations
 
 import importlib
+import marshal
 import sys
 import types
 import typing
@@ -61,6 +62,33 @@ def module_reduce(module: types.ModuleType) -> tuple | None:
     if isinstance(name, str) and sys.modules.get(name) is module:
         return importlib.import_module, (name,)
     return None
+
+
+def function_reduce(func: types.FunctionType) -> Any:
+    """A function pickle cannot name (a closure, a local function, a lambda) as a reduction the
+    C pickler writes: its marshaled code, module, names and cell count, then — as state, so a
+    closure referring back to itself through its cells is written once — its defaults, cell
+    contents and attributes (``rebuild.function_skeleton`` / ``fill_function``). dill wrote
+    these in pure Python, copying the closure's whole world at every step; NotImplemented
+    (the usual way) for a function whose code or module cannot be referred to."""
+    module = func.__module__
+    if not isinstance(module, str) or module not in sys.modules:
+        return NotImplemented
+    try:
+        code = marshal.dumps(func.__code__)
+    except ValueError:
+        return NotImplemented
+    contents = []
+    for cell in func.__closure__ or ():
+        try:
+            contents.append(cell.cell_contents)
+        except ValueError:  # an empty cell: a name the function refers to, not yet bound
+            contents.append(rebuild.EMPTY_CELL)
+    attributes = func.__dict__ or None
+    return (rebuild.function_skeleton,
+            (code, module, func.__name__, func.__qualname__, len(contents)),
+            (func.__defaults__, func.__kwdefaults__, tuple(contents), attributes),
+            None, None, rebuild.fill_function)
 
 
 @REDUCERS.register(types.ModuleType)

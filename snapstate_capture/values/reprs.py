@@ -37,7 +37,7 @@ def exc_text(exc: BaseException) -> str:
     """``str(exc)``, or ``"?"`` when even that raises."""
     try:
         return str(exc)
-    except BaseException:  # noqa: BLE001 - str() of a hostile exception
+    except Exception:  # noqa: BLE001 - str() of a hostile exception
         return "?"
 
 
@@ -88,9 +88,7 @@ def safe_repr(obj: Any, limit: int, slow_seconds: float | None = None) -> str:
                 return f"<repr failed: SlowRepr: took {took:.2f} s>"
             return slow_repr_note(cls) or "<repr failed: SlowRepr>"
         return clip(text, limit)
-    except BaseException as exc:  # noqa: BLE001 - a user's __repr__ may raise anything
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
+    except Exception as exc:  # noqa: BLE001 - a user's __repr__ may raise anything
         return failed(exc)
 
 

@@ -27,8 +27,9 @@ import weakref
 from typing import Any
 
 from ..options import ValueOptions
+from . import secret_shapes
 from .placeholder import Placeholder
-from .reducers import REDUCERS, Refusal, importable
+from .reducers import REDUCERS, Refusal, function_reduce, importable
 from .reprs import clip, failed, safe_repr, type_name
 from . import rebuild
 
@@ -36,6 +37,7 @@ PROTOCOL = 5
 #: Deeper parts are left to the pickler as they are (the walk recurses in Python).
 MAX_DEPTH = 150
 REDACTED_REASON = "redacted: secret name"
+REDACTED_SHAPE = "redacted: holds a credential"
 
 _ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes, bytearray, range, slice,
                      type(Ellipsis), type(NotImplemented)})
@@ -73,6 +75,12 @@ class PartWalker:
         """Return ``obj`` or its replacement (a Placeholder or a container copy)."""
         cls = type(obj)
         if cls in _ATOMIC:
+            if cls is str and self.options.secret_shapes and self.options.redact_secrets:
+                found = secret_shapes.find(obj)
+                if found:  # a credential by its shape (secret_shapes.py): only it is scrubbed
+                    self.redacted.append(path)
+                    self.secret_values.extend(found)
+                    return Placeholder("builtins.str", "<redacted>", REDACTED_SHAPE, path)
             return obj
         key = id(obj)
         if key in self.memo:
@@ -99,7 +107,7 @@ class PartWalker:
         if cls is set or cls is frozenset:
             return self._set(obj, path, depth)
         if isinstance(obj, _GLOBALS):
-            return self._global(obj, path)
+            return self._global(obj, path, depth)
         return self._object(obj, path, depth)
 
     # -- outcomes --------------------------------------------------------------------------
@@ -125,10 +133,14 @@ class PartWalker:
         return self._placeholder(obj, path, reason)
 
     # -- kinds -----------------------------------------------------------------------------
-    def _global(self, obj: Any, path: str) -> Any:
+    def _global(self, obj: Any, path: str, depth: int = 0) -> Any:
         if importable(obj):
             self.memo[id(obj)] = obj
             return obj
+        if type(obj) is types.FunctionType:  # a closure: the C pickler writes it, parts walked
+            reduced = function_reduce(obj)
+            if reduced is not NotImplemented:
+                return self._reduced(obj, reduced, path, depth, forced=False)
         return self._by_dill(obj, path, f"{type(obj).__name__} {getattr(obj, '__qualname__', '?')}"
                                         " is not importable and dill cannot copy it")
 
@@ -139,7 +151,7 @@ class PartWalker:
         out, changed = [], False
         for k, v in pairs:
             new_k = self.visit(k, path, depth + 1)
-            if isinstance(k, str) and self.options.is_secret(k):
+            if isinstance(k, str) and self.options.redacts(k, v):
                 new_v = self._redact(v, self._key_path(path, k))
             else:
                 new_v = self.visit(v, self._key_path(path, k), depth + 1)
@@ -229,7 +241,7 @@ class PartWalker:
 
     def _attr_or_visit(self, label: str, value: Any, depth: int) -> Any:
         name = label.rpartition(".")[2] if "." in label else ""
-        if name and self.options.is_secret(name):
+        if name and self.options.redacts(name, value):
             return self._redact(value, label)
         return self.visit(value, label, depth + 1)
 
@@ -238,7 +250,7 @@ class PartWalker:
         for name, value in dict.items(attrs):
             label = f"{path}.{name}"
             new = (self._redact(value, label) if isinstance(name, str)
-                   and self.options.is_secret(name) else self.visit(value, label, depth + 1))
+                   and self.options.redacts(name, value) else self.visit(value, label, depth + 1))
             changed = changed or new is not value
             out[name] = new
         return (out, True) if changed else (attrs, False)

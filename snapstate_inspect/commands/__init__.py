@@ -30,6 +30,7 @@ NAMES = (
     "pull",
     "store",
     "gc",
+    "serve",
 )
 
 

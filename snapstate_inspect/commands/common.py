@@ -51,5 +51,9 @@ def print_json(data: Any) -> None:
 
 
 def console() -> Console:
-    """A Rich console for human output: never interprets markup or emoji from data."""
-    return Console(markup=False, emoji=False, highlight=False, soft_wrap=False)
+    """A Rich console for human output: never interprets markup or emoji from data. On a
+    terminal, lines wrap at its width; piped or redirected, a line is never broken (Rich
+    would otherwise cut it at 80 columns, in the middle of ``… 146 steps)``)."""
+    terminal = sys.stdout.isatty()
+    return Console(markup=False, emoji=False, highlight=False, soft_wrap=not terminal,
+                   width=None if terminal else 10_000)

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 from snapstate_capture import SnapStateError, Timeline
 
+from ..progress import add_quiet_argument, bar as progress_bar
 from .common import console, open_file, pick_step, print_json
 
 EXIT_SAME, EXIT_DIFFERENT = 0, 1
@@ -88,6 +89,7 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", nargs=2, type=int, metavar=("N", "M"), default=None,
                         help="diff steps N and M of one file's run")
     parser.add_argument("--json", action="store_true", help="print JSON (stable form)")
+    add_quiet_argument(parser)
     parser.add_argument("--full", action="store_true",
                         help="diff whole loaded values instead of previews (runs signed with "
                              "your key, or any run with --trust; others fall back to previews)")
@@ -206,8 +208,9 @@ def run(args: argparse.Namespace) -> int:
             else:
                 console().print(render_step_report(result, ta, ra, tb, rb))
             return EXIT_SAME if result.identical else EXIT_DIFFERENT
-        run_diff = diff_runs(ra, rb, options=options, max_regions=max(args.max_regions, 0),
-                             strict=args.strict)
+        with progress_bar("comparing", quiet=args.quiet or args.json) as update:
+            run_diff = diff_runs(ra, rb, options=options, max_regions=max(args.max_regions, 0),
+                                 strict=args.strict, progress=update)
         if args.json:
             print_json(run_report_json(run_diff, ta, tb))
         else:

@@ -13,6 +13,7 @@ from snapstate_capture import SnapStateError
 from snapstate_capture.store.maintenance import (GcReport, collect_garbage, parse_duration,
                                                  parse_size)
 
+from ..progress import add_quiet_argument, bar as progress_bar
 from .common import add_file_argument, print_json
 
 
@@ -32,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="remove the oldest runs until the data fits SIZE (500MB, 2GB)")
     parser.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
     parser.add_argument("--json", action="store_true", help="print JSON (stable form)")
+    add_quiet_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -43,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
         size = parse_size(args.max_size) if args.max_size else None
     except ValueError as exc:
         raise SnapStateError(f"{args.file}: {exc}") from None
-    report = collect_garbage(args.file, keep_runs=args.keep_runs, older_than=older,
-                             max_size=size, dry_run=args.dry_run)
+    with progress_bar("collecting", quiet=args.quiet or args.json, unit="") as update:
+        report = collect_garbage(args.file, keep_runs=args.keep_runs, older_than=older,
+                                 max_size=size, dry_run=args.dry_run, progress=update)
     if args.json:
         print_json(report_json(report))
     else:

@@ -10,6 +10,7 @@ import argparse
 
 from snapstate_capture.trust.transfer import copy_run
 
+from ..progress import add_quiet_argument, bar as progress_bar
 from .push import describe
 
 
@@ -21,9 +22,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--run", metavar="ID", required=True, help="run id or unique prefix")
     parser.add_argument("-o", "--output", metavar="FILE", required=True,
                         help="the timeline file to copy it into")
+    add_quiet_argument(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print(describe(copy_run(args.url, args.output, run_id=args.run), "pulled"))
+    with progress_bar("pulling", quiet=args.quiet, unit="steps+blobs") as update:
+        report = copy_run(args.url, args.output, run_id=args.run, progress=update)
+    print(describe(report, "pulled"))
     return 0

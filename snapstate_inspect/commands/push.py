@@ -10,6 +10,7 @@ import argparse
 
 from snapstate_capture.trust.transfer import copy_run
 
+from ..progress import add_quiet_argument, bar as progress_bar
 from .common import add_run_argument
 
 
@@ -21,11 +22,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("file", metavar="FILE", help="the timeline file the run is in")
     parser.add_argument("url", metavar="URL", help="the store (postgresql://…) or another file")
     add_run_argument(parser)
+    add_quiet_argument(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    report = copy_run(args.file, args.url, run_id=args.run)
+    with progress_bar("pushing", quiet=args.quiet, unit="steps+blobs") as update:
+        report = copy_run(args.file, args.url, run_id=args.run, progress=update)
     print(describe(report, "pushed"))
     return 0
 

@@ -14,6 +14,7 @@ command that opens it are printed on stderr at the end.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import runpy
@@ -21,6 +22,7 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,9 @@ from snapstate_capture.capture import hashseed
 from snapstate_capture import record as record_block
 from snapstate_capture.capture.environment import entry_facts
 from snapstate_capture.errors import SnapStateError
+
+from ..progress import bar as progress_bar, wanted as progress_wanted
+from .common import open_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--patch-nondeterminism", action="store_true",
                         help="serve clocks, datetime.now, random, uuid, os.urandom, secrets "
                              "and input from the recording on replay, whoever calls them")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress line of steps written (there is none when stderr "
+                             "is not a terminal)")
     parser.add_argument("-m", dest="module", metavar="MODULE", default=None,
                         nargs=argparse.REMAINDER,
                         help="run library module as a script (like python -m); the rest of "
@@ -96,12 +104,46 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     outcome: BaseException | None = None
     try:
-        outcome = _run_program(block, args.module, target, argv)
+        with _steps_written(block, output, quiet=args.quiet or not args.trace):
+            outcome = _run_program(block, args.module, target, argv)
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous_term)
+        _note_compiled(args.include, args.exclude)
         _report(block, output)
     return _exit(outcome)
+
+
+@contextlib.contextmanager
+def _steps_written(block: record_block, output: Path, *, quiet: bool) -> Iterator[None]:
+    """While a traced program runs: a bar of the steps written so far, on stderr when it is a
+    terminal, read from the file four times a second by a thread of its own (never traced,
+    daemon: the program's own end is not held up). The bar is gone when the program is."""
+    if not progress_wanted(quiet):
+        yield
+        return
+    stop = threading.Event()
+
+    def watch(update) -> None:  # noqa: ANN001
+        sys.settrace(None)
+        while not stop.wait(0.25):
+            if block.run_id is None or not output.exists():
+                continue
+            try:
+                with open_file(str(output)) as timeline:
+                    update(timeline.run(block.run_id).step_count or 0, 0)
+            except Exception:  # noqa: BLE001 - a bar must never stop the recording
+                continue
+
+    with progress_bar("recording", quiet=quiet, unit="steps written") as update:
+        watcher = threading.Thread(target=watch, args=(update,), name="snapstate-progress",
+                                   daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join(timeout=1.0)
 
 
 def _run_program(block: record_block, module: str | None, target: str,
@@ -159,9 +201,16 @@ def _run_script(target: str) -> None:
 
 
 def _join_threads() -> None:
-    """Wait for non-daemon threads, as the interpreter does at exit, so they are recorded."""
+    """Wait for non-daemon threads, as the interpreter does at exit, so they are recorded.
+
+    Idle thread-pool workers (``concurrent.futures``, asyncio's default executor) are left
+    to the interpreter: they end only once its exit hook has told their pools to shut down,
+    so joining them here would wait forever (an Agents SDK run's sync tools leave some)."""
+    pool_worker = getattr(sys.modules.get("concurrent.futures.thread"), "_worker", None)
     for thread in threading.enumerate():
         if thread is threading.current_thread() or thread.daemon:
+            continue
+        if pool_worker is not None and getattr(thread, "_target", None) is pool_worker:
             continue
         thread.join()
 
@@ -280,6 +329,29 @@ def _warn_untraced(module: str | None, path: str | None, include: list[str],
     what = f"{module} ({path})" if module else path
     sys.stderr.write(f"snapstate: note: {what} will not be traced: {why}; "
                      f"to trace it add --include '{glob}'\n")
+
+
+def _note_compiled(include: list[str], exclude: list[str]) -> None:
+    """One note per package whose modules the trace rule selects but which are compiled to C
+    (mypyc, Cython, C extensions): their code runs without Python frames, so no step comes
+    from it. Read from ``sys.modules`` after the run, each module's ``__file__`` taken from its
+    namespace (no module ``__getattr__`` runs)."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    from snapstate_capture.tracing.include import IncludeRule
+
+    rule = IncludeRule(include, exclude)
+    noted: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        namespace = getattr(module, "__dict__", None)
+        path = namespace.get("__file__") if isinstance(namespace, dict) else None
+        top = name.partition(".")[0]
+        if (not isinstance(path, str) or top in noted
+                or not path.endswith(tuple(EXTENSION_SUFFIXES)) or not rule.includes(path)):
+            continue
+        noted.add(top)
+        sys.stderr.write(f"snapstate: note: {top} is compiled to C ({os.path.basename(path)}):"
+                         " its code runs without Python frames and cannot be traced\n")
 
 
 def _default_output(label: str) -> Path:

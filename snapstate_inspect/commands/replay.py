@@ -1,5 +1,6 @@
-"""``snapstate replay FILE [--run ID] [--to N] [--pdb | --console | --live] [--allow-drift]
-[--live-effects NAME...] [--trust] [--json]``: re-run a recorded run and check it step by step.
+"""``snapstate replay FILE [--run ID] [--to N] [--pdb | --console | --debugpy [--listen
+HOST:PORT] | --live] [--allow-drift] [--live-effects NAME...] [--trust] [--json]``: re-run a
+recorded run and check it step by step.
 
 The run's entry is started again in a child process with every effect served from the journal
 (DESIGN.md "Replay and fork"). Exit codes: 0 no divergence (or a fork was made), 1 divergence,
@@ -9,17 +10,20 @@ The run's entry is started again in a child process with every effect served fro
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from typing import Any
 
 from rich.console import Group
 from rich.text import Text
 
 from snapstate_capture import Run, SnapStateError, Timeline
+from snapstate_capture.replay.dap_stop import DEFAULT_LISTEN, parse_listen
 from snapstate_capture.replay.drift import Drift, find_drift
 from snapstate_capture.replay.linemap import patched_only
 from snapstate_capture.replay.launch import replay
 from snapstate_capture.trust.gate import require_trust
 
+from ..progress import add_quiet_argument, bar as progress_bar, wanted as progress_wanted
 from ..safe_text import plain
 from .common import add_file_argument, add_run_argument, console, open_file, print_json
 
@@ -42,8 +46,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="at step N, enter pdb on the live frame")
     mode.add_argument("--console", dest="mode", action="store_const", const="console",
                       help="at step N, open a console with the frame's locals and globals")
+    mode.add_argument("--debugpy", dest="mode", action="store_const", const="debugpy",
+                      help="at step N, wait for your IDE's debugger (DAP: VS Code, PyCharm, "
+                           "nvim-dap) with the live frame stopped there (snapstate[debug])")
     mode.add_argument("--live", dest="mode", action="store_const", const="live",
                       help="from step N, continue live as a fork recorded in the same file")
+    parser.add_argument("--listen", default=None, metavar="HOST:PORT",
+                        help=f"where --debugpy listens (default {DEFAULT_LISTEN})")
     add_common_arguments(parser)
     parser.add_argument("--live-effects", nargs="+", default=[], metavar="NAME",
                         help="effects that run for real instead of being served (e.g. input)")
@@ -59,6 +68,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
                              "runs the program it names and loads its payloads (effect "
                              "results), which runs code from the file")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_quiet_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,6 +85,14 @@ def run(args: argparse.Namespace) -> int:
         elif args.mode:
             raise SnapStateError(f"{timeline.path}: --{args.mode} needs --to N (the step to "
                                  "stop at)")
+        if args.listen is not None and args.mode != "debugpy":
+            raise SnapStateError("--listen goes with --debugpy")
+        if args.mode == "debugpy" and importlib.util.find_spec("debugpy") is None:
+            raise SnapStateError("--debugpy needs debugpy: pip install 'snapstate[debug]'")
+        try:
+            parse_listen(args.listen or DEFAULT_LISTEN)
+        except ValueError as exc:
+            raise SnapStateError(str(exc)) from None
         return replay_and_report(timeline, chosen, args, to=to, mode=args.mode or "check",
                                  live_effects=args.live_effects)
 
@@ -100,8 +118,15 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
             print_json({"status": "drift", "drift": [d.to_json() for d in drift]})
         raise SnapStateError(f"{timeline.path}: code changed since the recording "
                              f"({len(drift)} file(s)); pass --allow-drift to replay anyway")
-    result = replay(chosen, to=to, mode=mode, live_effects=live_effects, trust=True,
-                    progress=not args.json, remap_lines=remap)
+    # A bar only while nothing else uses the terminal: not before pdb, a console, a debugger
+    # or a live fork takes it over.
+    with progress_bar("replaying", quiet=args.quiet or args.json or mode != "check") as update:
+        result = replay(chosen, to=to, mode=mode, live_effects=live_effects, trust=True,
+                        progress=not args.json,
+                        listen=getattr(args, "listen", None) or DEFAULT_LISTEN,
+                        on_progress=update if progress_wanted(args.quiet or args.json
+                                                               or mode != "check") else None,
+                        remap_lines=remap)
     if args.json:
         print_json({**result, "drift": [d.to_json() for d in drift]})
     if result.get("status") == "error":

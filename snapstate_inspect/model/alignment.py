@@ -24,7 +24,7 @@ changed). ``strict=True`` counts them too (the first divergence is then that fir
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -285,13 +285,15 @@ class RunDiff:
 
 
 def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions: int = 20,
-              time_limit: float = 60.0, strict: bool = False) -> RunDiff:
+              time_limit: float = 60.0, strict: bool = False,
+              progress: Callable[[int, int], None] | None = None) -> RunDiff:
     """Align runs ``a`` and ``b`` and report their first divergence and divergent regions.
 
     ``max_regions`` bounds the regions given a step diff (the rest are counted in
     ``more_regions``); ``time_limit`` (seconds) bounds the state comparison of aligned steps —
     past it the result is ``partial`` and says from which step on it was not examined;
-    ``strict`` counts input differences as divergence (see the module docstring).
+    ``strict`` counts input differences as divergence (see the module docstring);
+    ``progress(done, total)`` is told how many steps of A have been compared.
     """
     differ = StepDiffer(options)
     steps_a, steps_b = list(a.steps), list(b.steps)
@@ -326,6 +328,8 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
                                     f"on were not compared (time limit {time_limit:g} s)")
                 break
             i, j = block.a_start + offset, block.b_start + offset
+            if progress is not None and not i % 256:
+                progress(i, len(steps_a))
             if differ.same_state(steps_a[i], steps_b[j], known, known_refs):
                 current = None
             elif current is None:
@@ -383,7 +387,9 @@ def _first(region: Region, steps_a: list[Step], steps_b: list[Step]) -> Divergen
     a_step = region.a_start if region.a_start < len(steps_a) else None
     b_step = region.b_start if region.b_start < len(steps_b) else None
     if region.kind == "state":
-        names = ", ".join(var.name for _, var in region.diff.variables()) if region.diff else ""
+        # each name once: the same variable differs in every frame that holds it
+        names = ", ".join(dict.fromkeys(var.name for _, var in region.diff.variables())
+                          ) if region.diff else ""
         message = f"step {a_step} of A and step {b_step} of B differ in state" + (
             f": {names}" if names else "")
         return Divergence(a_step, b_step, "state", message, region.diff)

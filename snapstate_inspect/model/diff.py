@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from snapstate_capture import Frame, SnapStateError, Step, UntrustedPayloadError, Value
+from snapstate_capture.values.identity import same_objects
 
 from .value_diff import Budget, Change, DiffOptions, ValueDiff, diff_objects, diff_previews
 
@@ -235,11 +236,15 @@ class StepDiffer:
         return VariableDiff(name, "changed", _summary(a), _summary(b), diff)
 
     def _compare(self, a: Value, b: Value, budget: Budget) -> ValueDiff:
+        if a.identity and b.identity and a.identity == b.identity:
+            return ValueDiff()  # the same value (docs/value-identity.md), whatever the bytes
         if self.options.full_values:
             if a.payload_key and a.payload_key == b.payload_key:
                 return ValueDiff()
             loaded = _load_both(a, b, trust=self.options.trust)
             if isinstance(loaded, tuple):
+                if same_objects(loaded[0], loaded[1]):
+                    return ValueDiff()
                 return diff_objects(loaded[0], loaded[1], options=self.options, budget=budget)
             result = self._compare_previews(a, b, budget)
             result.note(f"compared previews: {loaded}")
@@ -250,11 +255,16 @@ class StepDiffer:
         if _inline(a) or _inline(b):
             return diff_previews(a.preview, b.preview, options=self.options, budget=budget)
         if a.preview_key == b.preview_key:
-            if a.payload_key != b.payload_key and not _complete(a.preview):
+            if (a.payload_key != b.payload_key and not _complete(a.preview)
+                    and not a.identity):
                 return ValueDiff([Change("", "hidden", a.repr, b.repr)], notes=[
                     "the values differ beyond what the preview shows; --full compares them"])
             return ValueDiff()
-        return diff_previews(*_previews(a, b), options=self.options, budget=budget)
+        result = diff_previews(*_previews(a, b), options=self.options, budget=budget)
+        if result.empty and a.identity != b.identity:
+            return ValueDiff([Change("", "hidden", a.repr, b.repr)], notes=[
+                "the values differ beyond what the preview shows; --full compares them"])
+        return result
 
 
 def _top(value: Value) -> dict[str, Any]:
@@ -283,9 +293,20 @@ def _previews(a: Value, b: Value) -> tuple[dict[str, Any], dict[str, Any]]:
         if (isinstance(top_a, dict) and isinstance(top_b, dict)
                 and isinstance(top_a.get("kids"), str) and top_a.get("kids") == top_b.get("kids")):
             strip = {"children": []}
-            return ({k: v for k, v in top_a.items() if k != "kids"} | strip,
-                    {k: v for k, v in top_b.items() if k != "kids"} | strip)
-    return a.preview, b.preview
+            return ({k: v for k, v in top_a.items() if k not in _NOT_SHOWN} | strip,
+                    {k: v for k, v in top_b.items() if k not in _NOT_SHOWN} | strip)
+    return _shown(a.preview), _shown(b.preview)
+
+
+#: Preview keys that are no part of what a diff shows: the identity digest decides sameness
+#: (``_compare``), it is no difference to list; ``kids`` is the children blob's key.
+_NOT_SHOWN = frozenset({"kids", "identity"})
+
+
+def _shown(preview: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(preview, dict) and "identity" in preview:
+        return {k: v for k, v in preview.items() if k != "identity"}
+    return preview
 
 
 def change_keys(frame: str, var: VariableDiff) -> set[tuple]:

@@ -43,7 +43,8 @@ class CompareScreen(Screen[None]):
         Binding("f", "first_divergence", "First divergence"),
         Binding("n", "next_divergence", "Next divergence"),
         Binding("p", "prev_divergence", "Previous divergence"),
-        Binding("q", "close", "Close"),
+        Binding("escape", "close", "Close the comparison"),
+        Binding("q", "quit", "Quit"),  # as on every screen of the inspector
     ]
 
     def __init__(self, run_a: Run, run_b: Run, *, options: DiffOptions | None = None) -> None:
@@ -177,3 +178,6 @@ class CompareScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss()
+
+    def action_quit(self) -> None:
+        self.app.exit()

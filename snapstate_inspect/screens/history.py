@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from snapstate_capture import SnapStateError, Value
 
 from ..model.values import VariableKey, children
+from ..model.conversation import describe_change
 from ..model.var_history import Change, Progress, iter_changes
 from ..safe_text import plain
 
@@ -76,13 +77,17 @@ class VariableHistoryScreen(ModalScreen[int | None]):
             app.call_from_thread(app.notify, f"history stopped: {exc}", severity="error")
         app.call_from_thread(self._add, batch, None)
 
-    def _repr(self, ref: dict[str, Any] | None) -> str:
+    def _node(self, ref: dict[str, Any] | None) -> dict[str, Any] | None:
         if ref is None:
-            return "∅"
+            return None
         node: dict[str, Any] | None = self.app.loader.load(
             Value(self.app.current_run.timeline, self.key.name, ref))
         for label in self.key.path:
             node = dict(children(node)).get(label) if node is not None else None
+        return node
+
+    def _repr(self, ref: dict[str, Any] | None) -> str:
+        node = self._node(ref)
         if node is None:
             return "∅"
         text = str(node.get("repr", ""))
@@ -92,6 +97,11 @@ class VariableHistoryScreen(ModalScreen[int | None]):
         text = Text(f"step {change.step:>8}  ", style="bold")
         text.append({"added": "+ ", "removed": "- ", "changed": "~ "}[change.kind],
                      style={"added": "green", "removed": "red", "changed": "yellow"}[change.kind])
+        if change.kind == "changed":  # a conversation says which message came, not two reprs
+            said = describe_change(self._node(change.old), self._node(change.new))
+            if said is not None:
+                text.append_text(plain(said))
+                return text
         text.append_text(plain(self._repr(change.old), "dim"))
         text.append(" → ")
         text.append_text(plain(self._repr(change.new)))

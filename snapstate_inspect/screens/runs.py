@@ -30,8 +30,7 @@ def run_label(run: Run, current: bool) -> Text:
     text.append(f"  {run.step_count} steps  ")
     text.append(dt.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M:%S"), style="dim")
     if run.parent is not None:
-        lease = run.timeline.leases().get(run.parent.run_id)
-        if lease is not None and lease.continued_as == run.id:  # a resume made it
+        if run.continues:  # a resume made it
             text.append(f"  continues {run.parent.run_id[:8]} after step {run.parent.step}",
                         style="cyan")
         else:

@@ -50,9 +50,9 @@ class SearchScreen(ModalScreen[int | None]):
         if not query:
             self.action_close()
             return
+        self.app.start_search(query)  # stopping the old search refreshes this list: first
         self._listed = 0
         self.query_one(OptionList).clear_options()
-        self.app.start_search(query)
         self.refresh_hits()
 
     def refresh_hits(self) -> None:

@@ -89,7 +89,8 @@ class SourceView(ScrollView, can_focus=True):
 
     def show(self, key: str | None, lines: tuple[str, ...], filename: str, lineno: int) -> None:
         """Show ``lines`` (the saved file, cache key ``key``) with ``lineno`` (1-based) marked."""
-        if key != self._key:
+        key_changed = key != self._key
+        if key_changed:
             self._key = key
             self._strips.clear()
             cached = self._highlighted.get(key) if key else None
@@ -107,6 +108,8 @@ class SourceView(ScrollView, can_focus=True):
         width = max((line.cell_len for line in self._lines), default=0) + 8
         self.virtual_size = Size(width, max(len(self._lines), 1))
         self.center_line()
+        if key_changed:  # again once laid out: scrollbars coming or going change the height
+            self.call_after_refresh(self.center_line)
         self.refresh()
 
     @work(thread=True, exclusive=True, group="source-highlight")
@@ -125,8 +128,11 @@ class SourceView(ScrollView, can_focus=True):
     def center_line(self) -> None:
         """Scroll so the marked line sits in the middle of the view."""
         height = max(self.scrollable_content_region.height, 1)
+        # force: the scrollbars follow the new file's length only at the next layout; before
+        # it, a view that showed a short file refuses to scroll (it stayed at the top after a
+        # jump into a long file, until n then p)
         self.scroll_to(x=0, y=max(self._lineno - 1 - height // 2, 0), animate=False,
-                       immediate=True)
+                       immediate=True, force=True)
 
     def on_resize(self) -> None:
         self._strips.clear()

@@ -29,8 +29,19 @@ MARKERS = {"call": "▶", "return": "◀", "line": "·", "exception": "✖", "ch
            "effect": "⇄", "gap": "┄", "waiting": "⏸"}
 
 
+def _fork_origin(run: Run) -> float:
+    """When a fork's history began: its parent's start (or its first step's time, when the
+    parent is gone from the file), never later than the fork's own start."""
+    try:
+        return min(run.timeline.run(run.parent.run_id).started, run.started)
+    except SnapStateError:
+        first = run.steps.summaries(0, 1)
+        return min(first[0].wall_time, run.started) if first else run.started
+
+
 def format_offset(seconds: float) -> str:
-    """``+1.234s``, ``+12m05s`` or ``+3h07m``: time since the run started."""
+    """``+1.234s``, ``+12m05s`` or ``+3h07m``: time since the run started (for a fork, since
+    its parent started: its first steps are the parent's, copied with their times)."""
     if seconds < 0:
         seconds = 0.0
     if seconds < 60:
@@ -104,6 +115,8 @@ class TimelineView(ScrollView, can_focus=True):
         """Show ``run`` with ``count`` steps (rows re-read from the file)."""
         self._run = run
         self._started = run.started
+        if run.parent is not None:  # a fork's first steps are its parent's, with their times
+            self._started = _fork_origin(run)
         self._blocks.clear()
         self._strips.clear()
         self.set_count(count)

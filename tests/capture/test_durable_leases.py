@@ -79,10 +79,10 @@ def test_a_run_is_continued_once_and_only_under_a_live_lease(recorded):
             writer.close()
 
 
-def test_a_format_3_file_is_read_without_leases_and_migrated_when_written(recorded):
+def test_a_format_5_file_is_read_without_leases_and_migrated_when_written(recorded):
     path, run_id = recorded
     conn = sqlite3.connect(path)
-    conn.executescript("DROP TABLE leases; PRAGMA user_version=3;")
+    conn.executescript("DROP TABLE leases; PRAGMA user_version=5;")
     conn.close()
     with snap.open_timeline(path) as timeline:
         assert timeline.runs[0].status == "finished"
@@ -91,7 +91,7 @@ def test_a_format_3_file_is_read_without_leases_and_migrated_when_written(record
         holder, before = store.acquire(run_id, ttl=30)
         assert before is None
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 4
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 6
     conn.close()
     with snap.open_timeline(path) as timeline:
         assert timeline.leases()[run_id].holder.token == holder.token

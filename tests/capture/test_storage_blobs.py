@@ -8,6 +8,7 @@ import os
 import pytest
 
 import snapstate_capture as snap
+from snapstate_capture.errors import WriteFailed
 from snapstate_capture.store.hashing import GENESIS, content_hash
 from snapstate_capture.store import blobs
 
@@ -86,8 +87,6 @@ def test_delta_chains_are_bounded_by_the_writer(tmp_path):
 def test_rolled_back_blobs_are_forgotten(tmp_path):
     """A step whose transaction fails leaves no trace in the writer: its blobs are written
     again by the next step, never skipped as known or used as a delta base."""
-    import sqlite3 as _sqlite3
-
     from snapstate_capture.store.writer import StepRecord, TimelineWriter
 
     writer = TimelineWriter(tmp_path / "rb.snap")
@@ -100,14 +99,14 @@ def test_rolled_back_blobs_are_forgotten(tmp_path):
                           frames=[key], blobs={key: data})
 
     writer.append_step(run_id, record(b"first step"))
-    good = writer._chain[run_id]
-    writer._chain[run_id] = (0, GENESIS)  # step 0 again: the INSERT fails on its primary key
+    good = writer._states[run_id]
+    writer._states[run_id] = good.with_steps(0, GENESIS)  # step 0 again: the INSERT fails
     data = b"x" * 5000
-    with pytest.raises(_sqlite3.IntegrityError):
+    with pytest.raises(WriteFailed, match="UNIQUE constraint"):
         writer.append_step(run_id, record(data))
     key = content_hash(data).hex()
     assert not writer.has_blob(key) and key not in writer._recent
-    writer._chain[run_id] = good
+    writer._states[run_id] = good
     writer.append_step(run_id, record(data))
     writer.close()
     with snap.open_timeline(tmp_path / "rb.snap") as timeline:

@@ -68,7 +68,8 @@ def test_chunked_values_load_back_exactly_after_in_place_changes(snap_path):
     messages = [{"role": "user", "content": f"message {i}"} for i in range(300)]
     table = {f"k{i}": i for i in range(700)}
     expected = []
-    with snap.record(snap_path, name="chunks"):
+    exact = snap.CaptureOptions(deep_check_chunks=None)  # every chunk checked at every step
+    with snap.record(snap_path, name="chunks", options=exact):
         for step in range(6):
             messages.append({"role": "assistant", "content": f"reply {step}"})
             messages[3]["content"] = f"edited at {step}"  # in place, inside an old chunk
@@ -97,6 +98,8 @@ def test_reused_preview_equals_a_fresh_one(snap_path):
                                       payloads=False).preview)
     with snap.open_timeline(snap_path) as timeline:
         for step, fresh in zip(timeline.runs[-1].steps, seen):
+            # chunked containers carry no identity digest (docs/value-identity.md)
+            fresh = {k: v for k, v in fresh.items() if k != "identity"}
             assert step.frames[-1].locals["items"].preview == fresh
 
 

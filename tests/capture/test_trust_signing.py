@@ -42,7 +42,7 @@ def test_runs_are_signed_with_the_user_key(snap_path):
     conn = connect(snap_path)
     signature, key_id = conn.execute("SELECT signature, key_id FROM runs").fetchone()
     conn.close()
-    assert len(signature) == 32 and key_id == key.key_id
+    assert len(signature) == 48 and key_id == key.key_id  # run tag + HMAC-SHA256
     run = _only(_report(snap_path))
     assert (run.signature, run.steps, run.status) == ("valid", 4, "finished")
     assert run.intact and run.trusted
@@ -202,7 +202,7 @@ def test_effect_journal_is_covered_and_rolled_back_changes_do_not_advance_signer
            "outcome": "return", "value": {"p": "00" * 16}}
     writer.add_effect(run_id, row, {})
     with pytest.raises(Exception):
-        writer.add_effect(run_id, row, {})  # same seq: the insert fails and rolls back
+        writer.add_effect(run_id, {**row, "seq": 5, "name": None}, {})  # NOT NULL: rolled back
     writer.add_effect(run_id, {**row, "seq": 1}, {})
     writer.end_run(run_id, "finished")
     writer.close()

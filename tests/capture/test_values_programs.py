@@ -21,7 +21,7 @@ def test_enum_and_classes_of_main_keep_identity_on_load(tmp_path):
     _, checks = record_main(tmp_path)
     assert checks == {
         "color_identity": True,
-        "agent_serializer": "dill",
+        "agent_serializer": "pickle",  # the lambda part: by its code (issue 15)
         "agent_color_identity": True,
         "agent_class_identity": True,
         "module_identity": True,
@@ -39,7 +39,7 @@ def test_show_displays_previews_placeholders_and_capture_errors(tmp_path):
     assert "__main__.Agent" in text
     assert "[placeholder at agent.lock: a lock is live state: not serialized]" in text
     assert "[placeholder: a running generator cannot be saved]" in text
-    assert "(dill)" in text
+    assert "(dill)" not in text  # the lambda part is written by pickle now (issue 15)
     assert "capture errors (2)" in text
     as_json = run_cli("show", str(path), "--step", "0", "--json")
     frame = json.loads(as_json.stdout)["step"]["frames"][-1]["locals"]
@@ -47,7 +47,7 @@ def test_show_displays_previews_placeholders_and_capture_errors(tmp_path):
     assert frame["gen"]["placeholder"]["reason"] == "a running generator cannot be saved"
 
 
-def test_show_displays_redaction_and_not_loadable(tmp_path):
+def test_show_displays_redaction_without_loading_values(tmp_path):
     script = tmp_path / "prog.py"
     script.write_text(
         "import sys\n"
@@ -66,7 +66,7 @@ def test_show_displays_redaction_and_not_loadable(tmp_path):
     text = " ".join(shown.stdout.split())
     assert "'api_key': <redacted>" in text
     assert "[redacted: config['api_key']]" in text
-    assert "[not loadable: RuntimeError: no]" in text
+    assert "not loadable" not in text  # judged without running Fussy.__setstate__
     assert "k" * 12 not in shown.stdout
 
 

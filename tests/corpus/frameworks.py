@@ -79,9 +79,11 @@ class Agent:
             out.append(json.loads(stdout[start:]) if start >= 0 else None)
         return out
 
-    def kill_during(self, path: Path, call: str, *extra: str) -> None:
+    def kill_during(self, path: Path, call: str, *extra: str,
+                    after: str = "tool.read_notes") -> None:
         """Record with a slow weather service and SIGKILL the agent while ``call`` is in
-        flight (once it is noted in the side file)."""
+        flight (once it is noted in the side file) and the effect step ``after`` (the fast
+        tool of the same turn) is in the file."""
         child = subprocess.Popen([sys.executable, "-m", self.module, "--out", str(path),
                                   *extra], cwd=ROOT, env=self.env(SNAPSTATE_EXAMPLE_SLOW="30"),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -90,9 +92,18 @@ class Agent:
             if child.poll() is not None:
                 raise AssertionError(f"the agent ended early: {child.communicate()}")
             time.sleep(0.05)
-        time.sleep(0.5)  # the other tools of the turn (fast) finish and are recorded
+        while time.monotonic() < deadline and not _has_label(path, after):
+            time.sleep(0.1)
         child.send_signal(signal.SIGKILL)
         child.communicate()
+
+
+def _has_label(path: Path, label: str) -> bool:
+    try:
+        with snap.open_timeline(path) as timeline:
+            return any(step.label == label for step in timeline.runs[-1].steps)
+    except (snap.SnapStateError, IndexError):
+        return False  # not written yet
 
 
 def steps(path: Path, run: int = -1) -> list:

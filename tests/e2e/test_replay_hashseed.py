@@ -33,7 +33,8 @@ def _run(*args: str, cwd, seed: str | None) -> subprocess.CompletedProcess:
 def _entry(path):
     with snap.open_timeline(path) as timeline:
         run = timeline.runs[-1]
-        return run.entry, run.steps[0].extra["order"].repr
+        ordered = next(s for s in run.steps if s.label == "ordered")
+        return run.entry, ordered.extra["order"].repr
 
 
 def test_snapstate_record_chooses_a_seed_the_program_does_not_see(tmp_path):

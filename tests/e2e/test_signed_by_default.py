@@ -10,6 +10,7 @@ import shlex
 import sqlite3
 
 from snapstate_capture.store.writer import process_start_marker
+from tests.hostile import reseal
 from tests.conftest import run_cli
 from tests.e2e.replay_helpers import record_agent, runs_json, side_lines
 from tests.hostile import as_stranger, connect, flip_byte, payload_keys
@@ -83,12 +84,15 @@ def test_sign_refuses_a_live_run_and_signs_a_crashed_one(tmp_path, no_key_can_be
     conn.execute("UPDATE runs SET status='running', ended=NULL, pid=?, proc_start=?",
                  (os.getpid(), process_start_marker(os.getpid())))
     conn.commit()
+    run_id = conn.execute("SELECT id FROM runs").fetchone()[0]
+    reseal(path, run_id)  # the row as that recorder would have sealed it
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     sign = run_cli("sign", str(path))
     assert sign.returncode == 2 and "still being recorded" in sign.stderr
     conn.execute("UPDATE runs SET pid=?", (2 ** 22 + 17,))  # that recorder is gone: crashed
     conn.commit()
     conn.close()
+    reseal(path, run_id)
     signed = run_cli("sign", str(path))
     assert signed.returncode == 0, signed.stderr
     assert "valid" in run_cli("verify", "--json", str(path)).stdout

@@ -78,7 +78,7 @@ async def test_second_file_opens_the_comparison_at_the_first_divergence(worlds):
             assert (row.a, row.b) == (3, 3)
             assert "~ result: 'page v1: the answer is 42' → 'page v2: the answer is 43'" in \
                 app.screen.query_one(DiffView).text
-            await pilot.press("q")
+            await pilot.press("escape")
             await settle(pilot)
             assert not isinstance(app.screen, CompareScreen)  # back in the inspector
 
@@ -93,7 +93,7 @@ async def test_second_run_of_one_file_and_the_compare_key(worlds):
             screen = app.screen
             assert (screen.run_a.id, screen.run_b.id) == (second.id, first.id)
             assert screen.result.first_divergence.a_step == 3
-            await pilot.press("q")
+            await pilot.press("escape")
             await settle(pilot)
             await pilot.press("equals_sign")  # the run before the one on screen
             await _until(pilot, lambda: isinstance(app.screen, CompareScreen)

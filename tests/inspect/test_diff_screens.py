@@ -83,8 +83,32 @@ async def _first_divergence(pair):
             assert "no differences in values" in screen.query_one(DiffView).text
             await pilot.press("f")
             assert timeline.cursor == screen.first_divergence_row()
-            await pilot.press("q")
+            await pilot.press("escape")
             assert not isinstance(app.screen, CompareScreen)
+
+
+def test_q_in_the_compare_screen_quits(pair):
+    """``snapstate inspect A B`` opens the comparison; ``q`` quits there as everywhere (it
+    closed the comparison), Escape goes back to the inspector."""
+    asyncio.run(_quit(pair))
+
+
+async def _quit(pair):
+    from snapstate_inspect.app import SnapStateApp
+    from snapstate_inspect.screens.inspector import InspectorScreen
+
+    with snap.open_timeline(pair["a"]) as ta, snap.open_timeline(pair["b"]) as tb:
+        app = SnapStateApp(ta, other=tb)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await _settle(app, pilot, lambda: isinstance(app.screen, CompareScreen))
+            await pilot.press("escape")
+            assert isinstance(app.screen, InspectorScreen)
+        app = SnapStateApp(ta, other=tb)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await _settle(app, pilot, lambda: isinstance(app.screen, CompareScreen))
+            await pilot.press("q")
+            await pilot.pause()
+            assert app.return_code == 0  # set by App.exit: the app is quitting
 
 
 def test_compare_screen_of_identical_runs(pair):

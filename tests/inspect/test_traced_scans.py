@@ -1,12 +1,16 @@
 """Search, variable history and next/previous change over traced steps (issue 20, point 1).
 
 The chunk scans (``store/chunk_scan.py``) are checked step by step against the slow, obvious
-answer computed from the full ``Step`` objects, on a line-traced recording of the stack-machine
-interpreter in ``examples/`` (code that knows nothing about SnapState) made here.
+answer computed from the full ``Step`` objects, on line-traced recordings made here of code that
+knows nothing about SnapState: the stack-machine interpreter in ``examples/`` and mistune (a
+real Markdown parser from PyPI: generators, recursion, frames that come and go).
 """
 
 from __future__ import annotations
 
+import random
+
+import mistune
 import pytest
 
 import snapstate_capture as snap
@@ -81,17 +85,21 @@ def test_search_for_a_value_inside_a_container_names_its_path(vm_run):
     assert "value program[0][1]" in found.values()
 
 
+_UNSEEN = object()
+
+
 def _expected_changes(steps, key):
-    changes, last = [], None
+    """Steps where the frame at ``key.position`` runs ``key.function`` and its local differs
+    from the last step where such a frame ran (steps without it skipped); the first step
+    that has the local counts as its addition."""
+    changes, last = [], _UNSEEN
     for step in steps:
         frames = step.frames
         if key.position >= len(frames) or frames[key.position].function != key.function:
             continue
         value = frames[key.position].locals.get(key.name)
         digest = value.digest if value is not None else None
-        if last is not None and digest != last:
-            changes.append(step.index)
-        elif last is None and digest is not None and not changes:
+        if (digest is not None) if last is _UNSEEN else digest != last:
             changes.append(step.index)
         last = digest
     return changes
@@ -136,3 +144,41 @@ def preview_children(loader, run, ref):
     from snapstate_inspect.model.values import children
 
     return children(loader.load(Value(run.timeline, "variables", ref)))
+
+
+@pytest.fixture(scope="module")
+def markdown_run(tmp_path_factory):
+    path = tmp_path_factory.mktemp("md") / "md.snap"
+    markdown = mistune.create_markdown()
+    with snap.record(path, trace="lines", include=[f"{mistune.__path__[0]}/*.py"]):
+        markdown("# Title\n\nSome *emphasis* and a [link](https://example.com).\n\n- a\n- b\n")
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[-1]
+        yield run, list(run.steps)
+
+
+def test_every_variable_of_a_traced_parser_changes_where_the_steps_say(markdown_run):
+    run, steps = markdown_run
+    keys = sorted({VariableKey(position, frame.function, name)
+                   for step in steps[::4] for position, frame in enumerate(step.frames)
+                   for name in frame.locals}, key=str)
+    sample = random.Random(20).sample(keys, min(60, len(keys)))
+    assert any(len(_expected_changes(steps, key)) > 2 for key in sample)
+    for key in sample:
+        expected = _expected_changes(steps, key)
+        forward = [c.step for c in iter_changes(run, key, 0, len(steps))
+                   if isinstance(c, Change)]
+        backward = [c.step for c in iter_changes(run, key, 0, len(steps), backward=True)
+                    if isinstance(c, Change)]
+        assert forward == expected, key
+        assert backward == expected[::-1], key
+
+
+@pytest.mark.parametrize("query", ["emphasis", "example.com", "render_token", "list_item"])
+def test_search_in_a_traced_parser_finds_what_the_steps_hold(markdown_run, query):
+    run, steps = markdown_run
+    found = _hits(run, query)
+    expected = _expected_hits(steps, query.lower())
+    assert found and sorted(found) == sorted(expected)
+    for index, where in found.items():
+        assert where in expected[index], (index, where, expected[index])

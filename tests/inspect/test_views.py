@@ -300,3 +300,80 @@ async def test_big_values_page_and_never_block(tmp_path):
             assert len(detail) < 25_000
     finally:
         reader.close()
+
+
+async def test_a_forks_replayed_steps_keep_their_times(tmp_path):
+    """A fork's steps 0 … N are its parent's, with the parent's wall times: the timeline shows
+    them as the parent does (it showed ``+0.000s`` for all of them: they are older than the
+    fork's start)."""
+    import time
+
+    from snapstate_capture.replay.fork import start_fork
+    from snapstate_capture.store.writer import TimelineWriter
+    from snapstate_inspect.widgets.timeline import TimelineView
+
+    path = tmp_path / "fork.snap"
+    with snap.record(path, name="parent"):
+        for n in range(5):
+            time.sleep(0.05)
+            snap.checkpoint(f"p{n}", n=n)
+    with snap.open_timeline(path) as timeline:
+        writer = TimelineWriter(path)
+        fork_id = start_fork(writer, timeline.runs[-1], 3)
+        writer.end_run(fork_id, "finished")
+        writer.close()
+
+    async def offsets(run_id):
+        reader = snap.open_timeline(path)
+        app = SnapStateApp(reader, run_id=run_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            view = app.screen.query_one(TimelineView)
+            lines = ["".join(seg.text for seg in view.render_line(y)) for y in range(4)]
+        reader.close()
+        return [line.split()[1] for line in lines]
+
+    parent, fork = await offsets(reader_first_run(path)), await offsets(fork_id)
+    assert fork == parent
+    assert len(set(fork)) == 4 and fork[3] != "+0.000s"
+
+
+def reader_first_run(path) -> str:
+    with snap.open_timeline(path) as timeline:
+        return timeline.runs[0].id
+
+
+async def test_the_source_panel_follows_a_jump_into_a_long_file(tmp_path):
+    """From a step in a short file, ``g`` (or ``x``) onto a step far down a long file: the
+    Source panel shows that line (it stayed at the top of the file until ``n`` then ``p``)."""
+    import importlib.util
+
+    from snapstate_inspect.widgets.source import SourceView
+
+    def load(name, text):
+        (tmp_path / f"{name}.py").write_text(text)
+        spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    head = "import snapstate_capture as snap\n"
+    short = load("short_module", head + "def short():\n    snap.checkpoint('short')\n")
+    long = load("long_module", head + "".join(f"VALUE_{n} = {n}\n" for n in range(400))
+                + "\n\ndef deep_in_the_file():\n    snap.checkpoint('far down')\n"
+                + "".join(f"MORE_{n} = {n}\n" for n in range(100)))
+    path = tmp_path / "jump.snap"
+    with snap.record(path):
+        short.short()  # a file shorter than the panel: no scrollbar
+        long.deep_in_the_file()
+    reader = snap.open_timeline(path)
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        source = app.screen.query_one(SourceView)
+        assert source.line_count == 3
+        await press(pilot, "g", "1", "enter")
+        assert source.lineno > 400 and source.line_count > 400
+        top = int(source.scroll_offset.y)
+        assert top < source.lineno <= top + source.scrollable_content_region.height
+    reader.close()

@@ -23,7 +23,7 @@ class Agent:
         self.color = Color.GREEN
         self.codec = json
         self.lock = threading.Lock()
-        self.pick = lambda: Color.RED  # dill is needed for this part
+        self.pick = lambda: Color.RED  # not importable: written by its code, not by name
 
 
 def main(path):

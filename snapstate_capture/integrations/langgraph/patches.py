@@ -11,7 +11,8 @@ from typing import Any, Callable
 from ...capture.recorder import active_recorder
 from .. import machinery, messages
 from ..base import Integration, IntegrationSkipped, patch, seam
-from ..calls import Key, acall_effect, astream_effect, call_effect, stream_effect
+from ..calls import (Key, acall_effect, astream_effect, call_effect, journal_uuid_module,
+                     stream_effect)
 
 #: The langgraph versions this integration knows (checked by ``patch_loop``).
 LANGGRAPH = ((0, 3), 2)
@@ -223,30 +224,7 @@ def _state(loop: Any) -> Any:
 
 
 # -- ids add_messages makes ------------------------------------------------------------------
-class _JournaledUUID(types.ModuleType):
-    """Stands in for the ``uuid`` module inside ``langgraph.graph.message``: ``uuid4`` is an
-    effect (``langgraph.message_id``), every other name is the real module's."""
-
-    def __init__(self, real: types.ModuleType) -> None:
-        super().__init__("uuid")
-        self._real = real
-
-    def uuid4(self) -> Any:
-        real = self._real.uuid4
-        if active_recorder() is None:
-            return real()
-        return call_effect("langgraph.message_id", Key("langgraph.add_messages", "langgraph ids"),
-                           real, (), {}, {})
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
-
-
 def patch_message_ids(module: types.ModuleType) -> None:
     """Route ``add_messages``'s ``uuid.uuid4()`` through the journal."""
-    real = module.__dict__.get("uuid")
-    if isinstance(real, _JournaledUUID):
-        return
-    if not isinstance(real, types.ModuleType) or not hasattr(real, "uuid4"):
-        raise IntegrationSkipped("langgraph.graph.message no longer uses uuid.uuid4")
-    module.uuid = _JournaledUUID(real)  # type: ignore[attr-defined]
+    journal_uuid_module(module, "langgraph.message_id", "langgraph.add_messages",
+                        lane="langgraph ids")

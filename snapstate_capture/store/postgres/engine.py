@@ -22,6 +22,7 @@ from ..sqlite.leases import LeaseQueries, LeaseWrites
 from ..sqlite.runs import RunQueries, RunWrites
 from ..sqlite.steps import StepQueries, StepWrites
 from .connection import connect, errors, redacted
+from .schema import SCHEMA_NAME
 
 _CHAIN = (
     "WITH RECURSIVE chain(hash, codec, size, data, depth) AS ("
@@ -57,6 +58,16 @@ class _Postgres:
     def has_trace_chunks(self) -> bool:
         return True
 
+    def has_seal_column(self) -> bool:
+        """Whether ``runs.seal`` exists (store version 2; a version-1 store read as it is)."""
+        known = getattr(self, "_seal_column", None)
+        if known is None:
+            known = self._seal_column = bool(self._run(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = %s"
+                " AND table_name = 'runs' AND column_name = 'seal'", (SCHEMA_NAME,),
+                translate=False))
+        return known
+
     def check_storage(self) -> str | None:
         return None  # PostgreSQL keeps its own pages consistent
 
@@ -79,6 +90,7 @@ class PostgresReadEngine(_Postgres, RunQueries, StepQueries, BlobQueries, ChunkQ
         self.location = self.path = redacted(url)
         self._conn = connect(url, create=False)
         self._lock = threading.RLock()
+        self._snapshots = 0
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         return self._run(sql, params)
@@ -91,6 +103,26 @@ class PostgresReadEngine(_Postgres, RunQueries, StepQueries, BlobQueries, ChunkQ
                 return self._conn.execute(dialect(sql) if translate else sql, params).fetchall()
             except errors() as exc:
                 raise TimelineError(self.location, f"store query failed ({exc})") from None
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One REPEATABLE READ, READ ONLY transaction for the block (nested blocks share it)."""
+        with self._lock:
+            if self._conn is None:
+                raise TimelineError(self.location, "store is closed")
+            self._snapshots += 1
+            if self._snapshots == 1:
+                self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._snapshots -= 1
+                if self._snapshots == 0 and self._conn is not None:
+                    try:
+                        self._conn.execute("ROLLBACK")  # read only: nothing to keep
+                    except errors():
+                        pass
 
     def close(self) -> None:
         with self._lock:
@@ -109,6 +141,15 @@ class PostgresWriteEngine(_Postgres, RunWrites, StepWrites, BlobWrites, ChunkWri
     def __init__(self, url: str) -> None:
         self.location = self.path = redacted(url)
         self._conn = connect(url, create=True)
+        self.write_errors = errors()
+
+    def check_place(self) -> None:
+        """Nothing to check: a database does not move."""
+
+    @staticmethod
+    def describe_failure(exc: BaseException) -> str:
+        """A failed write in words (the driver's first line)."""
+        return f"a write failed ({(str(exc).strip().splitlines() or [type(exc).__name__])[0]})"
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(dialect(sql), params)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-#: Version of the store's layout; a store of a newer version is refused.
-STORE_VERSION = 1
+#: Version of the store's layout; a store of a newer version is refused. 2: ``runs.seal``
+#: (``store.sealing``), added to a version-1 store on first write. 3: durable waits, as
+#: format 6 of a file (``store.sqlite.schema``): ``waiting``/``sleeping`` runs and ``leases``.
+STORE_VERSION = 3
 #: The Postgres schema everything lives in (never ``public``).
 SCHEMA_NAME = "snapstate"
 
@@ -33,8 +35,10 @@ CREATE TABLE IF NOT EXISTS runs (
     step_count   BIGINT NOT NULL DEFAULT 0,
     chain_head   BYTEA,
     signature    BYTEA,
-    key_id       TEXT
+    key_id       TEXT,
+    seal         BYTEA
 );
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS seal BYTEA;
 CREATE INDEX IF NOT EXISTS runs_seq ON runs (seq);
 CREATE TABLE IF NOT EXISTS steps (
     run_id    TEXT NOT NULL,
@@ -95,4 +99,5 @@ CREATE TABLE IF NOT EXISTS leases (
     continued_as TEXT
 );
 INSERT INTO meta (key, value) VALUES ('version', '{STORE_VERSION}') ON CONFLICT DO NOTHING;
+UPDATE meta SET value = '{STORE_VERSION}' WHERE key = 'version' AND value < '{STORE_VERSION}';
 """

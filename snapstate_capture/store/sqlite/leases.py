@@ -1,4 +1,4 @@
-"""SQL of the ``leases`` table (format 4): who is resuming which run (``store/leases.py``)."""
+"""SQL of the ``leases`` table (format 6): who is resuming which run (``store/leases.py``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class LeaseQueries:
         return self.query(f"SELECT {_LEASES} FROM leases")
 
     def _has_leases(self) -> bool:
-        """Whether the store has the table (a file of format 3 has not)."""
+        """Whether the store has the table (a file of format 5 or older has not)."""
         return bool(self.query("SELECT name FROM sqlite_master WHERE type='table' AND"
                                " name='leases'"))
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ class SQLiteReadEngine(RunQueries, StepQueries, BlobQueries, ChunkQueries, Effec
         self.location = str(self.path)
         self._conn: sqlite3.Connection | None = open_for_reading(self.path)
         self._lock = threading.RLock()
+        self._snapshots = 0
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Run one read query and return all its rows (this package's SQL only)."""
@@ -43,6 +45,27 @@ class SQLiteReadEngine(RunQueries, StepQueries, BlobQueries, ChunkQueries, Effec
             except DB_ERRORS as exc:
                 raise TimelineError(self.path, f"damaged timeline ({db_error_text(exc)})") \
                     from None
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction for the block (nested blocks share it): in WAL mode it sees the
+        file as of its first read, whatever a writer commits meanwhile."""
+        with self._lock:
+            if self._conn is None:
+                raise TimelineError(self.path, "timeline is closed")
+            self._snapshots += 1
+            if self._snapshots == 1:
+                self._conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._snapshots -= 1
+                if self._snapshots == 0 and self._conn is not None:
+                    try:
+                        self._conn.execute("COMMIT")
+                    except DB_ERRORS:
+                        pass  # a read transaction: ending it cannot lose anything
 
     def close(self) -> None:
         with self._lock:

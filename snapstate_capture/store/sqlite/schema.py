@@ -21,16 +21,32 @@ Version history:
   stored by reference (``"kids"``); see ``store/blobs.py``, ``chunked.py``, ``store/previews.py``
   and docs/storage.md; trace chunks compressed with zstandard too (``store/chunks.py``: zlib
   chunks are still read). No table changes: older files are read as they are.
-- 4: ``leases`` (additive, see ``store/leases.py``): one row per run that a resumer took,
-  naming the holder and its expiry and, once made, the run's continuation. Runs may end
-  ``waiting`` or ``sleeping``; their ``error`` column then holds the pause (what the run waits
-  for: name, prompt, schema, or the due time) instead of an exception. Older files are read as
-  they are (no leases); opened for writing, the table is created.
+- 4: every run is **sealed** (``store/sealing.py``): ``runs.seal`` holds the hash of the run's
+  statement — header, key id, step chain head, effect journal, end — and its place in the file
+  (``seq``), rewritten with every change, signed or not; the step chain covers every column of
+  a ``steps`` row (the innermost frame's function/file/line, depth and ``n_changed`` too) and
+  is marked ``"v": 2``, so a sealed run whose seal was removed is still told from an older one.
+  Older runs keep their version-1 chain and no seal, and are checked as before. Opened for
+  writing, an older file gets the column (``connection.upgrade``).
+- 5: checkpoint and ``@step`` frame records keep scalars inline (int, float, bool, None, str up
+  to 200 characters: ``{"v": value}`` refs, as traced steps did since 2) instead of a preview
+  and a payload blob each; chunked payloads of more than 64 chunks list group manifests of 64
+  chunk keys (a tree: manifests were always joined recursively). See docs/storage.md. No table
+  changes: older files are read as they are, and an older file opened for writing is marked 5.
+- 6: durable waits (``capture/waits.py``, ``store/leases.py``). Runs may end ``waiting`` or
+  ``sleeping``; their ``error`` column then holds the pause (what the run waits for: name,
+  prompt, schema, or the due time) instead of an exception, sealed as the run's end — an
+  older SnapState would show it as an exception, hence the new version. ``leases`` (additive):
+  one row per run a resumer took, naming the holder, its expiry and, once made, the run's
+  continuation; the continuation itself names the run it continues in its ``env``
+  (``"continues"``, sealed in its header), which is what readers show. An answer is the
+  waiting step's journaled result (sealed with the effect journal). Older files are read as
+  they are (no leases); opened for writing, the table is created and the file marked 6.
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 6
 APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
 
 SCHEMA = """
@@ -42,7 +58,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id           TEXT PRIMARY KEY,     -- 32 hex chars; users may type any unique prefix
     seq          INTEGER NOT NULL,     -- order of creation within the file
     name         TEXT NOT NULL,
-    status       TEXT NOT NULL,        -- running | finished | failed | waiting | sleeping
+    status       TEXT NOT NULL,        -- running | finished | failed | truncated | waiting | sleeping
     started      REAL NOT NULL,        -- wall clock, seconds since the epoch
     ended        REAL,
     pid          INTEGER,
@@ -56,8 +72,9 @@ CREATE TABLE IF NOT EXISTS runs (
                                        -- pause of a waiting/sleeping run (capture/waits.py)
     step_count   INTEGER NOT NULL DEFAULT 0,
     chain_head   BLOB,                 -- chain hash of the last step
-    signature    BLOB,                 -- HMAC-SHA256 of the chain head (trust)
-    key_id       TEXT
+    signature    BLOB,                 -- HMAC-SHA256 of the run's statement (trust)
+    key_id       TEXT,
+    seal         BLOB                  -- BLAKE2b-128 of the run's statement (store/sealing.py)
 );
 CREATE TABLE IF NOT EXISTS steps (
     run_id    TEXT NOT NULL,

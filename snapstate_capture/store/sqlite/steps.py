@@ -95,7 +95,8 @@ class StepQueries:
 
     def chain_rows(self, run_id: str, after: int, stop: int, limit: int) -> list[tuple]:
         return self.query(
-            "SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors, hash"
+            "SELECT idx, kind, label, wall, mono, thread, task, frames, extra, errors,"
+            " function, filename, lineno, depth, n_changed, hash"
             " FROM steps WHERE run_id=? AND idx>? AND idx<? ORDER BY idx LIMIT ?",
             (run_id, after, stop, limit))
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...errors import WriteFailed
 from .blobs import BlobQueries, BlobWrites
 from .chunks import ChunkQueries, ChunkWrites
-from .connection import open_for_writing
+from .connection import close_file, open_for_writing
 from .effects import EffectQueries, EffectWrites
 from .leases import LeaseQueries, LeaseWrites
 from .runs import RunQueries, RunWrites
@@ -33,10 +35,33 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
     I/O failure afterwards (the recorder turns those into a warning).
     """
 
+    #: What a failed write raises here (``describe_failure`` puts it in words).
+    write_errors = (sqlite3.Error, OSError)
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.location = str(self.path)
         self._conn: sqlite3.Connection | None = open_for_writing(self.path)
+        self._identity = _identity(self.path)
+
+    def check_place(self) -> None:
+        """Raise ``WriteFailed`` when the file this engine writes is no longer at its path
+        (deleted, or replaced by another file): what is written then reaches no reader."""
+        now = _identity(self.path)
+        if now == self._identity:
+            return
+        raise WriteFailed(self.path, "the file was deleted while recording" if now is None
+                          else "the file was replaced by another while recording")
+
+    @staticmethod
+    def describe_failure(exc: BaseException) -> str:
+        """A failed write in words, for the one line the recorder prints."""
+        text = str(exc)
+        if isinstance(exc, sqlite3.Error) and "full" in text:
+            return "the disk is full"
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return "the disk is full"
+        return f"a write failed ({text or type(exc).__name__})"
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -62,7 +87,8 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
             yield self
             conn.execute("COMMIT")
         except BaseException:  # noqa: BLE001 - roll back on anything, then re-raise it
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite ends a transaction itself on a full disk
+                conn.execute("ROLLBACK")
             raise
 
     def _worth_compacting(self) -> bool:
@@ -74,14 +100,16 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
         return self.chunk_count() * 2 < pages
 
     def compact(self) -> None:
-        """Rewrite the file without its free pages and leave WAL mode (``gc``)."""
+        """Rewrite the file without its free pages and leave WAL mode (``gc``): the VACUUM
+        runs in WAL mode and the close is ``connection.close_file``'s, so a kill at any moment
+        leaves a file readers open."""
         self.execute("VACUUM")
-        self.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self.execute("PRAGMA journal_mode=DELETE")
+        close_file(self.connection)
 
     def close(self, *, compact: bool = True) -> None:
         """Fold the WAL into the main file, leave WAL mode, compact a small file
-        (``COMPACT_MAX``, when ``compact``) and close; safe to call twice.
+        (``COMPACT_MAX``, when ``compact``) and close; safe to call twice. No step of it,
+        killed, leaves a file that readers cannot open (``connection.close_file``).
 
         A finished file in rollback-journal mode opens read-only anywhere (a read-only WAL file
         needs its ``-shm``/``-wal`` companions or a writable directory). When another connection
@@ -90,13 +118,15 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
         """
         if self._conn is None:
             return
-        try:
-            self.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self.execute("PRAGMA journal_mode=DELETE")
-            if compact and os.path.getsize(self.path) <= COMPACT_MAX and \
-                    self._worth_compacting():
-                self.execute("VACUUM")
-        except (sqlite3.Error, OSError):
-            pass  # the file is busy elsewhere: it stays in WAL mode, equally readable
+        close_file(self._conn, compact=lambda: compact and os.path.getsize(self.path)
+                   <= COMPACT_MAX and self._worth_compacting())
         self._conn.close()
         self._conn = None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino

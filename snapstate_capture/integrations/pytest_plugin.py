@@ -1,0 +1,157 @@
+"""The pytest plugin: a timeline of every failing test (``pytest --snapstate[=calls|lines]``).
+
+Registered through the ``pytest11`` entry point and off unless ``--snapstate`` is given (then it
+costs nothing but this module's import). With it, each test's call phase runs inside
+``snap.record(..., trace=MODE)`` (``calls`` by default, ``lines`` for every line of your code)
+into a scratch file; a test that passes leaves nothing (its scratch file is deleted, and so is
+an older timeline of it), a test that fails keeps its timeline as
+``.snapstate/tests/<test id>.snap`` under the rootdir — one per test, named after it. At the end
+pytest prints one line per failure with the command that opens it at the failing step::
+
+    snapstate: tests/test_agent.py::test_plan failed: snapstate .snapstate/tests/tests-test_agent.py--test_plan.snap --step 41
+
+Works with pytest-xdist: each worker records its own tests (distinct files), and the line
+reaches the controller in the report's ``user_properties``. The recorded code is what
+``record``'s default includes (files under the current directory, outside the standard library
+and site-packages), so pytest's own machinery is not traced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: ``user_properties`` key carrying "path, step" of a kept timeline to the controller.
+PROPERTY = "snapstate_timeline"
+MODES = ("calls", "lines")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._\[\]=+-]+")
+_MAX_NAME = 150
+#: How many steps before the end ``failing_step`` looks at (a lines-mode run can be huge).
+_LOOK_BACK = 5000
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("snapstate", "SnapState timelines of failing tests")
+    group.addoption("--snapstate", nargs="?", const="calls", default=None,
+                    metavar="calls|lines",
+                    help="record each test (call tracing by default, or every line) and keep "
+                         "the timelines of failing tests under .snapstate/tests/")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> None:
+    """``pytest --snapstate tests/`` means calls mode on ``tests/``: a bare ``--snapstate``
+    followed by something that is not a mode takes no value (argparse would take the path)."""
+    for position, arg in enumerate(args):
+        if arg == "--snapstate" and (position + 1 == len(args) or args[position + 1] not in MODES):
+            args[position] = "--snapstate=calls"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    mode = config.getoption("snapstate", default=None)
+    if mode is None:
+        return
+    if mode not in MODES:
+        raise pytest.UsageError(f"--snapstate={mode}: expected one of {', '.join(MODES)}")
+    config.pluginmanager.register(TimelinePlugin(config, mode), "snapstate-timelines")
+
+
+def timeline_name(nodeid: str) -> str:
+    """A file name for the test ``nodeid``: its id with path separators and ``::`` turned into
+    ``-``/``--`` and anything else unsafe into ``_``; ids longer than 150 characters are cut
+    and end with 8 hex digits of their hash, so names stay unique."""
+    name = _UNSAFE.sub("_", nodeid.replace("::", "--").replace("/", "-").replace("\\", "-"))
+    if len(name) > _MAX_NAME:
+        name = name[:_MAX_NAME - 9] + "-" + hashlib.sha256(nodeid.encode()).hexdigest()[:8]
+    return name + ".snap"
+
+
+class TimelinePlugin:
+    """Records each test into a scratch timeline and keeps the failing ones (see the module
+    docstring). ``kept``: ``[(nodeid, path, step)]`` in the order failures were reported."""
+
+    def __init__(self, config: pytest.Config, mode: str) -> None:
+        self.mode = mode
+        self.directory = Path(config.rootpath) / ".snapstate" / "tests"
+        #: pytest-xdist gives its workers ``workerinput``; the controller prints the lines.
+        self.worker_input = getattr(config, "workerinput", None)
+        worker = (self.worker_input or {}).get("workerid", "main")
+        self.scratch = self.directory / f".recording-{worker}-{os.getpid()}"
+        self.kept: list[tuple[str, str, int]] = []
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Any:
+        import snapstate_capture as snap
+
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        path = self.scratch / timeline_name(item.nodeid)
+        path.unlink(missing_ok=True)
+        item.stash[_SCRATCH] = path
+        with snap.record(path, name=item.nodeid, trace=self.mode):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+        report = yield
+        if report.when != "call":
+            return report
+        scratch: Path | None = item.stash.get(_SCRATCH, None)
+        final = self.directory / timeline_name(item.nodeid)
+        if report.failed and scratch is not None and scratch.exists():
+            os.replace(scratch, final)
+            report.user_properties.append((PROPERTY, [str(final), failing_step(final)]))
+        else:
+            if scratch is not None:
+                scratch.unlink(missing_ok=True)
+            if report.passed:
+                final.unlink(missing_ok=True)  # an older failure of this test is gone
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for key, value in getattr(report, "user_properties", ()):
+            if key == PROPERTY:
+                self.kept.append((report.nodeid, str(value[0]), int(value[1])))
+
+    def pytest_sessionfinish(self) -> None:
+        try:
+            self.scratch.rmdir()
+        except OSError:
+            pass
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.worker_input is not None:
+            return  # the controller prints the lines it received
+        for nodeid, path, step in self.kept:
+            shown = os.path.relpath(path) if not path.startswith("..") else path
+            terminalreporter.write_line(
+                f"snapstate: {nodeid} failed: snapstate {shlex.quote(shown)} --step {step}")
+
+
+_SCRATCH = pytest.StashKey[Path]()
+
+
+def failing_step(path: Path) -> int:
+    """The step to open a failing test's timeline at: where its exception was raised — the
+    first exception step at the function and line of the run's last exception step (the one
+    the record block ends with) — else the last step; 0 when the file cannot be read."""
+    import snapstate_capture as snap
+
+    try:
+        with snap.open_timeline(path) as timeline:
+            every = timeline.runs[-1].steps
+            steps = list(every[max(len(every) - _LOOK_BACK, 0):len(every)])
+    except Exception:  # noqa: BLE001 - the line is still printed, at step 0
+        return 0
+    raised = [s for s in steps if s.kind == "exception"]
+    if not raised:
+        return max(len(steps) - 1, 0)
+    last = raised[-1]
+    return next(s.index for s in raised
+                if (s.function, s.lineno) == (last.function, last.lineno))

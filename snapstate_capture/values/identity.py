@@ -1,0 +1,404 @@
+"""Value identity: one canonical, process-independent digest decides whether two values are the same.
+
+Replay's step check, effect-argument matching and ``snapstate diff`` all ask the same question
+— "is this the value that was recorded?" — and answer it here (``docs/value-identity.md``).
+Pickle bytes cannot answer it (a set pickles in the order of its hash seed, a shared part is
+written once and then referred to, a closure is copied with its memory) and neither can ``==``
+(for a function, a property or a plain object it is ``is``). The identity digest is built
+from the value's *form*, read statically, without running the program's code:
+
+- scalars (``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``) by type and
+  value; ``bytearray``, ``range`` and ``slice`` alike;
+- ``list`` and ``tuple`` by their members in order; ``dict`` by its items, ``set`` and
+  ``frozenset`` by their members, whatever the order (as ``==`` does);
+- functions, methods, classes, properties, ``staticmethod``/``classmethod`` objects, code
+  objects and modules by qualified name and code hash (``code_digest``) — never by address,
+  closure contents or the instance a method is bound to;
+- any other object by its class and its state: the instance ``__dict__`` and ``__slots__``
+  read statically (no property, ``__getattr__`` or ``__eq__`` runs) for classes that pickle
+  plainly, else the parts pickle would save (``copyreg`` table, ``__reduce_ex__(5)``) — what
+  its payload holds;
+- live machinery (locks, generators, coroutines, frames, files, sockets, threads) by its type
+  and, for generators and coroutines, their code.
+
+A part seen again inside the same value gives the same digest as its first sighting (shared
+and copied parts are not told apart); a cycle refers back by depth. The digest is a hex
+BLAKE2b-128. ``identity(obj)`` returns None (unknown: callers fall back to payload bytes) when
+the value has more than ``budget`` parts or cannot be read.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import hashlib
+import marshal
+import types
+import weakref
+from typing import Any, Callable
+
+from .static import static_attributes
+
+__all__ = ["CAPTURE_BUDGET", "DEFAULT_BUDGET", "capture_identity", "code_digest", "identity",
+           "same_objects"]
+
+#: Parts visited at most per value before the digest is given up (unknown, not "different").
+DEFAULT_BUDGET = 200_000
+#: The budget at capture time (``capture_identity``): a value with more parts is stored without
+#: an identity digest and compared by payload, or by a full ``identity`` where both sides are
+#: loaded (replay). Keeps capture cheap: a 5,000-part walk costs a few milliseconds.
+CAPTURE_BUDGET = 5_000
+#: Classes whose instances went over ``CAPTURE_BUDGET`` this often are not walked again at
+#: capture (a big object changed at every step would pay the walk at every step).
+OVER_BUDGET_LIMIT = 3
+_PROTOCOL = 5
+_PLAIN_REDUCE = object.__reduce_ex__
+_SCALAR_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes})
+_LIVE_NAMES = frozenset({
+    "_thread.lock", "_thread.RLock", "threading._RLock", "threading.Thread",
+    "threading.Condition", "threading.Event", "threading.Semaphore", "_io.TextIOWrapper",
+    "_io.BufferedReader", "_io.BufferedWriter", "_io.BufferedRandom", "_io.FileIO",
+    "_io.BytesIO", "_io.StringIO", "socket.socket", "sqlite3.Connection", "sqlite3.Cursor",
+    "_asyncio.Task", "_asyncio.Future", "concurrent.futures._base.Future",
+    "weakref.ReferenceType", "_weakref.ReferenceType", "weakref",
+})
+
+
+class _Unknown(Exception):
+    """The value cannot be given a digest (too many parts, or a part that cannot be read)."""
+
+
+def _h(*parts: bytes) -> bytes:
+    """BLAKE2b-128 of ``parts``, each length-prefixed (no two part lists hash alike)."""
+    return _blake(b"".join([len(p).to_bytes(4, "little") + p for p in parts]),
+                  digest_size=16).digest()
+
+
+_blake = hashlib.blake2b
+
+
+def _qualified(obj: Any) -> bytes:
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    return f"{module if isinstance(module, str) else '?'}:{qualname if isinstance(qualname, str) else '?'}".encode()
+
+
+_CODE_CACHE: "weakref.WeakKeyDictionary[types.CodeType, bytes]" = weakref.WeakKeyDictionary()
+
+
+def code_digest(code: types.CodeType) -> bytes:
+    """16-byte digest of a code object: its qualified name, bytecode, names and constants
+    (nested code by digest, frozensets by members). Line numbers and file paths do not count,
+    so the same function in another checkout or at another line has the same digest."""
+    found = _CODE_CACHE.get(code)
+    if found is None:
+        consts = []
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                consts.append(b"c" + code_digest(const))
+            elif isinstance(const, frozenset):
+                consts.append(b"f" + b"".join(sorted(_const_bytes(m) for m in const)))
+            else:
+                consts.append(_const_bytes(const))
+        found = _h(b"code", getattr(code, "co_qualname", code.co_name).encode(), code.co_code,
+                   "\x00".join(code.co_names).encode(), "\x00".join(code.co_varnames).encode(),
+                   "\x00".join(code.co_freevars).encode(), str(code.co_argcount).encode(),
+                   str(code.co_flags).encode(), *consts)
+        _CODE_CACHE[code] = found
+    return found
+
+
+def _const_bytes(const: Any) -> bytes:
+    try:
+        return marshal.dumps(const, 0)
+    except ValueError:
+        return repr(const).encode()
+
+
+_CLASS_CACHE: "weakref.WeakKeyDictionary[type, bytes]" = weakref.WeakKeyDictionary()
+
+
+def _class_digest(cls: type) -> bytes:
+    """A class by qualified name and the code of what it defines (methods, properties…)."""
+    found = _CLASS_CACHE.get(cls)
+    if found is None:
+        members = []
+        try:
+            namespace = dict(type.__dict__["__dict__"].__get__(cls))
+        except Exception:  # noqa: BLE001 - a class whose namespace cannot be read: name only
+            namespace = {}
+        for name in sorted(k for k in namespace if isinstance(k, str)):
+            digest = _callable_digest(namespace[name])
+            if digest is not None:
+                members.append(name.encode() + b"=" + digest)
+        found = _h(b"class", _qualified(cls), *members)
+        _CLASS_CACHE[cls] = found
+    return found
+
+
+def _callable_digest(obj: Any) -> bytes | None:
+    """Digest of a function-like member of a class namespace, or None for plain data."""
+    cls = type(obj)
+    if cls is types.FunctionType:
+        return _h(b"fn", _qualified(obj), code_digest(obj.__code__))
+    if cls is staticmethod or cls is classmethod:
+        inner = _callable_digest(obj.__func__)
+        return _h(cls.__name__.encode(), inner or b"?")
+    if cls is property:
+        return _h(b"property", *[_callable_digest(f) or b"-" for f in (obj.fget, obj.fset,
+                                                                      obj.fdel)])
+    if cls is type or isinstance(obj, type):
+        return _h(b"classref", _qualified(obj))
+    return None
+
+
+class _Walker:
+    """One digest computation: ``digest(obj)`` is 16 bytes (raises ``_Unknown``)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.done: dict[int, bytes] = {}
+        self.keep: list[Any] = []
+        self.stack: list[int] = []
+
+    def digest(self, obj: Any) -> bytes:
+        cls = type(obj)
+        if cls in _SCALAR_TYPES:
+            return _scalar(obj, cls)
+        key = id(obj)
+        found = self.done.get(key)
+        if found is not None:
+            return found
+        if key in self.stack:  # a cycle: refer to the ancestor by its distance
+            return _h(b"cycle", str(len(self.stack) - self.stack.index(key)).encode())
+        self.budget -= 1
+        if self.budget < 0:
+            raise _Unknown("too many parts")
+        self.stack.append(key)
+        try:
+            handler = _HANDLERS.get(cls)
+            result = handler(self, obj) if handler is not None else self._other(obj, cls)
+        finally:
+            self.stack.pop()
+        self.done[key] = result
+        self.keep.append(obj)  # its id stays its own while the walk runs
+        return result
+
+    def items(self, values: Any) -> list[bytes]:
+        return [self.digest(v) for v in values]
+
+    def _other(self, obj: Any, cls: type) -> bytes:
+        if isinstance(obj, type):
+            return _class_digest(obj)
+        callable_form = _function_like(obj, cls)
+        if callable_form is not None:
+            return callable_form
+        name = f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', '?')}"
+        if name in _LIVE_NAMES or isinstance(obj, _LIVE_TYPES):
+            return _live(obj, name)
+        if isinstance(obj, BaseException):
+            state = static_attributes(obj) or []
+            return _h(b"exc", _class_digest(cls), self.digest(obj.args),
+                      *self._pairs(state))
+        if _plain_pickling(cls):
+            attrs = static_attributes(obj)
+            if attrs is not None:
+                parts = [b"obj", _class_digest(cls), *self._pairs(attrs)]
+                if isinstance(obj, dict):
+                    parts += [b"items", *self._dict_items(dict.items(obj))]
+                elif isinstance(obj, (list, tuple)):
+                    parts += [b"seq", *self.items(list.__iter__(obj) if isinstance(obj, list)
+                                                  else tuple.__iter__(obj))]
+                elif isinstance(obj, (set, frozenset)):
+                    parts += [b"members", *sorted(self.items(set.__iter__(obj)
+                                                             if isinstance(obj, set)
+                                                             else frozenset.__iter__(obj)))]
+                return _h(*parts)
+        return self._reduced(obj, cls)
+
+    def _pairs(self, attrs: list[tuple[str, Any]]) -> list[bytes]:
+        return sorted(name.encode() + b"=" + self.digest(value) for name, value in attrs)
+
+    def _dict_items(self, items: Any) -> list[bytes]:
+        return sorted(_h(self.digest(k), self.digest(v)) for k, v in items)
+
+    def _reduced(self, obj: Any, cls: type) -> bytes:
+        """State as pickle would save it: ``copyreg`` table, else ``__reduce_ex__(5)``."""
+        try:
+            reducer = copyreg.dispatch_table.get(cls)
+            reduced = reducer(obj) if reducer is not None else cls.__reduce_ex__(obj, _PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - unreadable: known only by its type
+            return _h(b"unreadable", _qualified(cls), type(exc).__name__.encode())
+        if isinstance(reduced, str):
+            return _h(b"global", _qualified(cls), reduced.encode())
+        if not isinstance(reduced, tuple) or len(reduced) < 2:
+            return _h(b"unreadable", _qualified(cls))
+        func, args, state, listitems, dictitems = (tuple(reduced) + (None,) * 5)[:5]
+        parts = [b"reduce", _class_digest(cls), self.digest(func),
+                 self.digest(args if args is not None else ())]
+        if state is not None:
+            if type(state) is dict:
+                parts += [b"state", *self._pairs([(str(k), v) for k, v in state.items()])]
+            elif (type(state) is tuple and len(state) == 2 and type(state[1]) is dict
+                  and (state[0] is None or type(state[0]) is dict)):
+                merged = dict(state[0] or {})
+                merged.update(state[1])
+                parts += [b"state", *self._pairs([(str(k), v) for k, v in merged.items()])]
+            else:
+                parts += [b"state", self.digest(state)]
+        if listitems is not None:
+            parts += [b"seq", *self.items(listitems)]
+        if dictitems is not None:
+            parts += [b"items", *self._dict_items(dictitems)]
+        return _h(*parts)
+
+
+def _scalar(obj: Any, cls: type) -> bytes:
+    if cls is str:
+        data = obj.encode("utf-8", "surrogatepass")
+        return b"s" + data if len(data) < 16 else _h(b"s", data)
+    if cls is bytes:
+        return b"b" + obj if len(obj) < 16 else _h(b"b", obj)
+    return marshal.dumps(obj, 0)  # None, bool, int, float, complex: exact and process-free
+
+
+def _scalars_only(values: Any) -> bool:
+    return set(map(type, values)) <= _SCALAR_TYPES
+
+
+def _list(walker: _Walker, obj: list) -> bytes:
+    items = list.copy(obj)
+    if _scalars_only(items):
+        walker.budget -= len(items) // 8
+        return _h(b"list", marshal.dumps(items, 0))
+    return _h(b"list", *walker.items(items))
+
+
+def _tuple(walker: _Walker, obj: tuple) -> bytes:
+    if _scalars_only(obj):
+        walker.budget -= len(obj) // 8
+        return _h(b"tuple", marshal.dumps(obj, 0))
+    return _h(b"tuple", *walker.items(obj))
+
+
+def _dict(walker: _Walker, obj: dict) -> bytes:
+    items = list(dict.items(obj))
+    walker.budget -= len(items) // 4
+    return _h(b"dict", *walker._dict_items(items))
+
+
+def _set(walker: _Walker, obj: Any) -> bytes:
+    members = list(obj)
+    walker.budget -= len(members) // 8
+    tag = b"set" if type(obj) is set else b"frozenset"
+    if _scalars_only(members):
+        return _h(tag, *sorted(_scalar(m, type(m)) for m in members))
+    return _h(tag, *sorted(walker.items(members)))
+
+
+def _bytearray(walker: _Walker, obj: bytearray) -> bytes:
+    return _h(b"bytearray", bytes(obj))
+
+
+def _function(walker: _Walker, obj: types.FunctionType) -> bytes:
+    return _h(b"fn", _qualified(obj), code_digest(obj.__code__))
+
+
+def _function_like(obj: Any, cls: type) -> bytes | None:
+    if cls is types.MethodType:
+        func = obj.__func__
+        inner = (code_digest(func.__code__) if type(func) is types.FunctionType
+                 else _qualified(func))
+        return _h(b"method", _qualified(func), inner, _qualified(type(obj.__self__)))
+    if cls in (types.BuiltinFunctionType, types.MethodWrapperType, types.WrapperDescriptorType,
+               types.MethodDescriptorType, types.ClassMethodDescriptorType,
+               types.GetSetDescriptorType, types.MemberDescriptorType):
+        owner = getattr(obj, "__objclass__", None)
+        self_obj = getattr(obj, "__self__", None)
+        where = (_qualified(owner) if owner is not None else
+                 _qualified(self_obj) if isinstance(self_obj, (type, types.ModuleType)) else
+                 _qualified(type(self_obj)) if self_obj is not None else b"")
+        return _h(b"builtin", cls.__name__.encode(), where, _qualified(obj))
+    if cls is types.ModuleType:
+        name = getattr(obj, "__name__", None)
+        return _h(b"module", (name if isinstance(name, str) else "?").encode())
+    if cls is types.CodeType:
+        return _h(b"code", code_digest(obj))
+    if cls in (staticmethod, classmethod, property):
+        return _callable_digest(obj)
+    if cls in (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType):
+        code = getattr(obj, "gi_code", None) or getattr(obj, "cr_code", None) or getattr(
+            obj, "ag_code", None)
+        return _h(b"live", cls.__name__.encode(), code_digest(code) if code else b"")
+    if cls in (types.FrameType, types.TracebackType):
+        return _h(b"live", cls.__name__.encode())
+    return None
+
+
+_LIVE_TYPES = (types.FrameType, types.TracebackType, types.GeneratorType, types.CoroutineType,
+               types.AsyncGeneratorType)
+
+
+def _live(obj: Any, name: str) -> bytes:
+    return _h(b"live", name.encode())
+
+
+def _plain_pickling(cls: type) -> bool:
+    return (getattr(cls, "__reduce_ex__", None) is _PLAIN_REDUCE
+            and getattr(cls, "__reduce__", None) is object.__reduce__
+            and getattr(cls, "__getstate__", object.__getstate__) is object.__getstate__
+            and copyreg.dispatch_table.get(cls) is None)
+
+
+_HANDLERS: dict[type, Callable[[_Walker, Any], bytes]] = {
+    list: _list, tuple: _tuple, dict: _dict, set: _set, frozenset: _set,
+    bytearray: _bytearray, types.FunctionType: _function,
+    range: lambda w, o: _h(b"range", marshal.dumps((o.start, o.stop, o.step), 0)),
+    slice: lambda w, o: _h(b"slice", w.digest(o.start), w.digest(o.stop), w.digest(o.step)),
+    type(Ellipsis): lambda w, o: b"...", type(NotImplemented): lambda w, o: b"NotImplemented",
+}
+
+
+def identity(obj: Any, *, budget: int = DEFAULT_BUDGET) -> str | None:
+    """The identity digest of ``obj`` (32 hex digits), or None when it has more than ``budget``
+    parts or cannot be read. Equal digests mean the same value in the sense of the module
+    docstring; never raises (RecursionError and the like give None)."""
+    try:
+        return _Walker(budget).digest(obj).hex() if type(obj) not in _SCALAR_TYPES else \
+            _h(b"v", _scalar(obj, type(obj))).hex()
+    except (_Unknown, RecursionError, MemoryError, ValueError, TypeError, RuntimeError):
+        return None
+    except Exception:  # noqa: BLE001 - a user __reduce_ex__ may raise anything: unknown
+        return None
+
+
+def same_objects(a: Any, b: Any) -> bool:
+    """Two live (or loaded) objects are the same value: equal full identity digests — never
+    ``==``, which runs their code and is ``is`` for functions and plain objects. False when
+    either is too big to walk (``DEFAULT_BUDGET``)."""
+    first = identity(a)
+    return first is not None and first == identity(b)
+
+
+_OVER_BUDGET: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()
+_SIZED = (list, tuple, dict, set, frozenset)
+
+
+def capture_identity(obj: Any) -> str | None:
+    """``identity(obj)`` within ``CAPTURE_BUDGET``, as stored in a preview (``"identity"``);
+    None for scalars (their pickle is canonical), for values over budget, and at once for builtin containers longer than the budget
+    and for classes whose instances went over it ``OVER_BUDGET_LIMIT`` times."""
+    cls = type(obj)
+    if cls in _SCALAR_TYPES:
+        return None  # a scalar's payload pickle is its canonical form already
+    if cls in _SIZED and len(obj) > CAPTURE_BUDGET:
+        return None
+    misses = _OVER_BUDGET.get(cls, 0) if cls not in _SIZED else 0
+    if misses >= OVER_BUDGET_LIMIT:
+        return None
+    digest = identity(obj, budget=CAPTURE_BUDGET)
+    if digest is None and cls not in _SIZED:
+        try:
+            _OVER_BUDGET[cls] = misses + 1
+        except TypeError:  # not weak-referenceable: walked again next time
+            return None
+    return digest

@@ -1,0 +1,54 @@
+"""Reading an object's attributes statically: its instance ``__dict__`` and ``__slots__`` through
+the standard descriptors only, so no property, ``__getattr__`` or ``__getattribute__`` override
+runs. Shared by previews (``preview.py``) and value identity (``identity.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["static_attributes"]
+
+
+def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
+    """Return the object's instance attributes as ``(name, value)`` pairs, read statically.
+
+    Reads the instance ``__dict__`` (only through the standard descriptor) and every ``__slots__``
+    member descriptor of the class hierarchy. Returns None for objects with neither. Never calls
+    properties, ``__getattr__`` or ``__getattribute__`` overrides.
+    """
+    cls = type(obj)
+    found: list[tuple[str, Any]] = []
+    has_any = False
+    dict_descr = _class_lookup(cls, "__dict__")
+    if dict_descr is not None and type(dict_descr).__name__ == "getset_descriptor":
+        try:
+            instance_dict = dict_descr.__get__(obj, cls)
+        except Exception:  # noqa: BLE001 - a C type without an instance dict
+            instance_dict = None
+        if type(instance_dict) is dict:
+            has_any = True
+            found.extend((str(k), v) for k, v in dict.items(instance_dict))
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__")
+        if slots is None:
+            continue
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot in ("__dict__", "__weakref__"):
+                continue
+            descr = klass.__dict__.get(slot)
+            if type(descr).__name__ != "member_descriptor":
+                continue
+            has_any = True
+            try:
+                found.append((slot, descr.__get__(obj, cls)))
+            except AttributeError:
+                continue  # slot never assigned
+    return found if has_any else None
+
+
+def _class_lookup(cls: type, name: str) -> Any:
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None

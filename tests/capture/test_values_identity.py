@@ -1,0 +1,203 @@
+"""Value identity (issue 15 point 1, docs/value-identity.md): one canonical, process-independent
+digest decides whether two values are the same — sets by members, functions and classes by
+qualified name and code, plain objects by their state, memory addresses never."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from snapstate_capture.options import ValueOptions
+from snapstate_capture.values import capture_value
+from snapstate_capture.values.identity import (CAPTURE_BUDGET, capture_identity, identity,
+                                               same_objects)
+from tests.conftest import ROOT
+
+
+class Plain:
+    """No __eq__: == is identity, the state is what counts."""
+
+    def __init__(self, name, items):
+        self.name = name
+        self.items = items
+
+
+class Hostile:
+    """Every dynamic hook raises: identity must read it statically."""
+
+    def __init__(self):
+        self.value = 3
+
+    def __getattr__(self, name):
+        raise AssertionError(f"__getattr__({name}) ran")
+
+    def __eq__(self, other):
+        raise AssertionError("__eq__ ran")
+
+    __hash__ = object.__hash__
+
+    @property
+    def computed(self):
+        raise AssertionError("a property ran")
+
+
+class Slotted:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+class Holder:
+    def method(self):
+        return 1
+
+    @staticmethod
+    def helper():
+        return 2
+
+    @property
+    def prop(self):
+        return 3
+
+
+def test_sets_by_members_whatever_the_order():
+    names = [f"name{i}" for i in range(157)]
+    forward, backward = set(names), set()
+    for name in reversed(names):
+        backward.add(name)
+    assert identity(forward) == identity(backward) == identity(set(reversed(names)))
+    assert identity(forward) != identity(set(names[:-1]))
+    assert identity({1, 2}) != identity(frozenset({1, 2}))  # the type still counts
+
+
+def test_dicts_by_items_lists_by_order_types_distinct():
+    assert identity({"a": 1, "b": [2, 3]}) == identity({"b": [2, 3], "a": 1})
+    assert identity([1, 2]) != identity([2, 1])
+    assert identity([1]) != identity((1,))
+    assert len({identity(1), identity(1.0), identity(True)}) == 3
+    assert identity("x" * 40) != identity("x" * 41)
+
+
+def test_shared_and_copied_parts_are_the_same_value():
+    part = ["shared", "list"]
+    assert identity([part, part]) == identity([part, list(part)])
+    cyclic_a, cyclic_b = [1], [1]
+    cyclic_a.append(cyclic_a)
+    cyclic_b.append(cyclic_b)
+    assert identity(cyclic_a) == identity(cyclic_b) is not None
+
+
+def test_functions_methods_classes_properties_by_name_and_code():
+    def local(x):
+        return x + 1
+
+    def other(x):
+        return x + 2
+
+    assert identity(local) == identity(local)
+    assert identity(local) != identity(other)
+    assert identity(Holder().method) == identity(Holder().method)  # bound to two instances
+    assert identity(Holder.__dict__["helper"]) == identity(Holder.__dict__["helper"])
+    assert identity(Holder.__dict__["prop"]) != identity(Holder.__dict__["helper"])
+    assert identity(Holder) != identity(Plain)
+    assert identity(json) == identity(sys.modules["json"])
+    assert identity(len) == identity(len) and identity(len) != identity(repr)
+
+
+def test_objects_by_state_read_statically():
+    assert Plain("a", [1]) != Plain("a", [1])  # what == says
+    assert same_objects(Plain("a", [1]), Plain("a", [1]))
+    assert not same_objects(Plain("a", [1]), Plain("a", [2]))
+    assert same_objects(Slotted(1, "x"), Slotted(1, "x"))
+    assert not same_objects(Slotted(1, "x"), Slotted(2, "x"))
+    assert identity(Hostile()) == identity(Hostile()) is not None
+
+
+def test_addresses_never_count():
+    first, second = object(), object()
+    assert repr(first) != repr(second)
+    assert identity(first) == identity(second)
+    assert identity([Plain("a", first)]) == identity([Plain("a", second)])
+
+
+def test_over_budget_is_unknown_not_different():
+    big = [Plain(str(i), [i]) for i in range(CAPTURE_BUDGET)]
+    assert identity(big, budget=100) is None
+    assert capture_identity(list(range(CAPTURE_BUDGET + 1))) is None
+    assert identity(big) is not None
+
+
+def test_capture_stores_the_identity_in_the_preview_but_never_for_secrets():
+    options = ValueOptions()
+    names = {f"name{i}" for i in range(157)}
+    captured = capture_value(names, name="names", options=options)
+    assert captured.preview["identity"] == identity(names)
+    secret = capture_value({"api_key": "sk-123", "model": "m"}, name="cfg", options=options)
+    assert "identity" not in secret.preview
+
+
+_CHILD = """
+import ast, json, sys
+from pyflakes import checker
+from snapstate_capture.options import ValueOptions
+from snapstate_capture.values import capture_value
+from snapstate_capture.values.identity import identity
+tree = ast.parse(open(sys.argv[1]).read())
+check = checker.Checker(tree, filename=sys.argv[1])
+names = set(check.builtIns)
+preview = capture_value(names, name="names", options=ValueOptions()).preview
+print(json.dumps([identity(check), identity(names), preview,
+                  identity(checker.Binding.redefines), identity(check.handleNode)]))
+"""
+
+
+def test_the_same_pyflakes_state_in_two_processes_under_two_hash_seeds(tmp_path):
+    """pyflakes' checker (sets of names, bound handlers, plain objects holding an AST) and the
+    157-name builtins set: the same identity and the same set preview whatever the seed."""
+    pytest.importorskip("pyflakes")
+    source = tmp_path / "mod.py"
+    source.write_text("import os\n\ndef f(a):\n    b = a + 1\n    return undefined_name\n")
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
+        result = subprocess.run([sys.executable, "-c", _CHILD, str(source)], env=env,
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        outputs.append(json.loads(result.stdout))
+    (check_a, names_a, preview_a, *funcs_a), (check_b, names_b, preview_b, *funcs_b) = outputs
+    assert check_a == check_b is not None
+    assert names_a == names_b and preview_a == preview_b
+    assert preview_a["len"] > 150 and preview_a.get("more")
+    assert funcs_a == funcs_b
+
+
+def _make_closure():
+    seen = []
+
+    def remember(item):
+        seen.append(item)
+        return remember, len(seen)
+
+    remember.tag = "kept"
+    return remember
+
+
+def test_closures_are_written_by_the_c_pickler_and_load_back():
+    """A closure (pyflakes defers dozens) is written by pickle, not dill — dill copied its
+    whole world in pure Python at every step — and loads back working, cycle included."""
+    from snapstate_capture.values.payload import loads, serialize
+
+    remember = _make_closure()
+    remember("a")
+    written = serialize({"deferred": [remember, lambda x: x * 3]}, ValueOptions())
+    assert written.serializer == "pickle" and written.loadable, written.error
+    loaded = loads(written.serializer, written.data)
+    again, count = loaded["deferred"][0]("b")
+    assert count == 2 and again is loaded["deferred"][0] and again.tag == "kept"
+    assert loaded["deferred"][1](4) == 12
+    assert identity(loaded["deferred"][0]) == identity(remember)

@@ -1,0 +1,157 @@
+"""Agent frameworks with zero glue (issue 16): one plain agent per framework — LangGraph
+(GenericFakeChatModel, ToolNode), pydantic-ai (FunctionModel), the OpenAI Agents SDK (a
+scripted Model subclass, a handoff) — each with a file tool and an HTTP tool called in
+parallel in one model turn, recorded under ``snap.record`` and under ``snapstate record``,
+then replayed 5 times in 5, stopped in pdb, forked live and resumed after SIGKILL, with every
+model and tool call that really ran counted in a side file."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from dataclasses import dataclass
+
+import pytest
+
+import snapstate_capture as snap
+from tests.corpus.frameworks import Agent, labels, placeholders
+
+
+@dataclass(frozen=True)
+class Case:
+    """What one framework's example agent records."""
+
+    framework: str            # the import name whose absence skips the case
+    module: str
+    model: str                # the model effect's name
+    checkpoints: tuple[str, ...]
+    pdb_at: str               # the label of the step pdb stops at (its last occurrence)
+    pdb_command: str          # evaluated there on the live state
+    pdb_shows: str
+    fork_at: str              # the label of the step a live fork starts after (first one)
+    machinery: str = ""       # a frame local holding the framework's machinery, if any
+
+
+CASES = {
+    "langgraph": Case(
+        "langgraph", "examples.langgraph_agent", "model.CountingModel",
+        ("__start__", "agent", "tools", "agent"), "model.CountingModel",
+        "p [m.type for m in state['messages']]", "['human', 'ai', 'tool', 'tool']", "tools",
+        "graph"),
+    "pydantic_ai": Case(
+        "pydantic_ai", "examples.pydantic_ai_agent", "model.FunctionModel",
+        ("UserPromptNode", "ModelRequestNode", "CallToolsNode", "ModelRequestNode",
+         "CallToolsNode"), "ModelRequestNode",
+        "p [m.kind for m in step_values['messages']]",
+        "['request', 'response', 'request', 'response']", "CallToolsNode"),
+    "openai_agents": Case(
+        "agents", "examples.openai_agents_agent", "model.ScriptedModel",
+        ("turn triage", "handoff triage -> roof_advisor", "turn roof_advisor",
+         "turn roof_advisor"), "turn roof_advisor",
+        "p step_values['items'][0].content[0].text[:24]", "'Yes: 24 C and 3 mm of ra'",
+        "turn roof_advisor"),
+}
+CALLS = ["model", "tool get_weather", "tool read_notes"]
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def case(request, tmp_path_factory):
+    case = CASES[request.param]
+    if importlib.util.find_spec(case.framework) is None:
+        pytest.skip(f"{case.framework} is not installed")
+    agent = Agent(case.module, tmp_path_factory.mktemp(request.param))
+    path = agent.home / "agent.snap"
+    result = agent.record(path)
+    assert result.returncode == 0, result.stderr
+    assert "Plant it." in result.stdout
+    assert result.stderr == ""  # no placeholder, no warning from the framework's machinery
+    assert set(agent.calls()) == set(CALLS)
+    return case, agent, path
+
+
+def test_calls_are_effects_and_boundaries_checkpoints(case):
+    case, agent, path = case
+    kinds = labels(path)
+    effects = [label for _, kind, label in kinds if kind == "effect"]
+    assert effects.count(case.model) == agent.calls().count("model")
+    assert sorted(e for e in effects if e.startswith("tool.")) == ["tool.get_weather",
+                                                                    "tool.read_notes"]
+    assert tuple(label for _, kind, label in kinds if kind == "checkpoint") == case.checkpoints
+    assert placeholders(path) == []
+    with snap.open_timeline(path) as timeline:
+        machinery = [value for step in timeline.runs[-1].steps for frame in step.frames
+                     for value in frame.locals.values() if (value.preview or {}).get("machinery")]
+        assert all(len(value.repr) < 200 and "0x" not in value.repr for value in machinery)
+        if case.machinery:
+            last = timeline.runs[-1].steps[-1].frames[-1].locals[case.machinery]
+            assert last.preview["machinery"] is True and not last.has_payload
+
+
+def test_replay_serves_every_call_five_times_in_five(case):
+    case, agent, path = case
+    agent.reset()
+    results = agent.replays(path, 5)
+    assert [r and r["status"] for r in results] == ["ok"] * 5, results
+    assert agent.calls() == []  # not one model or tool call ran again, parallel ones neither
+
+
+def test_pdb_shows_the_live_messages(case):
+    case, agent, path = case
+    index = [i for i, _, label in labels(path) if label == case.pdb_at][-1]
+    agent.reset()
+    result, data = agent.replay(path, "--to", str(index), "--pdb",
+                                input=f"{case.pdb_command}\nc\n")
+    assert data is not None and data["status"] == "ok", result.stdout + result.stderr
+    assert case.pdb_shows in result.stdout
+    assert agent.calls() == []
+
+
+def test_live_fork_runs_only_the_remaining_calls(case, tmp_path):
+    case, agent, recorded = case
+    path = shutil.copy(recorded, tmp_path / "fork.snap")
+    index = [i for i, _, label in labels(path) if label == case.fork_at][0]
+    agent.reset()
+    result, data = agent.replay(path, "--to", str(index), "--live")
+    assert data is not None and data["status"] == "ok", result.stdout + result.stderr
+    assert agent.calls() == ["model"]  # only the answer after the tools
+    with snap.open_timeline(path) as timeline:
+        fork = timeline.runs[-1]
+        assert (fork.parent.run_id, fork.parent.step) == (timeline.runs[0].id, index)
+        assert fork.status == "finished"
+
+
+def test_resume_after_sigkill_reruns_only_the_call_in_flight(case, tmp_path):
+    case, agent, _ = case
+    path = tmp_path / "killed.snap"
+    agent.reset()
+    agent.kill_during(path, "tool get_weather")
+    ran = agent.calls()
+    assert set(ran) == set(CALLS) and ran.count("tool get_weather") == 1
+    with snap.open_timeline(path) as timeline:
+        assert timeline.runs[-1].status == "crashed"
+    agent.reset()
+    result = agent.python("-m", "snapstate_inspect", "resume", str(path), "--trust")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert agent.calls() == ["tool get_weather", "model"]  # in flight, then what came after
+    with snap.open_timeline(path) as timeline:
+        fork = timeline.runs[-1]
+        assert fork.status == "finished"
+        assert fork.steps[-1].label == case.checkpoints[-1]
+
+
+def test_recorded_unchanged_under_snapstate_record(case, tmp_path):
+    case, agent, _ = case
+    path = tmp_path / "cli.snap"
+    agent.reset()
+    result = agent.record_cli(path)
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stderr.splitlines()
+            if not line.startswith("snapstate: ")] == []  # only our own two closing lines
+    assert placeholders(path) == []  # traced locals too: lists of tools are machinery
+    assert set(agent.calls()) == set(CALLS)
+    effects = [label for _, kind, label in labels(path) if kind == "effect"]
+    assert effects.count(case.model) == agent.calls().count("model")
+    agent.reset()
+    result, data = agent.replay(path)
+    assert data is not None and data["status"] == "ok", result.stdout + result.stderr
+    assert agent.calls() == []

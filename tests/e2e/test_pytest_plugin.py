@@ -1,0 +1,113 @@
+"""The pytest plugin (``pytest11`` entry point): real pytest runs in child processes record each
+test and keep only the failing tests' timelines, one per test, with one line per failure
+naming the command that opens it at the failing step — alone and under pytest-xdist."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import textwrap
+from pathlib import Path
+
+import snapstate_capture as snap
+from tests.conftest import run_cli, run_python
+
+SUITE = textwrap.dedent('''
+    def total(items):
+        result = 0
+        for item in items:
+            result += item["price"] * item.get("qty", 1)
+        return result
+
+    def test_adds_prices():
+        assert total([{"price": 2}, {"price": 3}]) == 5
+
+    def test_counts_quantities():
+        basket = [{"price": 2, "qty": 3}, {"price": 5}]
+        assert total(basket) == 10
+
+    def test_missing_price():
+        total([{"price": 1}, {"qty": 1}])
+''')
+LINE = re.compile(r"^snapstate: (\S+) failed: (snapstate (\S+) --step (\d+))$", re.M)
+
+
+def _pytest(tmp_path: Path, *args: str, autoload: bool = False, suite: str = SUITE):
+    """pytest on the basket suite in a child process. ``autoload``: every installed plugin, as
+    a user has it (the plugin comes in through its ``pytest11`` entry point); else only ours
+    and xdist's, named with ``-p`` (a child pytest starts several times faster)."""
+    (tmp_path / "test_basket.py").write_text(suite)
+    plugins = [] if autoload else ["-p", "snapstate_capture.integrations.pytest_plugin",
+                                   "-p", "xdist.plugin"]
+    env = {} if autoload else {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return run_python("-m", "pytest", "-q", "-p", "no:cacheprovider", *plugins, *args,
+                      "test_basket.py", cwd=tmp_path, env=env, timeout=240)
+
+
+def _failures(out: str) -> dict[str, tuple[str, str, int]]:
+    return {m[0]: (m[1], m[2], int(m[3])) for m in LINE.findall(out)}
+
+
+def _check_timelines(tmp_path: Path, failures: dict[str, tuple[str, str, int]]) -> None:
+    kept = sorted(p.name for p in (tmp_path / ".snapstate" / "tests").iterdir())
+    assert kept == ["test_basket.py--test_counts_quantities.snap",
+                    "test_basket.py--test_missing_price.snap"]  # nothing of the passing test
+    command, path, step = failures["test_basket.py::test_missing_price"]
+    with snap.open_timeline(tmp_path / path) as timeline:
+        run = timeline.runs[-1]
+        assert run.name == "test_basket.py::test_missing_price" and run.status == "failed"
+        failing = run.steps[step]  # where the KeyError was raised, in total()
+        assert (failing.kind, failing.function) == ("exception", "total")
+        assert failing.frames[-1].locals["item"].repr == "{'qty': 1}"
+        assert failing.frames[-1].locals["result"].repr == "1"
+    command, path, step = failures["test_basket.py::test_counts_quantities"]
+    with snap.open_timeline(tmp_path / path) as timeline:
+        failing = timeline.runs[-1].steps[step]
+        assert (failing.kind, failing.function) == ("exception", "test_counts_quantities")
+        assert any(s.function == "total" and s.kind == "return"
+                   and s.extra["return"].repr == "11" for s in timeline.runs[-1].steps)
+    assert shlex.split(command) == ["snapstate", path, "--step", str(step)]
+    shown = run_cli("show", path, "--step", str(step), cwd=tmp_path)
+    assert shown.returncode == 0 and f"step {step} of" in shown.stdout
+    assert "exception" in shown.stdout and "test_counts_quantities" in shown.stdout
+
+
+def test_failing_tests_keep_their_timelines_and_name_the_command(tmp_path):
+    done = _pytest(tmp_path, "--snapstate", autoload=True)  # through the entry point
+    assert done.returncode == 1, done.stdout + done.stderr
+    failures = _failures(done.stdout)
+    assert set(failures) == {"test_basket.py::test_counts_quantities",
+                             "test_basket.py::test_missing_price"}
+    _check_timelines(tmp_path, failures)
+    # The suite fixed: the next run removes the old timelines of tests that now pass.
+    fixed = SUITE.replace("== 10", "== 11")
+    again = _pytest(tmp_path, "--snapstate", suite=fixed)
+    assert again.returncode == 1 and set(_failures(again.stdout)) == {
+        "test_basket.py::test_missing_price"}
+    assert sorted(p.name for p in (tmp_path / ".snapstate" / "tests").iterdir()) == [
+        "test_basket.py--test_missing_price.snap"]
+
+
+def test_with_xdist_the_controller_prints_each_workers_failures(tmp_path):
+    done = _pytest(tmp_path, "--snapstate=calls", "-n", "2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    failures = _failures(done.stdout)
+    assert len(LINE.findall(done.stdout)) == 2  # once each, by the controller only
+    _check_timelines(tmp_path, failures)
+
+
+def test_lines_mode_records_every_line(tmp_path):
+    done = _pytest(tmp_path, "--snapstate=lines", "-k", "missing")
+    path = _failures(done.stdout)["test_basket.py::test_missing_price"][1]
+    with snap.open_timeline(tmp_path / path) as timeline:
+        kinds = {s.kind for s in timeline.runs[-1].steps}
+    assert "line" in kinds and "exception" in kinds
+
+
+def test_off_unless_asked(tmp_path):
+    done = _pytest(tmp_path, autoload=True)  # installed, but off
+    assert done.returncode == 1 and "snapstate:" not in done.stdout
+    assert not (tmp_path / ".snapstate").exists()
+    bad = _pytest(tmp_path, "--snapstate=everything")
+    assert bad.returncode == 4 and "--snapstate=everything: expected one of calls, lines" in \
+        bad.stderr

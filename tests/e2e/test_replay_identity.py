@@ -1,0 +1,49 @@
+"""Replay and diff judge values by identity (issue 15 point 1): a traced program whose locals are
+a 157-name set, a bound method, a property, a staticmethod, plain objects and a set of plain
+objects (ordered by address) replays without divergence and two recordings of it diff as
+identical; a planted change is found at its first step."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import snapstate_capture as snap
+from tests.conftest import PROGRAMS, run_cli
+from tests.e2e.replay_helpers import replay_json
+
+
+def _record(tmp_path, name, program):
+    out = tmp_path / f"{name}.snap"
+    result = run_cli("record", "--trace", "calls", "-o", str(out), str(program), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_identity_cases_replay_and_diff_as_the_same(tmp_path):
+    program = shutil.copy(PROGRAMS / "identity_cases.py", tmp_path / "cases.py")
+    first, second = _record(tmp_path, "a", program), _record(tmp_path, "b", program)
+    result, data = replay_json(first)
+    assert result.returncode == 0 and not data.get("divergence"), result.stdout
+    assert "no divergence" in data["message"], data
+    diff = run_cli("diff", str(first), str(second))
+    assert diff.returncode == 0, diff.stdout
+    assert diff.stdout.rstrip().endswith("identical")
+
+
+def test_a_planted_change_diverges_at_its_first_step(tmp_path):
+    program = tmp_path / "cases.py"
+    shutil.copy(PROGRAMS / "identity_cases.py", program)
+    recorded = _record(tmp_path, "a", program)
+    with snap.open_timeline(recorded) as timeline:
+        steps = list(timeline.runs[-1].steps)
+    # the planted change: the fourth Binding made holds one more name in its set
+    expected = [s.index for s in steps if s.kind == "return" and s.function == "Binding.__init__"][3]
+    program.write_text(program.read_text().replace(
+        'self.used = {name, name.upper(), name + "_"}',
+        'self.used = {name, name.upper(), name + "_"} | ({"x"} if name == "BaseException" else set())'))
+    result, data = replay_json(recorded, "--allow-drift")
+    assert result.returncode == 1, result.stdout
+    divergence = data["divergence"]
+    assert divergence["step"] == expected, json.dumps(divergence)[:2000]
+    assert "self" in json.dumps(divergence["variables"])

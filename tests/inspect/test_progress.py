@@ -1,0 +1,104 @@
+"""Progress bars: drawn on stderr only when it is a terminal (a pty here), never when piped or
+with --quiet; the capture side reports progress through plain callbacks."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import snapstate_capture as snap
+from snapstate_capture.replay.launch import replay
+from snapstate_capture.store.maintenance import collect_garbage
+from snapstate_capture.trust.transfer import copy_run
+from snapstate_capture.trust.verify import verify_timeline
+from tests.conftest import ROOT, run_cli, run_python
+
+PROGRAM = textwrap.dedent('''
+    import sys
+    import snapstate_capture as snap
+
+    @snap.effect(name="tick")
+    def tick(i):
+        return i * 3
+
+    with snap.record(sys.argv[1], name="ticks"):
+        for i in range(60):
+            snap.checkpoint("turn", value=tick(i))
+''')
+
+
+def _recorded(tmp_path: Path) -> Path:
+    script, path = tmp_path / "ticks.py", tmp_path / "ticks.snap"
+    script.write_text(PROGRAM)
+    assert run_python(str(script), str(path), cwd=tmp_path).returncode == 0
+    return path
+
+
+def _stderr_on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
+    """``snapstate ARGS`` with stderr on a pseudo-terminal: (exit code, stdout, stderr)."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    proc = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", *args], cwd=cwd,
+                            env=env, stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the other side closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    out = proc.stdout.read()
+    proc.wait(timeout=60)
+    os.close(master)
+    return proc.returncode, out, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_bars_on_a_terminal_and_never_when_piped_or_quiet(tmp_path):
+    path = _recorded(tmp_path)
+    code, out, err = _stderr_on_a_terminal("verify", str(path), cwd=tmp_path)
+    assert code == 0 and "verifying" in err and "ok: nothing altered" in out
+    code, out, err = _stderr_on_a_terminal("verify", "--quiet", str(path), cwd=tmp_path)
+    assert code == 0 and "verifying" not in err
+    code, out, err = _stderr_on_a_terminal("replay", str(path), cwd=tmp_path)
+    assert code == 0 and "replaying" in err and "no divergence" in out
+    code, out, err = _stderr_on_a_terminal("push", "--quiet", str(path), str(tmp_path / "b.snap"),
+                                           cwd=tmp_path)
+    assert code == 0 and "pushing" not in err and "pushed run" in out
+    piped = run_cli("replay", str(path), cwd=tmp_path)
+    assert piped.returncode == 0 and "replaying" not in piped.stderr
+    assert "━" not in piped.stderr and "\x1b[" not in piped.stderr
+
+
+def test_capture_side_progress_callbacks_count_up_to_the_total(tmp_path):
+    path = _recorded(tmp_path)
+    seen: list[tuple[int, int]] = []
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[-1]
+        verify_timeline(timeline, None, progress=lambda done, total: seen.append((done, total)))
+        steps = [(d, t) for d, t in seen if t]  # after the blob scan (total not known)
+        assert steps[-1] == (len(run.steps), len(run.steps))
+        assert [d for d, _ in steps] == sorted(d for d, _ in steps)
+        assert any(t == 0 and d > 0 for d, t in seen)  # blobs counted as they were checked
+        replayed: list[tuple[int, int]] = []
+        result = replay(run, trust=True, on_progress=lambda d, t: replayed.append((d, t)))
+        count = len(run.steps)
+    assert result["status"] == "ok"
+    assert replayed[-1] == (count, count)
+    copied: list[tuple[int, int]] = []
+    report = copy_run(path, path.with_name("copy.snap"),
+                      progress=lambda d, t: copied.append((d, t)))
+    assert copied[-1] == (count + report.blobs, count + report.blobs) and report.blobs > 0
+    marked: list[tuple[int, int]] = []
+    collect_garbage(path, progress=lambda d, t: marked.append((d, t)))
+    assert marked and marked[-1][0] == marked[-1][1]
