@@ -237,7 +237,9 @@ def _pause(recorder: Any, pause: dict[str, Any], index: int | None) -> None:
 
 def _say(recorder: Any, pause: dict[str, Any]) -> None:
     run = (recorder.run_id or "")[:8]
-    path = recorder.path
+    from ..store.locations import location_label
+
+    path = location_label(recorder.path)  # a store URL without its password
     if pause["pause"] == "wait":
         prompt = _one_line(pause.get("prompt") or "")
         line = (f"snapstate: {path}: run {run} is waiting for {pause['name']!r}"

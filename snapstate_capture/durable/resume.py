@@ -111,7 +111,7 @@ def _resume_one(path: Any, run_id: str | None, answer: Any, by: str | None, trus
         to, mode, handed = _plan(chosen, answer, by, wake_early, orphan)
         require_trust(chosen, trust=trust, what="effect results and the run's entry to resume")
         remap = _check_drift(chosen, allow_drift, notes)
-        store = LeaseStore(timeline.path)
+        store = LeaseStore(timeline.location)
         try:
             holder, before = store.acquire(chosen.id)
             try:

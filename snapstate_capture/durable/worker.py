@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import SnapStateError
 from ..store.leases import LeaseHeld
+from ..store.locations import is_store_url, location_label
 from ..trust.gate import open_timeline
 from .resume import AnswerRefused, resume
 
@@ -48,11 +49,15 @@ class Event:
         return f"{stamp} {self.file} {self.run[:8]} {self.action}: {self.detail}"
 
 
-def timeline_files(targets: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The timeline files named by ``targets``: files as they are, directories searched
-    (recursively) for ``*.snap``. Raises ``SnapStateError`` for a target that does not exist."""
-    out: list[Path] = []
+def timeline_files(targets: Iterable[str | os.PathLike[str]]) -> list[Path | str]:
+    """The timelines named by ``targets``: files as they are, directories searched
+    (recursively) for ``*.snap``, ``postgresql://`` store URLs as given (a string). Raises
+    ``SnapStateError`` for a target that does not exist."""
+    out: list[Path | str] = []
     for target in targets:
+        if is_store_url(target):
+            out.append(os.fspath(target))
+            continue
         path = Path(target)
         if path.is_dir():
             out.extend(sorted(p for p in path.rglob("*.snap") if p.is_file()))
@@ -63,7 +68,7 @@ def timeline_files(targets: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return list(dict.fromkeys(out))
 
 
-def run_pass(files: list[Path], *, answers: Path | None = None, trust: bool = False,
+def run_pass(files: list[Path | str], *, answers: Path | None = None, trust: bool = False,
              allow_drift: bool = False, log: Callable[[Event], None] | None = None
              ) -> list[Event]:
     """Resume, once, every due sleeping run and every answered waiting run in ``files``;
@@ -79,7 +84,7 @@ def run_pass(files: list[Path], *, answers: Path | None = None, trust: bool = Fa
         try:
             due, waiting = _paused(path)
         except SnapStateError as exc:
-            note(Event(str(path), "", "failed", str(exc)))
+            note(Event(_label(path), "", "failed", str(exc)))
             continue
         for run_id in due:
             _one(path, run_id, "woke", {}, trust, allow_drift, note)
@@ -92,7 +97,7 @@ def run_pass(files: list[Path], *, answers: Path | None = None, trust: bool = Fa
             try:
                 answer = _read_answer(answer_file)
             except SnapStateError as exc:
-                note(Event(str(path), run_id, "refused", str(exc)))
+                note(Event(_label(path), run_id, "refused", str(exc)))
                 _file_away(answer_file, answers / "refused", str(exc))
                 continue
             used = _one(path, run_id, "answered", {"answer": answer}, trust, allow_drift,
@@ -102,7 +107,7 @@ def run_pass(files: list[Path], *, answers: Path | None = None, trust: bool = Fa
     return events
 
 
-def serve(files: Callable[[], list[Path]], *, answers: Path | None = None,
+def serve(files: Callable[[], list[Path | str]], *, answers: Path | None = None,
           trust: bool = False, allow_drift: bool = False, interval: float = DEFAULT_INTERVAL,
           once: bool = False, log: Callable[[Event], None] | None = None) -> None:
     """Run passes over ``files()`` (re-listed each pass) every ``interval`` seconds until
@@ -114,7 +119,7 @@ def serve(files: Callable[[], list[Path]], *, answers: Path | None = None,
         time.sleep(interval)
 
 
-def _paused(path: Path) -> tuple[list[str], list[str]]:
+def _paused(path: Path | str) -> tuple[list[str], list[str]]:
     """Ids of the due sleeping runs and of the waiting runs of ``path`` not yet continued."""
     now = time.time()
     due, waiting = [], []
@@ -129,7 +134,7 @@ def _paused(path: Path) -> tuple[list[str], list[str]]:
     return due, waiting
 
 
-def _one(path: Path, run_id: str, action: str, given: dict[str, Any], trust: bool,
+def _one(path: Path | str, run_id: str, action: str, given: dict[str, Any], trust: bool,
          allow_drift: bool, note: Callable[[Event], None], *, answer_file: Path | None = None,
          answers: Path | None = None) -> bool:
     """Resume one run and log it; True when it was continued."""
@@ -138,15 +143,15 @@ def _one(path: Path, run_id: str, action: str, given: dict[str, Any], trust: boo
                         capture_output=True, by="worker" if action == "woke" else None,
                         **given)
     except LeaseHeld as exc:
-        note(Event(str(path), run_id, "skipped", f"held by {exc.holder.describe()}"))
+        note(Event(_label(path), run_id, "skipped", f"held by {exc.holder.describe()}"))
         return False
     except AnswerRefused as exc:
-        note(Event(str(path), run_id, "refused", str(exc)))
+        note(Event(_label(path), run_id, "refused", str(exc)))
         if answer_file is not None and answers is not None:
             _file_away(answer_file, answers / "refused", str(exc))
         return False
     except SnapStateError as exc:
-        note(Event(str(path), run_id, "failed", str(exc)))
+        note(Event(_label(path), run_id, "failed", str(exc)))
         return False
     fork = result.get("fork") or {}
     pause = result.get("pause") or {}
@@ -158,7 +163,7 @@ def _one(path: Path, run_id: str, action: str, given: dict[str, Any], trust: boo
                                                    time.localtime(float(pause.get("due", 0))))
     detail = (f"continued as {str(fork.get('run', '?'))[:8]} ({status})" if fork
               else str(result.get("message", "")))
-    note(Event(str(path), run_id, action, detail, result))
+    note(Event(_label(path), run_id, action, detail, result))
     return bool(fork)
 
 
@@ -199,3 +204,8 @@ def _file_away(path: Path, folder: Path, why: str | None = None) -> None:
             target.with_name(target.name + ".why").write_text(why + "\n", encoding="utf-8")
     except OSError:
         pass  # left where it is: the next pass reports it again
+
+
+def _label(location: Path | str) -> str:
+    """A timeline as the log names it (a store URL without its password)."""
+    return str(location_label(location))

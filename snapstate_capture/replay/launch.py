@@ -15,12 +15,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import snapstate_capture
 
 from ..errors import SnapStateError
 from ..capture.hashseed import child_seed_env
+from ..store.locations import is_store_url
 from ..store.reader import Run
 from .config import MODES, ReplayConfig
 from .relocate import relocation_for
@@ -77,7 +79,7 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
     if not os.path.isdir(cwd):
         raise ReplayError(f"{run.timeline.path}: the run's working directory {cwd} is gone")
     with tempfile.TemporaryDirectory(prefix="snapstate-replay-") as scratch:
-        config = ReplayConfig(file=str(run.timeline.path.resolve()), run=run.id,
+        config = ReplayConfig(file=_location(run), run=run.id,
                               result=os.path.join(scratch, "result.json"), to=to, mode=mode,
                               live_effects=list(live_effects or []), trust=trust,
                               progress=progress, listen=listen,
@@ -132,3 +134,11 @@ def _run_watching(command: list[str], cwd: str, env: dict[str, str], progress_fi
             on_progress(done, total)
             time.sleep(0.1)
     return subprocess.CompletedProcess(command, child.returncode)
+
+
+def _location(run: Run) -> str:
+    """What the child opens: the file's absolute path, or the store's URL as given."""
+    location = run.timeline.location
+    if is_store_url(location):
+        return location
+    return str(Path(location).resolve())

@@ -122,6 +122,11 @@ class ReplaySession:
         if trace:
             from .traced import TracedReplayRecorder
 
+            if self.config.lease:
+                self.fail("resuming a run recorded with tracing (--trace calls/lines) is not "
+                          "supported yet; nothing was recorded. Record a program that waits "
+                          "without --trace (inside snap.record, with @snap.step or "
+                          "checkpoints) to make its waits resumable")
             if self.config.mode != "check":
                 self.fail(f"--{self.config.mode} at a step of a traced run is not supported "
                           "yet; replay it without a stop point, or with --to N to check the "

@@ -53,6 +53,9 @@ class Timeline:
     def __init__(self, path: str | os.PathLike[str], *, trust: bool = False,
                  gate: PayloadGate | None = None) -> None:
         self.path = location_label(path)
+        #: Where it was opened from, exactly (a store URL keeps its password): what a child
+        #: process opens again; messages name ``path``.
+        self.location: str = os.fspath(path)
         self.trust = trust
         #: Decides whether payloads may be unpickled (``store.records.PayloadGate``); None: never.
         self.gate = gate

@@ -32,9 +32,10 @@ def run(args: argparse.Namespace) -> int:
     for path in files:
         try:
             with open_timeline(path) as timeline:
-                rows.extend((str(path), pause) for pause in open_pauses(timeline.runs))
+                rows.extend((str(timeline.path), pause)
+                            for pause in open_pauses(timeline.runs))
         except SnapStateError as exc:
-            if len(files) == 1 and len(args.targets) == 1 and args.targets[0] == str(path):
+            if len(files) == 1 and len(args.targets) == 1 and str(args.targets[0]) == str(path):
                 raise
             problems.append(str(exc))
     for problem in problems:  # a directory may hold a damaged or foreign file: say, go on

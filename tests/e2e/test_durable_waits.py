@@ -205,3 +205,22 @@ def test_the_worker_answers_waiting_runs_whose_answer_arrived(tmp_path):
     assert (answers / "refused" / f"{legal[:8]}.json.why").exists()
     assert [r["status"] for r in runs_json(path)] == ["waiting", "waiting"]
     assert side_lines(side) == ["draft cats", "draft cats (yes)"]
+
+
+def test_a_traced_waiting_run_is_refused_by_resume_with_one_line_and_kept(tmp_path):
+    program = tmp_path / "traced_wait.py"
+    program.write_text("import snapstate_capture as snap\n\n"
+                       "def main():\n"
+                       "    answer = snap.wait_for('ok', prompt='go?')\n"
+                       "    print('after', answer)\n\n"
+                       "main()\n")
+    path = tmp_path / "t.snap"
+    done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), cwd=tmp_path)
+    assert done.returncode == 75, done.stderr
+    refused = run_cli("resume", str(path), "--answer", "yes", cwd=tmp_path)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "resuming a run recorded with tracing" in line and "nothing was recorded" in line
+    assert "after" not in refused.stdout
+    runs = runs_json(path)
+    assert [r["status"] for r in runs] == ["waiting"] and runs[0]["continued_as"] is None
