@@ -65,6 +65,7 @@ class Timeline:
         self._json_cache: OrderedDict[str, Any] = OrderedDict()
         self._runs: list[Run] | None = None
         self._leases: dict[str, Lease] | None = None
+        self._continuations: dict[str, str] | None = None
         self._chunk_steps: Any = None
         self._blobs = blobs.BlobSource(self._fetch_blob, fetch_chain=self._fetch_chain)
 
@@ -99,6 +100,15 @@ class Timeline:
         """Re-read the run list and step counts (for following a file still being recorded)."""
         self._runs = [Run(self, row) for row in self.engine.run_rows()]
         self._leases = None
+        self._continuations = None
+
+    def continuations(self) -> dict[str, str]:
+        """Run id -> the id of the run that continues it (``Run.continues``, from the sealed
+        headers), read once per ``refresh()``."""
+        if self._continuations is None:
+            self._continuations = {run.continues: run.id for run in self.runs
+                                   if run.continues is not None}
+        return self._continuations
 
     def leases(self) -> dict[str, Lease]:
         """The resume leases of the store by run id (``store/leases.py``), read once per
@@ -297,10 +307,7 @@ class Run:
         """The id of the run that continues this one (answered its wait, woke it, resumed it
         after a crash), from the continuations' sealed headers; None while nobody did. (The
         store's lease row says the same; it is what makes the claim atomic, not what is shown.)"""
-        for run in self.timeline.runs:
-            if run.continues == self.id:
-                return run.id
-        return None
+        return self.timeline.continuations().get(self.id)
 
     @cached_property
     def status(self) -> str:

@@ -1,5 +1,6 @@
 """Resume leases in the store (issue 17 point 4): one holder at a time, expiry, the claim that
-makes a run's one continuation, and files of format 3 (no leases table) read and migrated."""
+makes a run's one continuation, files of format 5 and older (no leases table) read and
+migrated, and readers showing the chain from the sealed headers, not the lease row."""
 
 from __future__ import annotations
 
@@ -95,3 +96,40 @@ def test_a_format_5_file_is_read_without_leases_and_migrated_when_written(record
     conn.close()
     with snap.open_timeline(path) as timeline:
         assert timeline.leases()[run_id].holder.token == holder.token
+
+
+def test_readers_show_the_chain_from_sealed_headers_not_the_lease_row(recorded):
+    path, run_id = recorded
+    with LeaseStore(path) as store:
+        holder, _ = store.acquire(run_id, ttl=30)
+        writer = TimelineWriter(path)
+        try:
+            continuation = writer.begin_run(name="c", entry={}, env={"python": "3"},
+                                            parent=(run_id, 0), claim=(run_id, holder.token))
+            fork = writer.begin_run(name="f", entry={}, env={"python": "3"}, parent=(run_id, 0))
+            writer.end_run(continuation, "finished")
+            writer.end_run(fork, "finished")
+        finally:
+            writer.close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE leases SET continued_as=? WHERE run_id=?", (fork, run_id))
+    conn.commit()
+    conn.close()
+    from snapstate_capture.trust.verify import verify_timeline
+
+    with snap.open_timeline(path) as timeline:  # the unsealed lease row is not what is shown
+        first = timeline.run(run_id)
+        assert first.continued_as == continuation
+        assert timeline.run(continuation).continues == run_id
+        assert timeline.run(fork).continues is None
+        assert all(r.intact for r in verify_timeline(timeline, None).runs)
+    conn = sqlite3.connect(path)  # a fork passed off as the continuation: its seal breaks
+    env = conn.execute("SELECT env FROM runs WHERE id=?", (fork,)).fetchone()[0]
+    conn.execute("UPDATE runs SET env=? WHERE id=?",
+                 (env[:-1] + f', "continues": "{run_id}"}}', fork))
+    conn.commit()
+    conn.close()
+    with snap.open_timeline(path) as timeline:
+        assert timeline.run(fork).continues == run_id  # what the edit claims…
+        reports = {r.run_id: r for r in verify_timeline(timeline, None).runs}
+        assert not reports[fork].intact and reports[continuation].intact  # …verify refutes
