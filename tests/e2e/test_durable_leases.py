@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import snapstate_capture as snap
-from snapstate_capture.store.leases import LeaseHeld
+from snapstate_capture.store.leases import LeaseHeld, LeaseStore
 from tests.conftest import PROGRAMS, ROOT, run_cli, run_python
 from tests.e2e.replay_helpers import runs_json, side_lines
 
@@ -64,7 +64,7 @@ def test_two_concurrent_resumes_continue_a_run_exactly_once(tmp_path):
 
 def test_a_killed_resumer_lease_expires_and_a_second_resume_finishes(tmp_path):
     path, side = tmp_path / "slow.snap", tmp_path / "side.txt"
-    env = {"SNAPSTATE_LEASE_SECONDS": "3"}
+    env = {"SNAPSTATE_LEASE_SECONDS": "6"}
     done = run_python(str(PROGRAMS / "durable_timed.py"), "slow", str(path), str(side),
                       cwd=tmp_path)
     assert done.returncode == 75, done.stderr
@@ -77,12 +77,16 @@ def test_a_killed_resumer_lease_expires_and_a_second_resume_finishes(tmp_path):
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
     waiting = runs_json(path)[0]["id"]
-    # in this process (no start-up time): the dead resumer's lease is still live
-    with pytest.raises(LeaseHeld, match=r"is being resumed by .*@.* \(pid \d+\) since "):
-        snap.resume(path, run=waiting, answer="yes")
-    (tmp_path / "side.txt.go").write_text("")
     with snap.open_timeline(path) as timeline:
-        expires = timeline.leases()[waiting].holder.expires
+        dead = timeline.leases()[waiting].holder
+    assert dead.pid == first.pid
+    # at the moment of its last heartbeat (a loaded machine may take longer than the lease to
+    # get here), the dead resumer's lease refuses another resumer, naming it
+    with LeaseStore(path) as store, pytest.raises(
+            LeaseHeld, match=rf"is being resumed by .*@.* \(pid {first.pid}\) since "):
+        store.acquire(waiting, now=dead.renewed)
+    (tmp_path / "side.txt.go").write_text("")
+    expires = dead.expires
     time.sleep(max(0.0, expires - time.time()) + 0.1)  # no heartbeat: the lease expires
     second = run_cli("resume", str(path), "--run", waiting, "--answer", "yes", env=env)
     assert second.returncode == 0, second.stderr
