@@ -242,16 +242,19 @@ def _say(recorder: Any, pause: dict[str, Any]) -> None:
     path = location_label(recorder.path)  # a store URL without its password
     if pause["pause"] == "wait":
         prompt = _one_line(pause.get("prompt") or "")
-        line = (f"snapstate: {path}: run {run} is waiting for {pause['name']!r}"
-                + (f" ({prompt})" if prompt else "")
-                + f"; answer with: snapstate resume {path} --run {run} "
-                + ("--answer-json JSON" if wants_json(pause.get("schema")) else "--answer TEXT"))
+        head = (f"snapstate: {path}: run {run} is waiting for {pause['name']!r}"
+                + (f" ({prompt})" if prompt else ""))
+        how = (f"answer with: snapstate resume {path} --run {run} "
+               + ("--answer-json JSON" if wants_json(pause.get("schema")) else "--answer TEXT"))
     else:
         due = dt.datetime.fromtimestamp(pause["due"]).strftime("%Y-%m-%d %H:%M:%S")
         reason = _one_line(pause.get("reason") or "")
-        line = (f"snapstate: {path}: run {run} is sleeping until {due}"
-                + (f" ({reason})" if reason else "")
-                + f"; `snapstate worker {path}` resumes it then")
+        head = (f"snapstate: {path}: run {run} is sleeping until {due}"
+                + (f" ({reason})" if reason else ""))
+        how = f"`snapstate worker {path}` resumes it then"
+    if getattr(recorder, "trace", None):  # said now, not only when someone tries to answer
+        how = "it is recorded with tracing, and resuming traced runs is not supported yet"
+    line = f"{head}; {how}"
     try:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()

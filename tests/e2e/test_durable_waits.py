@@ -217,6 +217,7 @@ def test_a_traced_waiting_run_is_refused_by_resume_with_one_line_and_kept(tmp_pa
     path = tmp_path / "t.snap"
     done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), cwd=tmp_path)
     assert done.returncode == 75, done.stderr
+    assert "resuming traced runs is not supported yet" in done.stderr  # said at the pause
     refused = run_cli("resume", str(path), "--answer", "yes", cwd=tmp_path)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     (line,) = refused.stderr.strip().splitlines()
