@@ -25,6 +25,8 @@ NAMES = (
     "verify",
     "keygen",
     "sign",
+    "keys",
+    "trust",
     "export",
     "push",
     "pull",
