@@ -78,7 +78,7 @@ def test_a_kept_held_run_is_the_run_an_unheld_recording_makes(tmp_path, fail):
     plain, plain_result = _record(plain_path, held=False, fail=fail)
     assert not held_path.exists()
     assert held.keep() is True
-    assert held_result == plain_result
+    assert (held_result or (None,))[0] == (plain_result or (None,))[0]
     if not fail:  # checkpoint() returned indices, held or not (they are checked below)
         assert None not in held_result[1] and len(held_result[1]) == len(plain_result[1])
     status, kinds, locals_ = _shape(held_path)
@@ -87,8 +87,10 @@ def test_a_kept_held_run_is_the_run_an_unheld_recording_makes(tmp_path, fail):
     # (threads other tests left running are steps of their own: counts may differ by those)
     mine = [k for k in kinds if k[1] in ("work", "square")]
     assert sorted(set(mine)) == sorted(set(k for k in plain_kinds if k[1] in ("work", "square")))
-    third = [values for values in locals_ if "marks" in values]
-    assert third == [values for values in plain_locals if "marks" in values] and third
+    def third(rows):  # the checkpoints' locals, but for the indices they hold
+        return [{k: v for k, v in row.items() if k != "marks"} for row in rows if "marks" in row]
+
+    assert third(locals_) == third(plain_locals) and third(locals_)
     if not fail:
         for index in held_result[1]:
             assert kinds[index][0] == "checkpoint" and kinds[index][2] == "third"
