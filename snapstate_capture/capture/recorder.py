@@ -25,6 +25,7 @@ from ..options import CaptureOptions
 from ..trust.signing import RunSigner
 from ..store import task_column
 from ..errors import WriteFailed
+from ..store.locations import is_store_url
 from ..store.writer import StepRecord, TimelineWriter
 from ..store.hashing import content_hash
 from ..values import capture_value
@@ -33,6 +34,8 @@ from ..values.payload import caught_warnings
 
 #: Set to "1" to make every ``record`` a no-op (a kill switch for production).
 DISABLE_ENV = "SNAPSTATE_DISABLE"
+#: Set to "0" to write a run into a database store directly, without the local spool.
+SPOOL_ENV = "SNAPSTATE_SPOOL"
 
 _active: list[Recorder] = []
 #: ``entry["lineage"]`` of runs whose steps and effects carry lineages (``lineage.py``); runs
@@ -122,7 +125,7 @@ class Recorder:
                 from ..trust.encryption import Sealer
 
                 self._frames.sealer = Sealer(key)
-            self._writer = TimelineWriter(self.path, signer=RunSigner(key))
+            self._writer = self._open_writer(RunSigner(key))
             entry = dict(self.entry or entry_facts(self.options))
             entry_blobs = self.entry_blobs
             if self._frames.sealer is not None:
@@ -149,6 +152,18 @@ class Recorder:
                 self._warn(f"not tracing: {type(exc).__name__}: {exc}")
                 self._stream = self._tracer = None
         return True
+    def _open_writer(self, signer: RunSigner) -> Any:
+        """The run's writer: a ``TimelineWriter`` on a file; on a database store a
+        ``SpoolingWriter`` (local spool, writer process: the program never waits on the
+        database) unless the run is traced (its trace writer process writes to the store
+        itself) or ``SNAPSTATE_SPOOL=0``."""
+        if is_store_url(self.path) and not self.trace and \
+                os.environ.get(SPOOL_ENV, "1") != "0":
+            from .spooled import SpoolingWriter
+
+            return SpoolingWriter(str(self.path), signer=signer)
+        return TimelineWriter(self.path, signer=signer)
+
     def _start_tracing(self) -> None:
         """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
         from ..tracing.include import IncludeRule
