@@ -74,7 +74,7 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
     if not os.path.isdir(cwd):
         raise ReplayError(f"{run.timeline.path}: the run's working directory {cwd} is gone")
     with tempfile.TemporaryDirectory(prefix="snapstate-replay-") as scratch:
-        config = ReplayConfig(file=str(run.timeline.path.resolve()), run=run.id,
+        config = ReplayConfig(file=run.timeline.location, run=run.id,
                               result=os.path.join(scratch, "result.json"), to=to, mode=mode,
                               live_effects=list(live_effects or []), trust=trust,
                               progress=progress, listen=listen,
