@@ -5,7 +5,7 @@ Started by ``capture.spooled.SpoolingWriter`` as ``python -m snapstate_capture.c
 SPOOL`` in its own session. Its stdin is the recorder's liveness pipe (end of input: the
 recorder is gone, whatever it spooled is stored, then the process ends); on stdout it says
 ``stored`` once the run's end is in the store, or ``cut STEP REASON`` when the store refused a
-change for good. Consecutive steps are stored in one transaction per batch (the spool, not the
+change for good (and ``waiting REASON`` once, when the store is first out of reach). Consecutive steps are stored in one transaction per batch (the spool, not the
 transaction, is what keeps a killed recorder's steps).
 
 A write that fails for a reason worth trying again — the database restarting, a dropped
@@ -74,8 +74,10 @@ class StoreSink:
     worth retrying. Positions count the spool's steps and effect-journal rows; a change whose
     position the store already has was committed before a failure and is skipped."""
 
-    def __init__(self, url: str, run_id: str, *, patience: float) -> None:
+    def __init__(self, url: str, run_id: str, *, patience: float, say: Any = None) -> None:
         self.url, self.run_id, self.patience = url, run_id, patience
+        self.say = say
+        self._said_waiting = False
         self.writer: TimelineWriter | None = None
         self.stored_steps = self.stored_effects = 0  # what the store has (read back)
         self.exists = False
@@ -169,6 +171,9 @@ class StoreSink:
                     raise GaveUp(_words(exc), permanent=True) from exc
                 if time.monotonic() - self._progress > self.patience:
                     raise GaveUp(_words(exc), permanent=False) from exc
+                if self.say is not None and not self._said_waiting:
+                    self._said_waiting = True  # once: the recorder names it if it must leave
+                    self.say(f"waiting {_words(exc)}")
             time.sleep(delay)
             delay = min(delay * 2, _MAX_DELAY)
 
@@ -249,7 +254,7 @@ def drain(path: Path, *, liveness: Any = None, say: Any = None) -> tuple[str, st
         reader.close()
         return "busy", None
     url, run_id = reader.header
-    sink = StoreSink(url, run_id, patience=_patience())
+    sink = StoreSink(url, run_id, patience=_patience(), say=say)
     alive = liveness is not None
     try:
         while True:

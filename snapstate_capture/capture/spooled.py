@@ -11,6 +11,7 @@ chain, seal and signature are made by the writer process, which signs with the s
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import select
@@ -21,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..errors import WriteFailed
+from ..errors import TimelineError, WriteFailed
 from ..store.locations import location_label
 from ..store.spool import SpoolFile, spool_dir
 from ..store.writer import StepRecord, process_facts
@@ -53,14 +54,17 @@ def start_writer(spool: Path) -> subprocess.Popen[bytes]:
 class SpoolingWriter:
     """Spools one run for the store at ``url`` and keeps its writer process going.
 
-    Raises ``OSError`` from the constructor when the spool cannot be made (the recorder then
-    records nothing and says why). ``append_step`` raises ``WriteFailed`` when the spool cannot
+    Raises ``OSError`` from the constructor when the spool cannot be made, ``TimelineError``
+    when psycopg is missing (the recorder then records nothing and says why). ``append_step`` raises ``WriteFailed`` when the spool cannot
     be written (a full disk) or the writer process gave up on the store (``cut``).
     """
 
     def __init__(self, url: str, *, signer: Any = None) -> None:
         self.url = url
         self.path = location_label(url)
+        if importlib.util.find_spec("psycopg") is None:  # said now, not by the writer later
+            raise TimelineError(self.path, "a PostgreSQL store needs psycopg: "
+                                           "pip install 'snapstate[postgres]'")
         self.run_id = uuid.uuid4().hex
         directory = spool_dir()
         final = directory / f"{self.run_id}.spool"
@@ -131,11 +135,17 @@ class SpoolingWriter:
             if proc.stdin is not None:
                 proc.stdin.close()
             if self._ended and proc.stdout is not None:
-                line = _read_line(proc.stdout, _wait_seconds())
+                deadline = time.monotonic() + _wait_seconds()
+                line, why = b"", ""
+                while True:
+                    line = _read_line(proc.stdout, max(deadline - time.monotonic(), 0.0))
+                    if not line.startswith(b"waiting "):
+                        break
+                    why = f" ({line[8:].decode('utf-8', 'replace').strip()})"
                 if line.startswith(b"cut "):
                     self._say(f"recording stopped at step {_cut(line)[0]}: {_cut(line)[1]}")
                 elif not line.startswith(b"stored"):
-                    self._say(f"the store has not taken every step yet; they wait in "
+                    self._say(f"the store has not taken every step yet{why}; they wait in "
                               f"{self.spool_path} and a background writer stores them when "
                               "the store is reachable")
         except (OSError, ValueError):
@@ -156,8 +166,9 @@ class SpoolingWriter:
         proc = self._proc
         if proc is None or proc.poll() is None:
             return
-        line = _read_line(proc.stdout, 0.0) if proc.stdout is not None else b""
-        if line.startswith(b"cut "):
+        said = proc.stdout.read().splitlines() if proc.stdout is not None else []
+        line = next((text for text in said if text.startswith(b"cut ")), b"")
+        if line:
             at, reason = _cut(line)
             failure = WriteFailed(self.path, reason)
             failure.at_step = at  # type: ignore[attr-defined]
