@@ -103,8 +103,6 @@ class SpoolingWriter:
     def append_step(self, run_id: str, record: StepRecord,
                     effect: dict[str, Any] | None = None) -> int:
         """Spool ``record`` (and ``effect``, written with it) as the run's next step."""
-        if os.getpid() != self._owner:  # a forked child: the spool is its parent's
-            raise WriteFailed(self.path, "recording is not continued in a forked process")
         if self._steps % _CHECK_EVERY == 0:
             self._check_writer()
         self._write(("step", vars(record), effect))
@@ -153,6 +151,8 @@ class SpoolingWriter:
 
     # -- inside ---------------------------------------------------------------------------
     def _write(self, change: Any) -> None:
+        if os.getpid() != self._owner:  # a forked child: the spool is its parent's
+            raise WriteFailed(self.path, "recording is not continued in a forked process")
         try:
             self._spool.append(change)
         except (OSError, ValueError) as exc:
