@@ -12,6 +12,7 @@ import sys
 
 import snapstate_capture as snap
 from tests.conftest import PROGRAMS, ROOT, run_cli
+from tests.store.test_spooled_recording import _spools_stored
 
 
 def _env(tmp_path) -> dict[str, str]:
@@ -55,6 +56,7 @@ def test_replay_fork_and_resume_from_a_store(pg_server, tmp_path):
         assert killed.stdout.readline()
     os.kill(killed.pid, signal.SIGKILL)
     killed.wait(timeout=30)
+    _spools_stored(tmp_path / "spool")  # its writer stores what it had spooled, then ends
     crashed = [r for r in _runs(url) if r[2] == "crashed"]
     assert len(crashed) == 1
     resumed = run_cli("resume", url, "--run", crashed[0][0][:8], env=_env(tmp_path), timeout=120)
