@@ -150,7 +150,10 @@ class StoreSink:
         import json
 
         def work(writer: TimelineWriter) -> None:
-            if self.exists:
+            # An end committed before its acknowledgement was lost is not written again (a
+            # second end would change the end time under the first end's seal).
+            stored = writer.engine.signed_state(self.run_id) if self.exists else None
+            if stored is not None and stored[2] == "running":
                 writer.end_run(self.run_id, status, json.loads(error) if error else None)
         self._with_store(work)
         self.ended = True
