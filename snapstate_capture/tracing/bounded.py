@@ -34,6 +34,7 @@ from typing import Any
 
 from ..options import ValueOptions
 from ..values.preview import PreviewBuilder, redacted_preview
+from ..values.identity import _plain_pickling
 from ..values.registry import class_name
 from ..values.scrub import scrub, secret_texts
 from ..values.static import static_attributes
@@ -42,7 +43,7 @@ __all__ = ["BOUNDED_NOTE", "CLASS_STRIKES", "PROBE_LIMIT", "BigValues", "bounded
            "reach"]
 
 #: Objects an object may reach before it is bounded at traced steps.
-PROBE_LIMIT = 300
+PROBE_LIMIT = 1_000
 #: Instances of one class found big before the class is taken as big without counting.
 CLASS_STRIKES = 3
 #: The ``"bounded"`` text of a bounded value's preview.
@@ -139,7 +140,7 @@ def shallow_key(obj: Any, limit: int) -> tuple | None:
             return (cls, (set if isinstance(obj, set) else frozenset).__len__(obj), ())
         if cls.__repr__ is not object.__repr__:
             return None
-        attrs = static_attributes(obj) or []
+        attrs = (static_attributes(obj) or []) if _plain_pickling(cls) else []
         return (cls, id(obj), tuple((k, _part(v)) for k, v in attrs[:limit]))
     except Exception:  # noqa: BLE001 - unreadable: the preview is built each time
         return None
@@ -163,7 +164,9 @@ def _key_part(key: Any) -> tuple:
 
 def bounded_preview(obj: Any, options: ValueOptions) -> dict[str, Any]:
     """The preview of a bounded value: type, a repr, ``len`` of containers, and one level of
-    children — scalars and strings as usual (secret names and secret-shaped text redacted),
+    children (the attributes of an object that pickles plainly; one with its own pickling,
+    such as a sympy expression whose slots hold lazily filled caches, shows its repr alone) —
+    scalars and strings as usual (secret names and secret-shaped text redacted),
     other children by type and size only (``truncated``) — plus ``"bounded": BOUNDED_NOTE``.
     A set's members are not listed (their order is not canonical without walking them). Runs
     no code of the program but the guarded repr of a non-container object; never raises."""
@@ -217,6 +220,8 @@ def _items(obj: Any, limit: int) -> tuple[list[tuple[str, Any, Any]], int | None
     if isinstance(obj, (set, frozenset)):
         base = set if isinstance(obj, set) else frozenset
         return [], base.__len__(obj)
+    if not _plain_pickling(type(obj)):
+        return [], None  # its own pickling says what its state is (caches left out): repr only
     attrs = static_attributes(obj) or []
     return [(f".{k}", k, v) for k, v in attrs[:limit]], None
 

@@ -70,14 +70,14 @@ def _record(workdir, *args):
 
 def test_a_traced_big_self_replays_and_a_change_in_it_is_found(tmp_path):
     shutil.copy(PROGRAMS / "big_self.py", tmp_path)
-    path = _record(tmp_path, "400")
+    path = _record(tmp_path, "700")
     with snap.open_timeline(path) as timeline:
         selves = [(s.index, s.kind, s.function, f.locals["self"]) for s in timeline.runs[-1].steps
                   for f in s.frames[-1:] if "self" in f.locals]
         previews = [(index, kind, function, value.preview, value.has_payload)
                     for index, kind, function, value in selves]
     visits = [p for p in previews if p[1] == "call" and p[2] == "Visitor.visit"]
-    assert len(visits) >= 400
+    assert len(visits) >= 700
     preview, has_payload = visits[60][3:]
     assert preview["bounded"] == BOUNDED_NOTE and not has_payload
     counts = [dict(p[3]["children"])[".visited"]["repr"] for p in visits]
