@@ -61,7 +61,7 @@ def test_replay_fork_and_resume_from_a_store(pg_server, tmp_path):
     assert len(crashed) == 1
     resumed = run_cli("resume", url, "--run", crashed[0][0][:8], env=_env(tmp_path), timeout=120)
     assert resumed.returncode == 0, resumed.stderr
-    assert "continued live" in resumed.stdout
+    assert "continued as" in resumed.stdout
     continued = [r for r in _runs(url) if r[4] is not None and r[4].run_id == crashed[0][0]]
     assert [r[2] for r in continued] == ["finished"] and continued[0][3] > crashed[0][3]
 
