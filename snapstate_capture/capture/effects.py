@@ -34,6 +34,7 @@ import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from . import lineage
 from .frames import _PACKAGE_DIR
 from ..store.hashing import canonical_json, content_hash
 from ..options import ValueOptions
@@ -251,7 +252,22 @@ def user_frame(frame: types.FrameType,
     called by a library (``datetime.now`` inside a framework) or run as an asyncio task (whose
     caller is the event loop) is sited where the program's own code is, which is the same in
     every process and every installation."""
-    current: types.FrameType | None = frame
+    found = _visible(frame, hidden)
+    if found is not None and (hidden is None or not hidden(found.f_code.co_filename)):
+        return found
+    submitted = lineage.origin()  # a pool call: sited where the code that submitted it is
+    if submitted is not None:
+        outer = _visible(submitted, hidden)
+        if outer is not None and (hidden is None or not hidden(outer.f_code.co_filename)):
+            return outer
+    return found or frame
+
+
+def _visible(frame: types.FrameType | None,
+             hidden: Callable[[str], bool] | None) -> types.FrameType | None:
+    """The first frame outward that is neither snapstate's nor hidden; else the first that
+    is not snapstate's; else None."""
+    current = frame
     own = None
     while current is not None:
         filename = current.f_code.co_filename
@@ -260,7 +276,7 @@ def user_frame(frame: types.FrameType,
                 return current
             own = own or current
         current = current.f_back
-    return own or frame
+    return own
 
 
 _signatures: dict[Any, inspect.Signature | None] = {}

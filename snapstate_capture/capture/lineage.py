@@ -128,6 +128,14 @@ def current() -> str:
         return "?"
 
 
+def origin() -> Any:
+    """The frame that submitted the thread-pool call running in this thread (its
+    ``ThreadPoolExecutor.submit``; walk ``f_back`` for its caller), or None outside a pool
+    call submitted while recording. A tool run in a framework's pool has no frame of the
+    program's own on its thread: its steps are sited at the code that submitted it."""
+    return getattr(_local, "origin", None)
+
+
 def _spawner() -> str | None:
     """The lineage spawning something now, or None when no run is being recorded."""
     try:
@@ -204,7 +212,9 @@ def _hook_pool(module: Any) -> None:
         parent = _spawner()
         if parent is not None:
             try:
-                self._snapstate_lineage = (_generation, _next(parent, "p"))
+                # the submitting frame (``submit``): a pool call's steps are sited where the
+                # code that submitted it stands (``origin``)
+                self._snapstate_lineage = (_generation, _next(parent, "p"), sys._getframe(1))
             except Exception:  # noqa: BLE001 - a work item we cannot mark runs unmarked
                 pass
 
@@ -212,11 +222,13 @@ def _hook_pool(module: Any) -> None:
         work = getattr(self, "_snapstate_lineage", None)
         if work is None:
             return original_run(self, *args, **kwargs)
-        previous, _local.work = getattr(_local, "work", None), work
+        previous, _local.work = getattr(_local, "work", None), work[:2]
+        _local.origin = work[2]
         try:
             return original_run(self, *args, **kwargs)
         finally:
             _local.work = previous
+            _local.origin = None
 
     __init__.__wrapped__ = original_init  # type: ignore[attr-defined]
     run.__wrapped__ = original_run  # type: ignore[attr-defined]
