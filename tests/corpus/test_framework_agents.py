@@ -162,3 +162,26 @@ def test_recorded_unchanged_under_snapstate_record(case, tmp_path):
     results = agent.replays(path, 5)
     assert [r and r["status"] for r in results] == ["ok"] * 5, results
     assert agent.calls() == []
+
+
+def test_streamed_model_calls_are_effects_replayed_chunk_by_chunk(case, tmp_path):
+    """``--stream``: LangChain ``stream``, pydantic-ai ``request_stream`` (to an event
+    handler), the SDK's ``stream_response`` (``Runner.run_streamed``)."""
+    case, agent, _ = case
+    path = tmp_path / "stream.snap"
+    agent.reset()
+    result = agent.record(path, "--stream")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "Plant it." in result.stdout
+    assert set(agent.calls()) == set(CALLS)
+    kinds = labels(path)
+    effects = [label for _, kind, label in kinds if kind == "effect"]
+    assert effects.count(case.model) == agent.calls().count("model")
+    assert tuple(label for _, kind, label in kinds if kind == "checkpoint") == case.checkpoints
+    assert placeholders(path) == []
+    agent.reset()
+    replayed = agent.python("-m", "snapstate_inspect", "replay", str(path), "--trust")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    # the program's locals (the pieces it was streamed) are compared at every step
+    assert "no divergence" in replayed.stdout
+    assert agent.calls() == []
