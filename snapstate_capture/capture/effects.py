@@ -333,13 +333,23 @@ def arguments_digest(arguments: dict[str, Any]) -> str:
 
 def arguments_match(recorded: str | None, call: EffectCall) -> bool:
     """True when the journal's ``recorded`` digest names the arguments of ``call``: equal
-    digests, or a journal from before identity digests whose pickle digest matches."""
+    digests, or a journal from before identity digests whose pickle digest matches (or, for
+    a framework integration's plain-data arguments, their canonical-JSON digest)."""
     if recorded == call.args_digest:
         return True
     if recorded and not recorded.startswith(IDENTITY_PREFIX) and call.args_digest.startswith(
             IDENTITY_PREFIX):
-        return recorded == _pickle_digest(call.args)
+        return recorded in (_pickle_digest(call.args), _json_digest(call.args))
     return False
+
+
+def _json_digest(arguments: Any) -> str | None:
+    """The digest framework integrations kept before value identity (their plain-data
+    arguments in canonical JSON), or None for arguments that are not plain data."""
+    try:
+        return content_hash(canonical_json(arguments)).hex()
+    except (TypeError, ValueError):
+        return None
 
 
 def _pickle_digest(arguments: dict[str, Any]) -> str:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from ..capture import effects
-from ..store.hashing import canonical_json, content_hash
 from ..capture import lineage
 from ..capture.recorder import active_recorder
 
@@ -37,9 +36,12 @@ class Key:
 
 
 def semantic_digest(plain: Any) -> str:
-    """Hex digest of plain data (``messages.digest``'s output) in canonical JSON: the same in
-    every process (a pickle is not — it shares repeated strings by identity)."""
-    return content_hash(canonical_json(plain)).hex()
+    """The digest compared on replay for ``plain`` (``messages.digest``'s output): its value
+    identity, ``"i:"`` + digest (docs/value-identity.md: the same in every process — sets by
+    members, functions by name and code), as every effect's arguments are
+    (``effects.arguments_digest``). Journals written before keep the hex digest of the
+    canonical JSON and are still matched (``effects.arguments_match``)."""
+    return effects.arguments_digest(plain)
 
 
 def lane_or_current(lane: str | None) -> str:
