@@ -255,11 +255,11 @@ def user_frame(frame: types.FrameType,
     found = _visible(frame, hidden)
     if found is not None and (hidden is None or not hidden(found.f_code.co_filename)):
         return found
-    submitted = lineage.origin()  # a pool call: sited where the code that submitted it is
-    if submitted is not None:
-        outer = _visible(submitted, hidden)
-        if outer is not None and (hidden is None or not hidden(outer.f_code.co_filename)):
-            return outer
+    for submitted in lineage.origin():  # a pool call: sited where the code submitting it was
+        filename = submitted.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep) and (
+                hidden is None or not hidden(filename)):
+            return submitted
     return found or frame
 
 
