@@ -34,6 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PHASE_QUERY = "phase 5"
 NOWHERE = "zzz-not-there"
 BUSY_KEYS = ["n", "p", "n", "pagedown", "pageup"]
+#: Navigation keys timed from the middle of the run, and what each has to read there.
+SEEK_KEYS = {"x": "no later exception, half the run", "X": "no earlier exception, half",
+             "c": "no later call of crunch, half", "C": "the call of crunch at step 1"}
 
 
 def ensure(path: Path, steps: int) -> None:
@@ -152,6 +155,26 @@ async def child(path: str, repeat: int) -> dict:
             app.pop_screen()
             await _settled(app, pilot)
         out["history"] = history
+        seeks: dict[str, list] = {}
+        middle = len(run.steps) // 2
+        for key in SEEK_KEYS:  # no exception anywhere, one call of crunch: whole-run scans
+            seeks[key] = []
+            for _ in range(repeat):
+                app.go(middle, jump=True)
+                await _settled(app, pilot)
+                app.screen._note = ""  # the answer is a move or a new "no ..." note
+                cpu = time.process_time()
+                started = time.perf_counter()
+                _send_key(app, key)
+
+                def answered() -> bool:
+                    note = getattr(app.screen, "_note", "")
+                    return app.selection.step != middle or note.startswith("no ")
+                await _until(answered)
+                seeks[key].append((time.perf_counter() - started, time.process_time() - cpu,
+                                   app.selection.step))
+                await _settled(app, pilot)
+        out["seeks"] = seeks
         app.go(len(run.steps) // 3, jump=True)
         await _settled(app, pilot)
         app.start_search(NOWHERE)
@@ -215,6 +238,10 @@ def report(steps: int, repeat: int, folder: Path) -> int:
         distance = statistics.median(m[2] for m in moves)
         rows.append((f"{key} to a change {distance:,.0f} steps away (s)", [m[0] for m in moves],
                      [m[1] for m in moves], [m[0] for m in base["moves"][key]]))
+    for key in SEEK_KEYS:
+        rows.append((f"{key}: {SEEK_KEYS[key]} (s)", [m[0] for m in result["seeks"][key]],
+                     [m[1] for m in result["seeks"][key]],
+                     [m[0] for m in base["seeks"][key]]))
     rows.append((f"h: history of phase, whole run (s)", [h[0] for h in result["history"]],
                  [h[1] for h in result["history"]], [h[0] for h in base["history"]]))
     for label, values, cpu, baseline in rows:

@@ -90,20 +90,6 @@ class Steps(Sequence["Step"]):
         """The steps of ``start`` … ``stop - 1`` stored in trace chunks (none for most runs)."""
         return self.run.timeline.chunk_steps.range(self.run, start, stop)
 
-    def _traced_matching(self, start: int, stop: int, where: dict[str, Any]) -> list[int]:
-        """Indexes of traced steps in ``start`` … ``stop - 1`` matching ``where`` (see
-        ``find``), checked in Python a chunk-sized block at a time."""
-        found: list[int] = []
-        block = 4096
-        for first in range(max(start, 0), stop, block):
-            rows = self.summaries(max(first - 1, 0), min(first + block, stop))
-            by_index = {row.index: row for row in rows}
-            for row in rows:
-                if row.index >= first and _summary_matches(row, by_index.get(row.index - 1),
-                                                           where):
-                    found.append(row.index)
-        return found
-
     def scan_traced_matches(self, start: int, stop: int, *, needle: str, blob: Any) -> Iterator:
         """Search steps ``start`` … ``stop - 1`` stored in trace chunks for ``needle``, a chunk at
         a time (``store.chunk_scan.scan_matches``: yields ``ChunkScan`` with ``(index, where)``;
@@ -135,18 +121,41 @@ class Steps(Sequence["Step"]):
         previous step ran a different function or depth — a new call of it). One SQL query.
         """
         _check_conditions(where)
-        if self.has_traced():  # traced steps live in chunks: filter their summaries here
-            hits = (self._traced_matching(0, after, where) if backward
-                    else self._traced_matching(after + 1, len(self), where))
-            return (hits[-1] if backward else hits[0]) if hits else None
-        return self.run.timeline.engine.find_step(self.run.id, after, backward, where)
+        engine = self.run.timeline.engine
+        row_hit = engine.find_step(self.run.id, after, backward, where)
+        if not self.has_traced():
+            return row_hit
+        # traced steps live in chunks: scan them up to the row found, nearest chunk first
+        if backward:
+            start, stop = (row_hit + 1 if row_hit is not None else 0), after
+        else:
+            start, stop = after + 1, (row_hit if row_hit is not None else len(self))
+        for scan in self._scan(start, stop, where, backward=backward):
+            if scan.found:
+                return scan.found[-1 if backward else 0][0]
+        return row_hit
 
     def matching(self, start: int, stop: int, **where: Any) -> list[int]:
         """Indexes of steps ``start`` … ``stop - 1`` matching ``where`` (see ``find``)."""
         _check_conditions(where)
+        found = self.run.timeline.engine.matching_steps(self.run.id, start, stop, where)
         if self.has_traced():
-            return self._traced_matching(start, stop, where)
-        return self.run.timeline.engine.matching_steps(self.run.id, start, stop, where)
+            found.extend(index for scan in self._scan(start, stop, where)
+                         for index, _ in scan.found)
+            found.sort()
+        return found
+
+    def _scan(self, start: int, stop: int, where: dict[str, Any], *,
+              backward: bool = False) -> Iterator:
+        """``store.chunk_find.scan_steps`` over this run's chunks (``ChunkScan`` per chunk)."""
+        from .chunk_find import scan_steps
+
+        def previous(index: int) -> tuple[Any, int] | None:
+            rows = self.summaries(index, index + 1)
+            return (rows[0].function, rows[0].depth) if rows else None
+
+        return scan_steps(self.run.timeline, self.run.id, max(start, 0), stop, where,
+                          backward=backward, previous=previous)
 
     def frame_keys(self, start: int, stop: int) -> list[tuple[int, list[str]]]:
         """``(index, frame-record hashes outermost first)`` for steps ``start`` … ``stop - 1``."""

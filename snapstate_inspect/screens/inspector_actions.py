@@ -54,32 +54,61 @@ class InspectorActions:
         self._nav(nav and nav.last(), jump=True, nothing="no steps")
 
     def action_step_over(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.step_over(self._here()), jump=False,
-                  nothing="no later step at this depth")
+        self._seek(lambda nav, here: nav.step_over(here), jump=False,
+                   nothing="no later step at this depth", what="next step at this depth")
 
     def action_step_back_over(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.step_over(self._here(), backward=True), jump=False,
-                  nothing="no earlier step at this depth")
+        self._seek(lambda nav, here: nav.step_over(here, backward=True), jump=False,
+                   nothing="no earlier step at this depth", what="previous step at this depth")
 
     def action_next_call(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.call(self._here()), jump=True, nothing="no later call of it")
+        self._seek(lambda nav, here: nav.call(here), jump=True, nothing="no later call of it",
+                   what="next call of this function")
 
     def action_prev_call(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.call(self._here(), backward=True), jump=True,
-                  nothing="no earlier call of it")
+        self._seek(lambda nav, here: nav.call(here, backward=True), jump=True,
+                   nothing="no earlier call of it", what="previous call of this function")
 
     def action_next_exception(self) -> None:
-        nav = self.app.navigator
-        self._nav(nav and nav.exception(self._here()), jump=True, nothing="no later exception")
+        self._seek(lambda nav, here: nav.exception(here), jump=True,
+                   nothing="no later exception", what="next exception")
 
     def action_prev_exception(self) -> None:
+        self._seek(lambda nav, here: nav.exception(here, backward=True), jump=True,
+                   nothing="no earlier exception", what="previous exception")
+
+    def _seek(self, target_of, *, jump: bool, nothing: str, what: str) -> None:
+        """Go to ``target_of(navigator, here)``. Rows answer in one SQL query, on the UI thread;
+        on a run with traced steps the answer may scan trace chunks (a few tenths of a second
+        per million steps), so it runs in a worker and keys stay live meanwhile."""
         nav = self.app.navigator
-        self._nav(nav and nav.exception(self._here(), backward=True), jump=True,
-                  nothing="no earlier exception")
+        if nav is None:
+            self.say(nothing)
+            return
+        here = self._here()
+        if not nav.traced:
+            self._nav(target_of(nav, here), jump=jump, nothing=nothing)
+            return
+        self.say(f"looking for the {what}…")
+        self._seek_worker(target_of, nav, here, jump, nothing)
+
+    @work(thread=True, exclusive=True, group="seek")
+    def _seek_worker(self, target_of, nav, here: int, jump: bool, nothing: str) -> None:
+        worker = get_current_worker()
+        try:
+            target = target_of(nav, here)
+        except SnapStateError as exc:  # a damaged file: say so, keep the app up
+            self.app.call_from_thread(self.say, str(exc))
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._seek_done, here, target, jump, nothing)
+
+    def _seek_done(self, here: int, target: int | None, jump: bool, nothing: str) -> None:
+        if self._here() != here:  # moved on while the worker looked: the answer is stale
+            self._note = ""
+            self._update_status()
+            return
+        self._nav(target, jump=jump, nothing=nothing)
 
     def action_back(self) -> None:
         sel = self.app.selection
