@@ -2,6 +2,7 @@
 
     python bench/bench_inspector.py [--steps N] [--file PATH] [--keys ROUNDS] [--profile OUT]
     python bench/bench_inspector.py --traced [--steps N] [--repeat R]   # traced runs (issue 20)
+    python bench/bench_inspector.py --store-runs [--repeat R]  # a store's runs screen (issue 18)
 
 Makes (once) a synthetic timeline with ``make_big_timeline.py`` and a 1,000-step baseline file,
 then, for each, starts a fresh child process that imports the app, opens the file and drives
@@ -329,12 +330,25 @@ def main() -> int:
                              "recorded line by line from a real loop: inspector_traced.py)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="--traced: repeats of each figure (min and median printed)")
+    parser.add_argument("--store-runs", action="store_true",
+                        help="the runs screen on a PostgreSQL store of 100,000 runs against "
+                             "10 instead (inspector_store_runs.py)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--store-runs-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--traced-child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(_child(args.child, args.keys, args.profile))))
         return 0
+    if args.store_runs_child:
+        import inspector_store_runs
+
+        inspector_store_runs.main_child(args.store_runs_child)
+        return 0
+    if args.store_runs:
+        import inspector_store_runs
+
+        return inspector_store_runs.report(args.repeat)
     if args.traced_child:
         import inspector_traced
 

@@ -190,8 +190,9 @@ def check_after_kill(path: Path, pid: int, lines: list[str], mode: str, tally: T
         return
     for command in ("ls", "show"):
         code, out, err = _in_process_cli(command, str(path))
-        if command == "show" and code == 2 and err.rstrip().endswith("has no steps"):
-            continue  # killed before its first step: readable, with nothing to show
+        if command == "show" and code == 2 and not printed and err.rstrip().endswith(
+                ("has no steps", "holds no runs")):
+            continue  # killed before its first step (or its run row): readable, nothing lost
         if code != 0 or _traceback_in(out + err):
             tally.note("goal_unreadable_files", f"{path.name} ({mode}): {command} exit {code}: "
                                                 f"{err.strip()[:160]}")

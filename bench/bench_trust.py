@@ -4,7 +4,9 @@ Three configurations record the same agent-like loop (a checkpoint per step with
 message list, a plan dict and a counter), each into a fresh file, in the same process and run:
 
 - ``unsigned``: no user key (the baseline);
-- ``signed``: a user key exists, so every step re-signs the run (HMAC-SHA256, ``signing.py``);
+- ``signed``: a user key exists, so every step re-signs the run — with the ``crypto`` extra
+  installed, with Ed25519 (``public_keys.py``), which teammates can check;
+- ``hmac``: the same with HMAC-SHA256 (``signing.py``), what a user without the extra gets;
 - ``encrypted``: signed, and ``encrypt=True`` seals every preview and payload (AES-256-GCM,
   ``encryption.py``).
 
@@ -60,15 +62,21 @@ def main() -> int:
         os.environ["XDG_CONFIG_HOME"] = str(base / "config")
         os.environ.pop(keys.KEY_ENV, None)
         keys.generate_key()
-        figures: dict[str, list[float]] = {"unsigned": [], "signed": [], "encrypted": []}
+        from snapstate_capture.trust import public_keys
+
+        has_public = public_keys.available
+        figures: dict[str, list[float]] = {"unsigned": [], "signed": [], "hmac": [],
+                                           "encrypted": []}
         for number in range(args.rounds):
             for name in figures:
                 if name == "unsigned":  # a key file that does not exist: no key, unsigned
                     os.environ[keys.KEY_ENV] = str(base / "no-such-key")
                 else:
                     os.environ.pop(keys.KEY_ENV, None)
+                public_keys.available = (lambda: False) if name == "hmac" else has_public
                 path = base / f"{name}-{number}.snap"
                 figures[name].append(record_once(path, args.steps, encrypt=name == "encrypted"))
+        public_keys.available = has_public
         baseline = statistics.median(figures["unsigned"])
         print(f"recording {args.steps} steps, median of {args.rounds} rounds (µs per step):")
         for name, values in figures.items():

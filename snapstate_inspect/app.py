@@ -23,7 +23,8 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from snapstate_capture import Run, SnapStateError, Step, Timeline
+from snapstate_capture import NotFoundError, Run, SnapStateError, Step, Timeline
+from snapstate_capture.store.locations import is_store_url
 
 from . import keymap
 from .idle_gc import CHECK_SECONDS, IdleCollector
@@ -79,9 +80,13 @@ class SnapStateApp(App[None]):
         self._idle_timer = None  # ticks once the first screen is shown
         self.loader = PreviewLoader(activity=self.activity)
         self.search = SearchState()
-        self._runs = {run.id: run for run in reader.runs}
-        self._run: Run | None = reader.run(run_id) if self._runs else None
+        # Runs are read one at a time (a store may hold 100,000): the one shown, and those
+        # switched to; ``runs`` reads the whole list only for a file's run tree.
+        self._run: Run | None = _first_run(reader, run_id)
+        self._runs = {self._run.id: self._run} if self._run is not None else {}
         self._start_step = step
+        #: A store opened without ``--run`` shows its runs first (its newest run behind them).
+        self._open_runs_first = not run_id
         self._follow_default = follow
         self._step_cache: tuple[tuple[str, int], Step] | None = None
 
@@ -172,9 +177,9 @@ class SnapStateApp(App[None]):
 
     def switch_run(self, run_id: str) -> None:
         """Show run ``run_id``, keeping the step position where it makes sense."""
-        target = self._runs.get(run_id)
+        target = self.find_run(run_id)
         sel = self.selection
-        if target is None or self._run is None or sel is None or target is self._run:
+        if target is None or self._run is None or sel is None or target.id == self._run.id:
             return
         self.history.visit(sel.place)
         step = step_in_other_run(self._run, target, sel.step, len(target.steps))
@@ -185,23 +190,48 @@ class SnapStateApp(App[None]):
 
     def visit(self, run_id: str, step: int) -> None:
         """Go to ``step`` of run ``run_id`` without recording history (back/forward use it)."""
-        if self._run is not None and run_id != self._run.id and run_id in self._runs:
-            self._run = self._runs[run_id]
+        if self._run is not None and run_id != self._run.id:
+            self._run = self.find_run(run_id) or self._run
         if self._run is not None:
             count = self.step_count()
             self.selection = Selection(self._run.id, min(step, count - 1) if count else -1)
 
+    @property
+    def on_store(self) -> bool:
+        """Whether the reader is a shared store (``postgresql://``), not a file."""
+        return is_store_url(str(self.reader.path))
+
     def refresh_runs(self) -> None:
-        """Re-read the run list (new forks, status changes of a live recording)."""
+        """Re-read the run on screen (its new steps, its status while recorded elsewhere);
+        in a file, the whole run list too (new forks). A store's list is the runs screen's,
+        read a page at a time."""
+        if self.on_store:
+            fresh = self.reader.reload_run(self._run.id) if self._run is not None else None
+            self._runs = {fresh.id: fresh} if fresh is not None else {}
+            if fresh is not None:
+                self._run = fresh
+            return
         self.reader.refresh()
-        fresh = {run.id: run for run in self.reader.runs}
-        self._runs = fresh
-        if self._run is not None and self._run.id in fresh:
-            self._run = fresh[self._run.id]
+        self._runs = {run.id: run for run in self.reader.runs}
+        if self._run is not None and self._run.id in self._runs:
+            self._run = self._runs[self._run.id]
+
+    def find_run(self, run_id: str) -> Run | None:
+        """Run ``run_id`` (a whole id): known already, or read from the reader; None if absent."""
+        run = self._runs.get(run_id)
+        if run is None:
+            try:
+                run = self.reader.reload_run(run_id)
+            except SnapStateError:
+                run = None
+            if run is not None:
+                self._runs[run.id] = run
+        return run
 
     @property
     def runs(self) -> list[Run]:
-        return list(self._runs.values())
+        """Every run of the reader, oldest first (read whole: a file's run tree, comparisons)."""
+        return list(self.reader.runs)
 
     # -- search (runs in the background; the dialog and status bar show it) -----------------
     @property
@@ -281,6 +311,8 @@ class SnapStateApp(App[None]):
             from .screens.diff_commands import open_comparison
 
             open_comparison(self)
+        elif self.on_store and self._open_runs_first:
+            self.call_after_refresh(self.run_command, "runs")
 
     def first_screen_shown(self) -> None:
         """The main screen was drawn complete for the first time (it calls this): start the
@@ -323,3 +355,14 @@ class SnapStateApp(App[None]):
             yield SystemCommand(command.title, f"{command.help}  (keys: {command.key_display})",
                                 lambda cid=command.id: self.run_command(cid))
         yield from super().get_system_commands(screen)
+
+
+def _first_run(reader: Timeline, run_id: str | None) -> Run | None:
+    """The run to show first: ``run_id`` (``NotFoundError`` when unknown), else the newest;
+    None in an empty file or store."""
+    try:
+        return reader.run(run_id)
+    except NotFoundError:
+        if run_id:
+            raise
+        return None

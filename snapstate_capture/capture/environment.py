@@ -94,8 +94,20 @@ def environment_facts() -> dict[str, Any]:
         "platform": platform.platform(),
         "executable": sys.executable,
         "host": socket.gethostname(),
+        "user": _login_name(),
         "pid": os.getpid(),
         "cwd": os.getcwd(),
         "argv": list(sys.argv),
         "packages": packages,
     }
+
+
+def _login_name() -> str | None:
+    """The user recording (``getpass.getuser``: $LOGNAME, $USER …, then the password
+    database), or None when there is no name to be had."""
+    try:
+        import getpass
+
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        return None

@@ -62,6 +62,24 @@ class ReadEngine(Protocol):
     def run_rows(self) -> list[tuple]:
         """Every run, ``RUN_COLUMNS`` order, by ``seq`` (creation order)."""
 
+    def run_page(self, *, before: int | None = None, limit: int = 100,
+                 where: dict[str, Any] | None = None) -> list[tuple]:
+        """Up to ``limit`` runs (``RUN_COLUMNS``) with ``seq < before`` matching ``where``
+        (``RUN_FILTERS``: status, user, host, text), newest first: keyset pages over a store
+        of any size (``store.sqlite.run_list``)."""
+
+    def run_count(self, where: dict[str, Any] | None = None) -> int:
+        """How many runs match ``where``."""
+
+    def run_seq_at(self, offset: int, where: dict[str, Any] | None = None) -> int | None:
+        """The ``seq`` of the ``offset``-th newest run matching ``where`` (None past the end)."""
+
+    def runs_by_id(self, prefix: str, limit: int = 2) -> list[tuple]:
+        """Up to ``limit`` runs whose id starts with ``prefix``, by seq."""
+
+    def last_run_row(self) -> tuple | None:
+        """The newest run, or None."""
+
     def step_bounds(self, run_id: str) -> tuple[Any, Any, Any]:
         """``(stored step_count, max step-row idx + 1, max trace-chunk end)``; each may be None
         (no run, no rows, no chunks). ``len(run.steps)`` is derived from these."""

@@ -96,7 +96,11 @@ class Timeline:
         """Return the run whose id starts with ``run_id`` (the last run when None or empty).
 
         Raises ``NotFoundError`` when no run or more than one run matches, or the file has none.
+        Before ``runs`` was read this asks the store for that run alone (a store of 100,000
+        runs is not read whole to open one).
         """
+        if self._runs is None:
+            return self._look_up(run_id)
         runs = self.runs
         if not runs:
             raise NotFoundError(self.path, "holds no runs")
@@ -108,6 +112,47 @@ class Timeline:
         if not matches:
             raise NotFoundError(self.path, f"no run with id {run_id!r}")
         raise NotFoundError(self.path, f"run id {run_id!r} is ambiguous ({len(matches)} runs)")
+
+    def _look_up(self, run_id: str | None) -> Run:
+        if not run_id:
+            row = self.engine.last_run_row()
+            if row is None:
+                raise NotFoundError(self.path, "holds no runs")
+            return Run(self, row)
+        rows = self.engine.runs_by_id(run_id.lower(), 2)
+        if len(rows) == 1:
+            return Run(self, rows[0])
+        if not rows:
+            if self.engine.last_run_row() is None:
+                raise NotFoundError(self.path, "holds no runs")
+            raise NotFoundError(self.path, f"no run with id {run_id!r}")
+        count = len(self.engine.runs_by_id(run_id.lower(), 1 << 30))
+        raise NotFoundError(self.path, f"run id {run_id!r} is ambiguous ({count} runs)")
+
+    def reload_run(self, run_id: str) -> Run | None:
+        """Run ``run_id`` (a whole id) read again — status, step count, end — or None when it
+        is gone: following one live run without re-reading every run of the store."""
+        rows = self.engine.runs_by_id(run_id, 1)
+        return Run(self, rows[0]) if rows and rows[0][0] == run_id else None
+
+    def run_page(self, *, before: int | None = None, limit: int = 100,
+                 where: dict[str, Any] | None = None) -> list[Run]:
+        """Up to ``limit`` runs with ``seq`` below ``before`` (from the newest when None),
+        matching ``where`` (``store.sqlite.run_list.RUN_FILTERS``), newest first.
+
+        Keyset pages: pass the last run's ``seq`` for the next page. Raises ``TimelineError``
+        when the store cannot be read, ``IntegrityError`` for a malformed run row."""
+        return [Run(self, row) for row in self.engine.run_page(before=before, limit=limit,
+                                                               where=where)]
+
+    def run_count(self, where: dict[str, Any] | None = None) -> int:
+        """How many runs match ``where`` (all runs when None)."""
+        return self.engine.run_count(where)
+
+    def run_seq_at(self, offset: int, where: dict[str, Any] | None = None) -> int | None:
+        """The ``seq`` of the ``offset``-th newest run matching ``where`` (None past the end):
+        where to start a page deep in the list."""
+        return self.engine.run_seq_at(offset, where)
 
     def blob(self, key: str, *, limit: int | None = None) -> bytes:
         """Return the bytes of blob ``key`` (hex), checked against its hash.
@@ -257,6 +302,12 @@ class Run:
         self.error: dict[str, Any] | None = _loads(error, None, kind=dict)
         self.parent = ParentRef(parent_run, parent_step) if parent_run else None
         self.steps = Steps(self)
+
+    @property
+    def user(self) -> str | None:
+        """Who recorded the run (the login name in its environment facts), or None."""
+        user = self.env.get("user")
+        return user if isinstance(user, str) else None
 
     def __repr__(self) -> str:
         return f"<Run {self.id[:8]} {self.name!r} {self.status} {self.step_count} steps>"

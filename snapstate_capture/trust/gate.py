@@ -4,7 +4,8 @@ Unpickling runs code chosen by whoever wrote the file (DESIGN.md "Trust"). A pay
 only when
 
 - its run verifies under the user's key (created on first record): chain intact and signature
-  valid, so the bytes are what the user's own recorder wrote; or
+  valid, so the bytes are what the user's own recorder wrote; or under the Ed25519 key of a
+  teammate the user trusts (``snapstate trust add``, ``trust.trusted``); or
 - the caller vouches for the file: ``trust=True`` (``--trust`` on the command line).
 
 Previews are plain JSON and never need trust. Verdicts are cached per open file, run and key,
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PayloadLoadError, UntrustedPayloadError
 from .keys import KeyFileError, find_key, key_path
+from .trusted import trusted_by_id
 from ..values import loads
 
 if TYPE_CHECKING:
@@ -32,9 +34,11 @@ _verdicts: weakref.WeakKeyDictionary[Timeline, dict[tuple[str, str], RunReport]]
     weakref.WeakKeyDictionary()
 
 def run_report(run: Run) -> RunReport | None:
-    """Verify ``run``'s chain and signature under the user's key (cached); None without a key.
+    """Verify ``run``'s chain and signature under the user's key and the teammates' keys they
+    trust (cached); None with neither.
 
-    Raises ``TimelineError`` when the file cannot be read.
+    Raises ``TimelineError`` when the file cannot be read, ``TrustFileError`` when the
+    trusted-keys file cannot be used.
     """
     from .verify import verify_run
 
@@ -42,12 +46,14 @@ def run_report(run: Run) -> RunReport | None:
         key = find_key()
     except KeyFileError:
         key = None
-    if key is None:
+    teammates = tuple(sorted(trusted_by_id()))
+    if key is None and not teammates:
         return None
     cache = _verdicts.setdefault(run.timeline, {})
-    report = cache.get((run.id, key.key_id))
+    which = (run.id, key.key_id if key else "", teammates)
+    report = cache.get(which)
     if report is None or report.steps < len(run.steps):
-        report = cache[(run.id, key.key_id)] = verify_run(run.timeline, run, key)
+        report = cache[which] = verify_run(run.timeline, run, key)
     return report
 
 
@@ -65,13 +71,25 @@ def untrusted_reason(run: Run, step_index: int | None = None) -> str | None:
                 f"{shlex.quote(str(run.timeline.path))}` shows where; only --trust loads it")
     if report.signature == "unsigned":
         return f"{_unsigned_why(run)}: check it and pass --trust, or {sign} to sign it as yours"
+    if report.signature == "other-key" and report.public:
+        return (f"is signed by another key ({report.key_id}; yours is {_own_key_id()}) that you "
+                "do not trust: if you trust its owner, ask them for their public key (`snapstate "
+                "keys export`) and run `snapstate trust add NAME KEY`; or pass --trust")
     if report.signature == "other-key":
-        return (f"is signed by another key ({report.key_id}; yours is {_own_key_id()}): if you "
-                "trust whoever signed it, pass --trust")
+        return (f"is signed by another key ({report.key_id}; yours is {_own_key_id()}) with "
+                "HMAC, which only its owner can check: its owner can sign it for the team "
+                "(`pip install 'snapstate[crypto]'`, then "
+                f"`snapstate sign {shlex.quote(str(run.timeline.path))} --run {run.id[:8]}`) "
+                "and give you `snapstate keys export` for `snapstate trust add NAME KEY`; "
+                "or, if you trust whoever signed it, pass --trust")
+    if report.signature == "no-key":
+        return (f"is signed by key {report.key_id}, and you have no key yet ({key_path()}): "
+                "if you trust its owner, ask them for `snapstate keys export` and run "
+                "`snapstate trust add NAME KEY`; or pass --trust")
     if report.signature == "invalid":
         return ("has an invalid signature: it was altered after it was signed (`snapstate "
                 f"verify {shlex.quote(str(run.timeline.path))}`); only --trust loads it")
-    if report.signature != "valid":
+    if report.signature not in ("valid", "trusted"):
         return f"is {report.signature}: pass --trust if you trust the file"
     if step_index is not None and step_index >= report.steps:
         return (f"was verified up to step {report.steps - 1} only (it is still being "
@@ -100,7 +118,8 @@ def _own_key_id() -> str:
 
 
 def is_trusted(run: Run) -> bool:
-    """True when ``run`` verifies under the user's key (its payloads load without trust)."""
+    """True when ``run`` verifies under the user's key or a trusted teammate's (its payloads
+    load without trust)."""
     return untrusted_reason(run) is None
 
 

@@ -17,7 +17,7 @@ from ..store.reader import Run, Timeline
 from ..store.sealing import seal_of
 from ..store.writer import TimelineWriter
 from .keys import UserKey
-from .signing import sign_state
+from .signing import RunSigner, is_public
 from .blob_check import scan_blobs
 from .verify import RunReport, verify_run
 
@@ -52,8 +52,10 @@ def sign_run(timeline: Timeline, run: Run, key: UserKey) -> SignResult:
     problem = refusal(report)
     if problem:
         raise SignRefused(f"{where} was not signed: it {problem}")
-    if report.signature == "valid":
+    signer = RunSigner(key)
+    if report.signature == "valid" and (is_public(run.signature) or not signer.public):
         return SignResult(run.id, key.key_id, already=True)
+    # unsigned, or signed with HMAC by this key while it can be signed for the team (Ed25519)
     state = report.state
     assert state is not None  # an intact chain always has its statement
     seal = None
@@ -62,7 +64,7 @@ def sign_run(timeline: Timeline, run: Run, key: UserKey) -> SignResult:
         seal = seal_of(state)
     writer = TimelineWriter(timeline.path)
     try:
-        written = writer.set_signature(run.id, signature=sign_state(key, state),
+        written = writer.set_signature(run.id, signature=signer.sign(state),
                                        key_id=key.key_id, steps=state.steps, head=state.head,
                                        status=run.stored_status, effects=state.effects,
                                        seal=seal, expected_seal=report.seal)
@@ -90,6 +92,9 @@ def refusal(report: RunReport) -> str | None:
     if report.signature == "other-key":
         return (f"is signed by another key ({report.key_id}), which sign cannot check; if you "
                 "trust whoever signed it, pass --trust where it is loaded")
+    if report.signature == "trusted":
+        return (f"is signed by {report.signer} ({report.key_id}), whom you trust: it loads "
+                "without --trust already, and only its author signs it")
     if report.state is None:
         return "does not verify: its header is malformed"
     return None

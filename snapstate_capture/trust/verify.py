@@ -3,8 +3,10 @@ seal and signature (``snapstate verify``; DESIGN.md "Trust").
 
 ``verify_timeline(timeline, key)`` returns a ``Report`` with one ``RunReport`` per run:
 
-- ``signature``: ``"valid"`` (signed by ``key``), ``"unsigned"``, ``"other-key"`` (signed by a
-  key whose id is not ``key``'s), ``"no-key"`` (signed, but no key to check it with) or
+- ``signature``: ``"valid"`` (signed by ``key``), ``"trusted"`` (signed with the Ed25519 key of
+  a teammate the user trusts, ``trust.trusted``; ``signer`` is the name they were trusted
+  under), ``"unsigned"``, ``"other-key"`` (signed by a key whose id is neither ``key``'s nor a
+  trusted one's), ``"no-key"`` (signed, but no key to check it with) or
   ``"invalid"`` (tampered: the signature does not match, a key id stands without a signature or
   a signature without a key id, or the key id was changed on a run this key signed);
 - ``chain_broken_at``: the first step whose stored row does not hash to its chain value (or is
@@ -38,7 +40,8 @@ from ..store.sealing import (VERSION, RunState, chunk_fields, effect_fields, end
 from .blob_check import check_blob, scan_blobs  # noqa: F401 - check_blob: part of the API
 from .blob_reach import BlobProblem, BlobReach  # noqa: F401 - BlobProblem: part of the API
 from .keys import UserKey
-from .signing import check_signature, signed_by
+from .signing import check_public_signature, check_signature, is_public, signed_by
+from .trusted import TrustedKey, trusted_by_id
 from ..store.reader import Run, Timeline
 
 _PAGE = 1000
@@ -62,6 +65,10 @@ class RunReport:
     state: RunState | None = field(default=None, repr=False, compare=False)
     #: The seal stored with the run (None before format 4), which ``sign`` expects unchanged.
     seal: bytes | None = field(default=None, repr=False, compare=False)
+    #: The name of the trusted teammate whose key signed the run (``signature == "trusted"``).
+    signer: str | None = None
+    #: Whether the stored signature has the Ed25519 form (a teammate's key can check it).
+    public: bool = False
 
     @property
     def intact(self) -> bool:
@@ -71,8 +78,9 @@ class RunReport:
 
     @property
     def trusted(self) -> bool:
-        """Intact and signed by the key it was checked with: its payloads may be loaded."""
-        return self.signature == "valid" and self.chain_broken_at is None \
+        """Intact and signed by the key it was checked with or a trusted teammate's: its
+        payloads may be loaded."""
+        return self.signature in ("valid", "trusted") and self.chain_broken_at is None \
             and self.chain_problem is None
 
     @property
@@ -219,8 +227,27 @@ def _verify_once(timeline: Timeline, run: Run, row: tuple, key: UserKey | None,
                                     "was altered)")
     if report.chain_broken_at is None and report.chain_problem is None:
         report.state = state
+    report.public = is_public(signature)
     report.signature = _signature(run_id, state, signature, key_id, key, version)
+    if report.signature == "other-key" or (report.signature == "no-key" and report.public):
+        teammate = trusted_by_id().get(key_id) if isinstance(key_id, str) else None
+        if teammate is not None:
+            report.signature = _teammate(teammate, state, signature)
+            report.signer = teammate.name if report.signature == "trusted" else None
     return report
+
+
+def _teammate(teammate: TrustedKey, state: RunState | None, signature: Any) -> str:
+    """``"trusted"`` when ``signature`` is ``teammate``'s Ed25519 signature of ``state``;
+    ``"invalid"`` otherwise (their key id on a run their key did not sign as it is: altered,
+    or signed with HMAC, which only they can check — ``"other-key"`` then)."""
+    if not is_public(signature):
+        return "other-key"
+    try:
+        return "trusted" if state is not None and check_public_signature(
+            teammate.public, state, signature) else "invalid"
+    except (TypeError, ValueError):
+        return "invalid"
 
 
 def _signature(run_id: str, state: RunState | None, signature: Any, key_id: Any,

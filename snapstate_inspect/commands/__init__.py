@@ -23,6 +23,8 @@ NAMES = (
     "verify",
     "keygen",
     "sign",
+    "keys",
+    "trust",
     "export",
     "push",
     "pull",

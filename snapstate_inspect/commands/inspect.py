@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from snapstate_capture import NotFoundError
+
 from .common import add_file_argument, add_run_argument, open_file, pick_step
 
 
@@ -37,14 +39,13 @@ def run(args: argparse.Namespace) -> int:
     reader = open_file(args.file)
     other = None
     try:
-        runs = reader.runs
-        if args.run or runs:
-            chosen = reader.run(args.run)  # unknown --run: the one-line error, before any screen
-            if args.step is not None and chosen.status != "running":
-                pick_step(reader, chosen, args.step)  # likewise a --step out of range
+        # One run is read, not the whole list (a store may hold 100,000 runs).
+        chosen = _chosen_run(reader, args.run)  # unknown --run: the one-line error, up front
+        if chosen is not None and args.step is not None and chosen.status != "running":
+            pick_step(reader, chosen, args.step)  # likewise a --step out of range
         if args.file2:
             other = open_file(args.file2)
-            _ = other.runs
+            _chosen_run(other, None)
         if args.compare:
             (other or reader).run(args.compare)  # unknown id: the one-line error, up front
         from ..app import SnapStateApp
@@ -58,3 +59,13 @@ def run(args: argparse.Namespace) -> int:
         reader.close()
         if other is not None:
             other.close()
+
+
+def _chosen_run(reader, run_id):
+    """Run ``run_id`` of ``reader`` (the newest when None; None in an empty file)."""
+    try:
+        return reader.run(run_id)
+    except NotFoundError:
+        if run_id:
+            raise
+        return None

@@ -66,6 +66,7 @@ def signature_text(run: RunReport, own: str | None = None) -> str:
     with)."""
     key = f" {run.key_id}" if run.key_id else ""
     return {"valid": f"signed by this key{key}",
+            "trusted": f"signed by {run.signer}{key}",
             "unsigned": "unsigned",
             "other-key": f"signed by another key{key} (cannot check it)",
             "no-key": f"signed by key{key}; you have no key to check it (snapstate keygen)",
@@ -95,7 +96,7 @@ def report_lines(report: Report, key_problem: str | None = None) -> list[Text]:
         line = Text()
         line.append(f"run {r.run_id[:8]} ", style="bold")
         line.append_text(plain(f"{r.name}  {r.status}  {r.steps} steps  "))
-        line.append_text(plain(signature_text(r, report.key_id), "green" if r.signature == "valid" else
+        line.append_text(plain(signature_text(r, report.key_id), "green" if r.signature in ("valid", "trusted") else
                                "red" if r.signature == "invalid" else "yellow"))
         lines.append(line)
         if r.chain_broken_at is not None:
@@ -122,14 +123,14 @@ def report_lines(report: Report, key_problem: str | None = None) -> list[Text]:
 def report_json(report: Report, key_problem: str | None = None) -> dict[str, Any]:
     """The stable JSON form: ``{"file", "key_id", "key_problem", "intact", "damaged",
     "bad_blobs": {key: problem}, "orphans": {run id: what is left}, "runs": [{"id", "name",
-    "status", "steps", "signature", "key_id", "chain_broken_at", "chain_problem", "intact", "trusted", "live",
+    "status", "steps", "signature", "key_id", "signer", "chain_broken_at", "chain_problem", "intact", "trusted", "live",
     "corrupt": {key: {"kind", "problem", "steps"}}}]}``."""
     return {
         "file": report.path, "key_id": report.key_id, "key_problem": key_problem,
         "intact": report.intact, "damaged": report.damaged, "bad_blobs": report.bad_blobs,
         "orphans": report.orphans,
         "runs": [{"id": r.run_id, "name": r.name, "status": r.status, "steps": r.steps,
-                  "signature": r.signature, "key_id": r.key_id,
+                  "signature": r.signature, "key_id": r.key_id, "signer": r.signer,
                   "chain_broken_at": r.chain_broken_at, "chain_problem": r.chain_problem,
                   "intact": r.intact, "trusted": r.trusted, "live": r.live,
                   "corrupt": {k: {"kind": p.kind, "problem": p.problem, "steps": p.steps}

@@ -42,7 +42,7 @@ def diff_against_mark(app: Any) -> None:
     if mark is None or step is None:
         app.notify("mark a step first (m), then select another and press d", timeout=3)
         return
-    run = next((r for r in app.runs if r.id == mark[0]), None)
+    run = app.find_run(mark[0])
     try:
         marked = run.steps[mark[1]] if run is not None else None
     except (IndexError, SnapStateError):
@@ -64,10 +64,17 @@ def other_run(app: Any) -> Run | None:
     if wanted:
         return app.reader.run(wanted)
     mark = getattr(app, "diff_mark", None)
-    runs = app.runs
     if mark is not None and current is not None and mark[0] != current.id:
-        return next((r for r in runs if r.id == mark[0]), None)
-    if current is None or len(runs) < 2:
+        return app.find_run(mark[0])
+    if current is None:
+        return None
+    if app.on_store:  # the run before it in the store (a store is not read whole)
+        earlier = app.reader.run_page(before=current.seq, limit=1)
+        if earlier:
+            return earlier[0]
+        return next((r for r in app.reader.run_page(limit=2) if r.id != current.id), None)
+    runs = app.runs
+    if len(runs) < 2:
         return None
     position = next(i for i, r in enumerate(runs) if r.id == current.id)
     return runs[position - 1] if position > 0 else runs[1]

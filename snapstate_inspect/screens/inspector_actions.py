@@ -236,6 +236,11 @@ class InspectorActions:
         self._nav(target, jump=True, nothing="no more search hits" if hits else "no search yet")
 
     def action_runs(self) -> None:
+        if self.app.on_store:  # a store's runs: a table read a page at a time
+            from .store_runs import StoreRunsScreen
+
+            self.app.push_screen(StoreRunsScreen(), self._run_chosen)
+            return
         from .runs import RunsScreen
 
         self.app.refresh_runs()

@@ -42,10 +42,26 @@ def test_runs_are_signed_with_the_user_key(snap_path):
     conn = connect(snap_path)
     signature, key_id = conn.execute("SELECT signature, key_id FROM runs").fetchone()
     conn.close()
-    assert len(signature) == 48 and key_id == key.key_id  # run tag + HMAC-SHA256
+    # the crypto extra is installed (test extra): run tag + Ed25519, which teammates can check
+    assert len(signature) == 16 + 64 and key_id == key.key_id
     run = _only(_report(snap_path))
     assert (run.signature, run.steps, run.status) == ("valid", 4, "finished")
     assert run.intact and run.trusted
+
+
+def test_without_public_keys_runs_are_signed_with_hmac_and_still_verify(snap_path,
+                                                                        monkeypatch):
+    from snapstate_capture.trust import public_keys
+
+    key = keys.generate_key()
+    monkeypatch.setattr(public_keys, "available", lambda: False)  # no cryptography
+    _record(snap_path)
+    conn = connect(snap_path)
+    signature, key_id = conn.execute("SELECT signature, key_id FROM runs").fetchone()
+    conn.close()
+    assert len(signature) == 48 and key_id == key.key_id  # run tag + HMAC-SHA256
+    run = _only(_report(snap_path))
+    assert (run.signature, run.public) == ("valid", False) and run.trusted
 
 
 def test_first_record_creates_the_key_owner_only_and_signs(snap_path, isolated_user_config):

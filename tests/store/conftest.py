@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from ..inspect.conftest import pytest_pyfunc_call  # noqa: F401 - async (Pilot) tests here too
 from .pg_server import PgServer
 
 _databases = itertools.count()

@@ -51,9 +51,7 @@ def connect(url: str, *, create: bool) -> Any:
         if present is None or create:
             if present is None and not create:
                 raise TimelineError(where, "holds no SnapState store (snapstate store init URL)")
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext('snapstate-schema'))")
-                conn.execute(DDL)
+            _create(conn, psycopg, first=present is None)
         conn.execute(f"SET search_path TO {SCHEMA_NAME}")
         row = conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()
     except psycopg.Error as exc:
@@ -65,6 +63,20 @@ def connect(url: str, *, create: bool) -> Any:
         raise TimelineError(where, f"written by a newer SnapState (store version {version}; "
                                    f"this one reads up to {STORE_VERSION}): upgrade snapstate")
     return conn
+
+
+def _create(conn: Any, psycopg: Any, *, first: bool) -> None:
+    """Run the (idempotent) DDL. Only the store's owner may: a writer or reader role
+    (``roles``) is refused by the database, which is fine when the store is there already —
+    then the store's own version check below decides."""
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('snapstate-schema'))")
+            conn.execute(DDL)
+    except psycopg.errors.InsufficientPrivilege:
+        if first:
+            raise
+        # not the owner: the tables are the owner's to create and upgrade
 
 
 def _first_line(exc: BaseException) -> str:

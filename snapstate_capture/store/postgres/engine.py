@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...errors import TimelineError
+from ..engine import RUN_COLUMNS
 from ..sqlite.blobs import BlobQueries, BlobWrites
 from ..sqlite.chunks import ChunkQueries, ChunkWrites
 from ..sqlite.effects import EffectQueries, EffectWrites
@@ -172,6 +173,18 @@ class PostgresWriteEngine(_Postgres, RunWrites, StepWrites, BlobWrites, ChunkWri
     def insert_blobs(self, rows: list[tuple[bytes, int, int, bytes]]) -> None:
         if rows:
             self._conn.cursor().executemany(_INSERT_BLOBS, list(rows))
+
+    def insert_run_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Many run rows at once through ``COPY`` (``RunWrites.insert_run_rows``' contract);
+        the run numbering goes on after the highest ``seq`` inserted."""
+        columns = [*RUN_COLUMNS, "seal"]
+        with self._conn.cursor().copy(
+                f"COPY runs ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([row.get(name) for name in columns])
+        # the rows' seq numbers are taken: the next recorder's run comes after them
+        self._conn.execute("SELECT setval('run_seq', greatest((SELECT max(seq) FROM runs),"
+                           " (SELECT last_value FROM run_seq)))")
 
     def _worth_compacting(self) -> bool:
         return False

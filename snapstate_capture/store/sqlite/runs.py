@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine import RUN_COLUMNS
+from .run_list import RunListQueries
 
 
-class RunQueries:
-    """Run reads of ``SQLiteReadEngine`` (``store.engine.ReadEngine``)."""
+class RunQueries(RunListQueries):
+    """Run reads of ``SQLiteReadEngine`` (``store.engine.ReadEngine``); the run list's pages
+    and look-ups are ``RunListQueries``."""
 
     query: Any
     has_trace_chunks: Any  # ``ChunkQueries.has_trace_chunks``
@@ -76,6 +78,7 @@ class RunWrites:
     ``transaction()`` unless said otherwise."""
 
     execute: Any
+    executemany: Any
 
     def next_run_seq(self) -> int:
         """The ``seq`` the next run gets (call inside an immediate transaction)."""
@@ -152,3 +155,11 @@ class RunWrites:
         self.execute(f"INSERT INTO runs ({', '.join(columns)})"
                      f" VALUES ({','.join('?' * len(columns))})",
                      [row.get(name) for name in columns])
+
+    def insert_run_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Many run rows at once (``insert_run_row``'s shape; one batched statement): how a
+        fixture or an import fills a store with many runs."""
+        columns = [*RUN_COLUMNS, "seal"]
+        self.executemany(f"INSERT INTO runs ({', '.join(columns)})"
+                         f" VALUES ({','.join('?' * len(columns))})",
+                         [[row.get(name) for name in columns] for row in rows])
