@@ -29,6 +29,9 @@ _PUBLIC = {
     "Frame": "store.records", "Run": "store.reader", "Step": "store.records",
     "StepSummary": "store.records", "Timeline": "store.reader", "Value": "store.records",
     "open_timeline": "trust.gate", "Placeholder": "values.placeholder",
+    # durable waits (issue 17)
+    "wait_for": "capture.waits", "sleep_until": "capture.waits", "patched": "capture.waits",
+    "EXIT_PAUSED": "capture.waits", "Retry": "capture.retry", "resume": "durable.resume",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
@@ -42,6 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .store.records import Frame, Step, StepSummary, Value
     from .trust.gate import open_timeline
     from .values.placeholder import Placeholder
+    from .capture.retry import Retry
+    from .capture.waits import EXIT_PAUSED, patched, sleep_until, wait_for
+    from .durable.resume import resume
 
 
 def __getattr__(name: str) -> Any:
@@ -67,6 +73,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "EXIT_PAUSED", "Retry", "patched", "resume", "sleep_until", "wait_for",
     "CaptureOptions", "Frame", "IntegrityError", "NotFoundError", "PayloadLoadError",
     "Placeholder", "Run", "SnapStateError", "Step", "StepSummary", "Timeline", "TimelineError",
     "UntrustedPayloadError", "Value", "ValueOptions", "checkpoint", "effect", "effects",

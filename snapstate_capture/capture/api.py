@@ -167,7 +167,10 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             self._patched = False
         if recorder is None:
             return
-        if exc is not None and not (isinstance(exc, SystemExit) and exc.code in (0, None)):
+        from .waits import Paused
+
+        if exc is not None and not isinstance(exc, Paused) and not (
+                isinstance(exc, SystemExit) and exc.code in (0, None)):
             recorder.capture_exception(exc)
         if recorder in _active:
             _active.remove(recorder)

@@ -39,7 +39,7 @@ from .frames import _PACKAGE_DIR
 from ..store.hashing import canonical_json, content_hash
 from ..options import ValueOptions
 from .recorder import PreviewOnly, active_recorder
-from .tasks import current_task_name, current_thread_name
+from .tasks import call_site, current_task_name, current_thread_name
 from ..values import capture_value
 from ..values.identity import identity
 from ..values.payload import serialize
@@ -84,6 +84,9 @@ class EffectCall:
     rng_after: tuple[str, bytes] | None = None
     #: On replay: the step index the served call's effect step had in the recording.
     recorded_step: int | None = None
+    #: Who gave a wait's outcome (``capture/waits.py``): kept in the journal row, shown as the
+    #: effect step's ``by`` value.
+    by: dict[str, Any] | None = None
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -93,26 +96,28 @@ class EffectCall:
         """
         return {"seq": self.seq, "site": self.site, "task": self.task, "ordinal": self.ordinal,
                 "name": self.name, "args_hash": self.args_digest, "outcome": self.outcome,
-                "rng": self.rng_after}
+                "rng": self.rng_after, "by": self.by}
 
 
-def effect(func: F | None = None, *, name: str | None = None) -> Any:
+def effect(func: F | None = None, *, name: str | None = None, retry: Any = None) -> Any:
     """Decorator: record each call of ``func`` in the effect journal; serve it on replay.
 
     Bare (``@snap.effect``) or named (``@snap.effect(name="llm")``; default: the function's
     qualname). The name is what ``snapstate replay --live-effects NAME`` refers to. Works on
     plain and ``async`` functions; the wrapper returns what the function returns and raises
-    what it raises. Never raises because of recording.
+    what it raises. Never raises because of recording. ``retry``: a ``snap.Retry`` policy —
+    failed attempts are retried after a back-off, and a long back-off ends the run
+    ``sleeping`` until it is due (``capture/retry.py``; the policy's ``call``/``call_async``
+    runs the attempts).
     """
     def decorate(fn: F) -> F:
         effect_name = name or fn.__qualname__
         if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            async def once_async(args: tuple, kwargs: dict, caller: types.FrameType) -> Any:
                 recorder = active_recorder()
                 if recorder is None or _inside.get():
                     return await fn(*args, **kwargs)
-                call = begin_call(recorder, effect_name, fn, args, kwargs, sys._getframe(1))
+                call = begin_call(recorder, effect_name, fn, args, kwargs, caller)
                 if call is None:
                     return await fn(*args, **kwargs)
                 if not call.served:
@@ -129,18 +134,32 @@ def effect(func: F | None = None, *, name: str | None = None) -> Any:
                         _inside.reset(token)
                         check_rng(call)
                 return end_call(recorder, call)
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                caller = sys._getframe(1)
+                if retry is None or _inside.get():
+                    return await once_async(args, kwargs, caller)
+                return await retry.call_async(effect_name,
+                                              lambda: once_async(args, kwargs, caller))
             return async_wrapper  # type: ignore[return-value]
 
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def once(args: tuple, kwargs: dict, caller: types.FrameType) -> Any:
             recorder = active_recorder()
             if recorder is None or _inside.get():
                 return fn(*args, **kwargs)
-            call = begin_call(recorder, effect_name, fn, args, kwargs, sys._getframe(1))
+            call = begin_call(recorder, effect_name, fn, args, kwargs, caller)
             if call is None:
                 return fn(*args, **kwargs)
             run_call(call)
             return end_call(recorder, call)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            caller = sys._getframe(1)
+            if retry is None or _inside.get():
+                return once(args, kwargs, caller)
+            return retry.call(effect_name, lambda: once(args, kwargs, caller))
         return wrapper  # type: ignore[return-value]
 
     return decorate(func) if func is not None else decorate
@@ -209,9 +228,7 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
                                            None))
         bound = bind_arguments(fn, args, kwargs) if arguments is None else arguments
         if site is None:
-            code = frame.f_code
-            site = (f"{getattr(code, 'co_qualname', code.co_name)} "
-                    f"{os.path.abspath(code.co_filename)}:{frame.f_lineno}")
+            site = call_site(frame)
         if task is None:
             lane = getattr(recorder, "lane", None)
             task = lane() if lane is not None else current_task_name() or current_thread_name()
@@ -236,6 +253,8 @@ def end_call(recorder: Any, call: EffectCall) -> Any:
     """Append the effect step (and journal row) for ``call``; return or raise its outcome."""
     extra: dict[str, Any] = {"args": PreviewOnly(call.args)}
     extra["result" if call.outcome == "return" else "exception"] = call.value
+    if call.by:
+        extra["by"] = call.by
     wait = getattr(recorder, "await_turn", None)
     if wait is not None and call.served:
         wait(call)

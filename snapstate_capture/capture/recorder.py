@@ -19,7 +19,7 @@ from . import lineage, rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
 from .hashseed import seed_facts
-from .tasks import current_task_name, current_thread_name
+from .tasks import call_site, current_task_name, current_thread_name
 from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
 from ..options import CaptureOptions
 from ..trust.signing import RunSigner
@@ -224,6 +224,55 @@ class Recorder:
             writer.close()
             self._writer = None
 
+    def pause(self, pause: dict[str, Any]) -> bool:
+        """End the run ``waiting`` (``pause["pause"] == "wait"``) or ``sleeping``, storing
+        ``pause`` as the run's end (``capture/waits.py``), and close the file. Returns False
+        when nothing was recording or the end could not be written (a warning says why)."""
+        writer = self._writer
+        if writer is None or self.run_id is None:
+            return False
+        if self._tracer is not None:
+            self._tracer.stop()
+            self._tracer = None
+            from ..tracing.stream_writer import release_os_exit
+
+            release_os_exit()
+        status = "waiting" if pause.get("pause") == "wait" else "sleeping"
+        try:
+            if self._fault is not None:  # cut short: steps are missing, it cannot be resumed
+                writer.end_run(self.run_id, "truncated", {**self._fault, "ended": status})
+                return False
+            writer.end_run(self.run_id, status, pause)
+            return True
+        except WriteFailed as failure:
+            self._cut_short(failure)
+            return False
+        except Exception as err:  # noqa: BLE001
+            self._warn(f"could not end the run {status}: {err}")
+            return False
+        finally:
+            writer.close()
+            self._writer = None
+
+    def patch_marker(self, patch_id: str, frame: types.FrameType) -> bool:
+        """Live ``patched(patch_id)``: journal the decision (a row named ``patched:ID``, no
+        step) so that a replay of this run takes the patched branch too; True."""
+        writer = self._writer
+        if writer is None or self.run_id is None or not hasattr(writer, "add_effect"):
+            return True  # nothing to keep it in (a traced run): the live answer
+        task = self.lane()
+        site = call_site(frame)
+        with self.effect_lock:
+            seq = self.effect_seq
+            self.effect_seq += 1
+            ordinal = self.effect_counts.get((site, task), 0)
+            self.effect_counts[(site, task)] = ordinal + 1
+        writer.add_effect(self.run_id, {
+            "seq": seq, "step": writer.next_index(self.run_id) - 1, "site": site, "task": task,
+            "ordinal": ordinal, "name": f"patched:{patch_id}", "args_hash": None,
+            "outcome": "return", "value": {}}, {})
+        return True
+
     def _cut_short(self, failure: WriteFailed) -> None:
         """A write failed: stop recording the run here and say so once, naming the file and
         the reason; ``finish`` then marks the run ``truncated`` where it still can."""
@@ -325,6 +374,9 @@ class Recorder:
         sealer = self._frames.sealer
         if sealer is not None and row.get("args_hash"):
             row["args_hash"] = sealer.digest(row["args_hash"])
+        by = row.pop("by", None)
+        if by:
+            ref["w"] = by  # who gave a wait's outcome, and when
         rng_after = row.pop("rng", None)
         if rng_after:
             key, data = rng_after

@@ -70,3 +70,12 @@ def current_task_name() -> str | None:
     except RuntimeError:
         return None
     return task.get_name() if task is not None else None
+
+
+def call_site(frame: Any) -> str:
+    """``"qualname /abs/file.py:line"`` of ``frame``: where an effect was called."""
+    import os
+
+    code = frame.f_code
+    return (f"{getattr(code, 'co_qualname', code.co_name)} "
+            f"{os.path.abspath(code.co_filename)}:{frame.f_lineno}")

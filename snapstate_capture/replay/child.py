@@ -58,10 +58,19 @@ def main(argv: list[str]) -> int:
         session.fail(f"the program ended without starting the recorded run (record block "
                      f"#{session.block}): {_describe(outcome)}")
     if recorder is not None and recorder.live:
-        status = "failed" if outcome is not None else "finished"
+        from ..capture.waits import EXIT_PAUSED, Paused
+
+        code = 0
+        if isinstance(outcome, Paused):  # the continuation reached another wait
+            status = "waiting" if outcome.pause.get("pause") == "wait" else "sleeping"
+            code = EXIT_PAUSED
+        else:
+            status = "failed" if outcome is not None else "finished"
+        what = "continuation" if session.config.lease else "fork"
         session.finish("ok", f"replayed {session.fork['step'] + 1 if session.fork else 0} "
-                       f"steps, then continued live as fork {recorder.run_id} ({status})", 0,
-                       fork_status=status)
+                       f"steps, then continued live as {what} {recorder.run_id} ({status})",
+                       code, fork_status=status,
+                       pause=outcome.pause if isinstance(outcome, Paused) else None)
     session.fail(f"the replay ended without reaching the end of the recorded run "
                  f"({_describe(outcome)})")
     return 2

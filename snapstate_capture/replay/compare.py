@@ -37,10 +37,13 @@ class StepComparer:
     """
 
     def __init__(self, timeline: Timeline, cwd: str,
-                 relocation: Relocation | None = None) -> None:
+                 relocation: Relocation | None = None, lines: Any = None) -> None:
         self.timeline = timeline
         self.cwd = cwd
         self.relocation = relocation or Relocation(cwd, cwd)
+        #: ``linemap.LineMaps`` when the code changed inside ``patched`` blocks: recorded line
+        #: numbers are compared where those lines are now.
+        self.lines = lines
 
     def _path(self, filename: str | None) -> str | None:
         if not filename or filename.startswith("<"):
@@ -89,6 +92,9 @@ class StepComparer:
             innermost = position == len(act_frames) - 1
             rec_line = recorded.lineno if innermost and not served_exception else rec.get("lineno")
             act_line = record.lineno if innermost and not served_exception else act.get("lineno")
+            if self.lines is not None:
+                rec_line = self.lines.line(rec.get("source"), self._path(rec.get("filename")),
+                                           rec_line)
             if rec_line != act_line:
                 return divergence(index, "line", f"{act.get('function')}: expected line "
                                   f"{rec_line}, the program is at line {act_line}",

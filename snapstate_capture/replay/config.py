@@ -6,8 +6,9 @@ import json
 from dataclasses import asdict, dataclass, field
 
 #: What happens at step ``to``: only stop (``check``), pdb, a console, an IDE's debugger
-#: (``debugpy``: waits for a DAP client on ``listen``), or continue as a fork.
-MODES = ("check", "pdb", "console", "live", "debugpy")
+#: (``debugpy``: waits for a DAP client on ``listen``), continue as a fork (``live``), or hand
+#: a wait its outcome and continue as the run's continuation (``resume``).
+MODES = ("check", "pdb", "console", "live", "debugpy", "resume")
 
 
 @dataclass
@@ -21,6 +22,11 @@ class ReplayConfig:
     print progress on stderr during long replays; ``listen``: ``HOST:PORT`` debugpy listens on
     in ``debugpy`` mode; ``progress_file``: where the child keeps the index of the step it
     replayed last (the parent draws the bar), instead of printing progress itself.
+    ``resume``: for mode ``resume``, what the wait at step ``to`` gets — ``{"answer": base64
+    pickle | None, "by": who}``; ``lease``: ``{"run", "token", "ttl"}`` of the lease this replay
+    holds (renewed by the child, claimed when the continuation is created, released at its
+    end); ``name``: the continuation's name; ``remap_lines``: the code changed inside
+    ``patched`` blocks, compare recorded lines where they are now (``linemap.py``).
     """
 
     file: str
@@ -33,6 +39,10 @@ class ReplayConfig:
     progress: bool = True
     listen: str = "127.0.0.1:5678"
     progress_file: str | None = None
+    resume: dict | None = None
+    lease: dict | None = None
+    name: str | None = None
+    remap_lines: bool = False
 
     def dump(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as handle:

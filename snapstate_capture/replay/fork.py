@@ -19,15 +19,17 @@ from ..store.writer import StepRecord, TimelineWriter
 _CHUNK = 500
 
 
-def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | None = None
-               ) -> str:
+def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | None = None,
+               claim: tuple[str, str] | None = None) -> str:
     """Create a fork of ``parent`` at ``step`` through ``writer``; return the fork's run id.
 
     The fork keeps the parent's entry (how to start it again) and records this process's
-    environment. Raises ``sqlite3.Error``/``TimelineError`` if the file cannot be written.
+    environment. ``claim`` (``(run id, lease token)``) makes it that run's continuation
+    (``TimelineWriter.begin_run``; raises ``LeaseLost`` when the lease is gone). Raises
+    ``sqlite3.Error``/``TimelineError`` if the file cannot be written.
     """
     run_id = writer.begin_run(name=name or f"{parent.name} fork@{step}", entry=parent.entry,
-                              env=environment_facts(), parent=(parent.id, step))
+                              env=environment_facts(), parent=(parent.id, step), claim=claim)
     start = 0
     while start <= step:
         for recorded in parent.steps.range(start, min(start + _CHUNK, step + 1)):

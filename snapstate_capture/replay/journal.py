@@ -77,6 +77,12 @@ class Journal:
         self._cursor[task] = position + 1
         return entries[position]
 
+    def peek_for(self, task: str) -> JournalEntry | None:
+        """The task's next recorded effect without advancing, or None at its end."""
+        position = self._cursor[task]
+        entries = self.by_task.get(task, [])
+        return entries[position] if position < len(entries) else None
+
     def value(self, entry: JournalEntry) -> Value:
         """The recorded result or exception of ``entry`` as a reader ``Value``."""
         return Value(self.run.timeline, entry.name, entry.value)

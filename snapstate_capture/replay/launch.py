@@ -15,12 +15,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import snapstate_capture
 
 from ..errors import SnapStateError
 from ..capture.hashseed import child_seed_env
+from ..store.locations import is_store_url
 from ..store.reader import Run
 from .config import MODES, ReplayConfig
 from .relocate import relocation_for
@@ -57,16 +59,19 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
            live_effects: list[str] | None = None, trust: bool = False,
            progress: bool = True, capture_output: bool = False,
            listen: str = "127.0.0.1:5678",
-           on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+           on_progress: Callable[[int, int], None] | None = None,
+           lease: dict[str, Any] | None = None, resume: dict[str, Any] | None = None,
+           name: str | None = None, remap_lines: bool = False) -> dict[str, Any]:
     """Replay ``run`` in a child process and return its result dict.
 
-    ``mode``: ``check`` | ``pdb`` | ``console`` | ``debugpy`` | ``live`` (what happens at step
-    ``to``; ``debugpy`` waits for a DAP client on ``listen``).
+    ``mode``: ``check`` | ``pdb`` | ``console`` | ``debugpy`` | ``live`` | ``resume`` (what
+    happens at step ``to``; ``debugpy`` waits for a DAP client on ``listen``).
     ``capture_output``: collect the child's stdout/stderr into ``result["output"]`` instead of
     sharing the terminal. Raises ``ReplayError`` when the child cannot be started or leaves no
     result (the message names the file and the exit code). ``on_progress(done, total)`` is
     called about ten times a second with the steps replayed so far (the child then prints no
-    progress of its own).
+    progress of its own). ``lease``, ``resume``, ``name``: for resuming a run
+    (``durable/resume.py``, see ``ReplayConfig``).
     """
     if mode not in MODES:
         raise ReplayError(f"unknown replay mode {mode!r}")
@@ -74,12 +79,13 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
     if not os.path.isdir(cwd):
         raise ReplayError(f"{run.timeline.path}: the run's working directory {cwd} is gone")
     with tempfile.TemporaryDirectory(prefix="snapstate-replay-") as scratch:
-        config = ReplayConfig(file=str(run.timeline.path.resolve()), run=run.id,
+        config = ReplayConfig(file=_location(run), run=run.id,
                               result=os.path.join(scratch, "result.json"), to=to, mode=mode,
                               live_effects=list(live_effects or []), trust=trust,
                               progress=progress, listen=listen,
                               progress_file=os.path.join(scratch, "progress")
-                              if on_progress else None)
+                              if on_progress else None, lease=lease, resume=resume, name=name,
+                              remap_lines=remap_lines)
         config_path = os.path.join(scratch, "config.json")
         config.dump(config_path)
         command = [sys.executable, "-m", "snapstate_capture.replay", config_path]
@@ -128,3 +134,11 @@ def _run_watching(command: list[str], cwd: str, env: dict[str, str], progress_fi
             on_progress(done, total)
             time.sleep(0.1)
     return subprocess.CompletedProcess(command, child.returncode)
+
+
+def _location(run: Run) -> str:
+    """What the child opens: the file's absolute path, or the store's URL as given."""
+    location = run.timeline.location
+    if is_store_url(location):
+        return location
+    return str(Path(location).resolve())

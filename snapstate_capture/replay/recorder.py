@@ -16,6 +16,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PayloadLoadError, SnapStateError
+from ..store.leases import LeaseLost
 from ..capture import lineage
 from ..capture.recorder import Recorder, _recording, current_task_name, current_thread_name
 from ..capture.effects import arguments_match
@@ -56,6 +57,8 @@ class ReplayRecorder(Recorder):
         self._chunk: list[Step] = []
         self._chunk_start = 0
         self._fast_skip = 0
+        #: The ``waiting`` step a resume stops at, once reached (mode ``resume``).
+        self._resume_at: int | None = None
         self._fast = FastMatcher(session.timeline, options.values,
                                  session.run.entry.get("cwd") or os.getcwd(), session.relocation)
         self._turn = threading.Condition()
@@ -157,9 +160,9 @@ class ReplayRecorder(Recorder):
         if to is not None:
             if session.config.mode == "check":
                 if self._order.low > to:  # every step up to ``to``, in every lineage
-                    self._stop_at(to, None)
+                    self._stop_at(to, None, kind)
             elif index == to:
-                self._stop_at(index, frames[-1] if frames else frame, extra)
+                self._stop_at(index, frames[-1] if frames else frame, kind, extra)
         return index
 
     def _fast_match(self, recorded: Step, kind: str, label: str | None,
@@ -206,12 +209,17 @@ class ReplayRecorder(Recorder):
             last + 1, "extra-step", f"{lane} made a step more than its {order.lane_count(lane)} "
             f"recorded ones (its last was step {last})", actual=actual))
 
-    def _stop_at(self, index: int, frame: types.FrameType | None,
+    def _stop_at(self, index: int, frame: types.FrameType | None, kind: str,
                  extra: dict[str, Any] | None = None) -> None:
         from . import stops
 
         mode = self.session.config.mode
-        if mode == "check":
+        if mode == "resume":
+            if kind != "waiting":
+                self.session.fail(f"step {index} is a {kind} step, not the wait the run "
+                                  "stopped at")
+            self._resume_at = index  # the wait itself takes its outcome (take_resumption)
+        elif mode == "check":
             self.session.succeed(f"replayed {index + 1} steps (0-{index}), no divergence")
         elif mode == "live":
             self.go_live(index)
@@ -222,11 +230,20 @@ class ReplayRecorder(Recorder):
                            listen=self.session.config.listen)
 
     def go_live(self, index: int) -> None:
-        """From here on, record for real into a new fork run branching at step ``index``."""
+        """From here on, record for real into a new fork run branching at step ``index``.
+
+        With a lease (a resume), the fork is the run's continuation: it is created only while
+        the lease is still this process's, and claims it in the same transaction."""
         session = self.session
+        lease = session.config.lease
+        claim = (lease["run"], lease["token"]) if lease else None
         try:
             writer = TimelineWriter(session.config.file, signer=RunSigner(self._user_key()))
-            fork_id = start_fork(writer, session.run, index)
+            fork_id = start_fork(writer, session.run, index, name=session.config.name,
+                                 claim=claim)
+        except LeaseLost as exc:
+            session.fail(str(exc))
+            return
         except Exception as exc:  # noqa: BLE001 - reported as the replay's error
             session.fail(f"cannot start the fork: {type(exc).__name__}: {exc}")
             return
@@ -241,6 +258,50 @@ class ReplayRecorder(Recorder):
         with turn:
             self.live = True
             turn.notify_all()
+
+    # -- durable waits ----------------------------------------------------------------------
+    def take_resumption(self, name: str, pause: dict[str, Any], schema: Any) -> Any:
+        """At the ``waiting`` step a resume stopped at: check the answer against the program's
+        own ``schema`` (a pydantic model validates here; a bad answer ends the resume with the
+        reason, nothing recorded), go live as the continuation, and return the
+        ``Resumption`` for the wait. None anywhere else."""
+        at, self._resume_at = self._resume_at, None
+        if at is None or self.live:
+            return None
+        from ..capture.waits import Resumption, validate_in_program
+
+        session = self.session
+        recorded = (session.run.pause or {}).get("pause")
+        if recorded and recorded != pause.get("pause"):
+            session.fail(f"the run paused at a {recorded} and the program reached a "
+                         f"{pause.get('pause')} at step {at}")
+        given = session.resumption()
+        value = given.value
+        if pause.get("pause") == "wait":
+            value, problem = validate_in_program(schema, value)
+            if problem is not None:
+                session.refuse(f"answer refused by {name!r}'s schema: {problem}")
+        self.go_live(at)
+        return Resumption(value, given.by)
+
+    def patch_marker(self, patch_id: str, frame: types.FrameType) -> bool:
+        """``patched(patch_id)`` while replaying: True only when the recording made the same
+        decision here (its journal's next row for this task is the marker), else False."""
+        if self.live:
+            return super().patch_marker(patch_id, frame)
+        task = self.lane()
+        journal = self.session.journal
+        entry = journal.peek_for(task)
+        if entry is None or entry.name != f"patched:{patch_id}":
+            return False
+        journal.next_for(task)
+        from ..capture.tasks import call_site
+
+        site = call_site(frame)
+        with self.effect_lock:
+            self.effect_seq += 1
+            self.effect_counts[(site, task)] = self.effect_counts.get((site, task), 0) + 1
+        return True
 
     # -- effects ---------------------------------------------------------------------------
     def await_turn(self, call: EffectCall) -> None:
@@ -313,7 +374,7 @@ class ReplayRecorder(Recorder):
                 f"the program called effect {call.name} at {_short(call.site)}; the recording "
                 f"has no further effect in {call.task}",
                 effect=actual))
-        if entry.name != call.name or session.relocation.site(entry.site) != call.site:
+        if entry.name != call.name or self._recorded_site(entry) != call.site:
             session.diverge(divergence(
                 self.effect_step(entry), "effect-order", f"expected effect {entry.name} at "
                 f"{_short(entry.site)}, the program called {call.name} at {_short(call.site)}",
@@ -352,9 +413,28 @@ class ReplayRecorder(Recorder):
             except (SnapStateError, ValueError, KeyError, TypeError) as exc:
                 session.fail(f"cannot restore the random state after effect {call.name}: {exc}")
         call.served, call.outcome, call.value = True, entry.outcome, value
+        call.by = entry.value.get("w") or None
         call.recorded_step = entry.step
         if entry.outcome == "raise":
             self._served_exceptions.add(id(value))
+
+
+    def _recorded_site(self, entry: Any) -> str:
+        """The journal entry's call site as it reads here: relocated, and with its line moved
+        to where it is now when the code changed inside ``patched`` blocks."""
+        site = self.session.relocation.site(entry.site)
+        lines = self.session.comparer.lines
+        if lines is None or entry.step is None:
+            return site
+        where, _, line = site.rpartition(":")
+        path = where.rpartition(" ")[2]
+        try:
+            keys = self._recorded(entry.step).frame_keys
+            record = self.session.timeline.json_blob(keys[-1]) if keys else {}
+            moved = lines.line(record.get("source"), path, int(line))
+        except (ValueError, IndexError, SnapStateError):
+            return site
+        return f"{where}:{moved}"
 
 
 def recorded_order(session: ReplaySession) -> StepOrder:

@@ -25,7 +25,8 @@ _session: ReplaySession | None = None
 #: Held by the thread that ends the replay (``ReplaySession.finish``), never released.
 _finishing = threading.Lock()
 
-#: Exit codes of the replay child.
+#: Exit codes of the replay child (a continuation that paused again exits ``EXIT_PAUSED``,
+#: 75, see ``capture/waits.py``).
 EXIT_OK, EXIT_DIVERGENCE, EXIT_ERROR = 0, 1, 2
 #: Replays of at least this many steps print progress (at most once a second).
 PROGRESS_MIN_STEPS = 500
@@ -68,13 +69,43 @@ class ReplaySession:
         recorded_cwd = self.run.entry.get("cwd") or os.getcwd()
         #: Recorded paths -> paths here (the parent may start the child in another checkout).
         self.relocation = Relocation(recorded_cwd, os.getcwd())
-        self.comparer = StepComparer(self.timeline, recorded_cwd, self.relocation)
+        lines = None
+        if config.remap_lines:
+            from .linemap import LineMaps
+
+            lines = LineMaps(self.timeline)
+        self.comparer = StepComparer(self.timeline, recorded_cwd, self.relocation, lines)
         self.live_effects = set(config.live_effects)
         self.recorder: Any = None
         self.fork: dict[str, Any] | None = None
         self._started = time.perf_counter()
         self._last_progress = self._started
         self._progress_open = False
+        self.lease: Any = None
+        if config.lease:
+            from .lease_keeper import LeaseKeeper
+
+            lease = config.lease
+            self.lease = LeaseKeeper(config.file, lease["run"], lease["token"],
+                                     float(lease["ttl"]), self._lease_lost)
+            self.lease.start()
+
+    def _lease_lost(self, message: str) -> None:
+        sys.stderr.write(f"snapstate: {message}\n")
+        self.finish("error", message, EXIT_ERROR, lease_lost=True)
+
+    def resumption(self) -> Any:
+        """What the wait at the resume step gets (mode ``resume``): a ``Resumption`` with the
+        answer the parent handed over (unpickled: the parent made it) and who gave it."""
+        import base64
+        import pickle
+
+        from ..capture.waits import Resumption
+
+        data = self.config.resume or {}
+        raw = data.get("answer")
+        value = pickle.loads(base64.b64decode(raw)) if raw else None
+        return Resumption(value, dict(data.get("by") or {}))
 
     @property
     def recording_complete(self) -> bool:
@@ -91,6 +122,11 @@ class ReplaySession:
         if trace:
             from .traced import TracedReplayRecorder
 
+            if self.config.lease:
+                self.fail("resuming a run recorded with tracing (--trace calls/lines) is not "
+                          "supported yet; nothing was recorded. Record a program that waits "
+                          "without --trace (inside snap.record, with @snap.step or "
+                          "checkpoints) to make its waits resumable")
             if self.config.mode != "check":
                 self.fail(f"--{self.config.mode} at a step of a traced run is not supported "
                           "yet; replay it without a stop point, or with --to N to check the "
@@ -147,6 +183,8 @@ class ReplaySession:
                   "seconds": round(time.perf_counter() - self._started, 3), **fields}
         if self._progress_open:
             sys.stderr.write("\n")
+        if self.lease is not None:
+            self.lease.stop(release=True)
         try:
             with open(self.config.result, "w", encoding="utf-8") as handle:
                 json.dump(result, handle)
@@ -162,6 +200,10 @@ class ReplaySession:
         """End the replay at a divergence (exit code 1)."""
         self.finish("divergence", f"divergence at step {report['step']}: {report['message']}",
                     EXIT_DIVERGENCE, divergence=report)
+
+    def refuse(self, message: str) -> None:
+        """End a resume whose answer the program's schema refused; nothing was recorded."""
+        self.finish("refused", message, EXIT_ERROR)
 
     def fail(self, message: str) -> None:
         """End the replay because it cannot go on (exit code 2)."""

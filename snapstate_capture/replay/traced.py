@@ -38,6 +38,7 @@ class TracedReplayRecorder(Recorder):
 
     serve_effect = ReplayRecorder.serve_effect
     _serve = ReplayRecorder._serve
+    _recorded_site = ReplayRecorder._recorded_site
     _wait_for_live = ReplayRecorder._wait_for_live
     lane = ReplayRecorder.lane
     live = False

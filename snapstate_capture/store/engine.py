@@ -179,6 +179,11 @@ class ReadEngine(Protocol):
         """The run's effect journal (``EFFECT_COLUMNS``) by seq: rows with ``seq > after_seq``,
         at most ``limit``, only those made at or before step ``max_step`` when given."""
 
+    # -- resume leases (``store/leases.py``; format 6) --------------------------------------
+    def lease_rows(self) -> list[tuple]:
+        """Every lease row: ``(run_id, token, user, host, pid, acquired, renewed, expires,
+        continued_as)``; none in a store without leases (a file of format 5 or older)."""
+
     # -- what gc marks and sweeps -------------------------------------------------------------
     def run_texts(self, run_id: str) -> list[Any]:
         """The run's JSON texts that may name blobs: entry, env, each step row's frames and
@@ -226,5 +231,11 @@ class WriteEngine(Protocol):
     #            (``store.sealing``) with its new signature.
     #   steps:   insert_steps          blobs: insert_blobs, delete_blobs
     #   chunks:  insert_chunk          effects: insert_effect
+    #   leases:  claim_continuation(run, token, continuation, now) -> bool: set continued_as
+    #            only where token holds an unexpired lease and continued_as is NULL
+    # Leases, each its own atomic transaction (``store/sqlite/leases.py``): lease_row(run),
+    #   lease_take(row, now) -> (taken, row before): one conditional upsert, taken only where
+    #   no token holds the row or it expired by now, lease_renew(run, token, now, expires) -> bool,
+    #   lease_release(run, token) -> bool (both only where token holds the row).
     # A write engine also answers every ``ReadEngine`` question over its own connection, and
     # ``compact()`` (``gc``) rewrites the store without its free space.

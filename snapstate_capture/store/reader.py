@@ -30,6 +30,7 @@ from typing import Any
 from ..errors import IntegrityError, NotFoundError
 from . import blobs, previews, sanitize
 from .engine import ReadEngine
+from .leases import Lease, read_leases
 from .locations import location_label, open_read_engine
 from .records import Frame, PayloadGate, Step, StepSummary, Value
 from .run_steps import Steps
@@ -38,6 +39,8 @@ from .writer import process_start_marker
 __all__ = ["Frame", "ParentRef", "PayloadGate", "Run", "Step", "StepSummary", "Steps", "Timeline",
            "Value", "open_timeline"]
 
+#: Statuses of a run that stopped at a durable wait, to be continued (``capture/waits.py``).
+PAUSED = ("waiting", "sleeping")
 class Timeline:
     """An open timeline file (read-only). Use as a context manager or call ``close()``.
 
@@ -50,6 +53,9 @@ class Timeline:
     def __init__(self, path: str | os.PathLike[str], *, trust: bool = False,
                  gate: PayloadGate | None = None) -> None:
         self.path = location_label(path)
+        #: Where it was opened from, exactly (a store URL keeps its password): what a child
+        #: process opens again; messages name ``path``.
+        self.location: str = os.fspath(path)
         self.trust = trust
         #: Decides whether payloads may be unpickled (``store.records.PayloadGate``); None: never.
         self.gate = gate
@@ -58,6 +64,8 @@ class Timeline:
         self._lock = threading.RLock()
         self._json_cache: OrderedDict[str, Any] = OrderedDict()
         self._runs: list[Run] | None = None
+        self._leases: dict[str, Lease] | None = None
+        self._continuations: dict[str, str] | None = None
         self._chunk_steps: Any = None
         self._blobs = blobs.BlobSource(self._fetch_blob, fetch_chain=self._fetch_chain)
 
@@ -91,6 +99,23 @@ class Timeline:
     def refresh(self) -> None:
         """Re-read the run list and step counts (for following a file still being recorded)."""
         self._runs = [Run(self, row) for row in self.engine.run_rows()]
+        self._leases = None
+        self._continuations = None
+
+    def continuations(self) -> dict[str, str]:
+        """Run id -> the id of the run that continues it (``Run.continues``, from the sealed
+        headers), read once per ``refresh()``."""
+        if self._continuations is None:
+            self._continuations = {run.continues: run.id for run in self.runs
+                                   if run.continues is not None}
+        return self._continuations
+
+    def leases(self) -> dict[str, Lease]:
+        """The resume leases of the store by run id (``store/leases.py``), read once per
+        ``refresh()``; empty for files of format 5 and older."""
+        if self._leases is None:
+            self._leases = read_leases(self.engine)
+        return self._leases
 
     def run(self, run_id: str | None = None) -> Run:
         """Return the run whose id starts with ``run_id`` (the last run when None or empty).
@@ -299,7 +324,14 @@ class Run:
         self.stored_status: str = stored_status
         self.entry: dict[str, Any] = _loads(entry, {}, kind=dict)
         self.env: dict[str, Any] = _loads(env, {}, kind=dict)
-        self.error: dict[str, Any] | None = _loads(error, None, kind=dict)
+        ended_with: dict[str, Any] | None = _loads(error, None, kind=dict)
+        paused = stored_status in PAUSED
+        #: The exception that ended a ``failed`` run (``type``, ``message``, …), else None.
+        self.error: dict[str, Any] | None = None if paused else ended_with
+        #: What a ``waiting`` or ``sleeping`` run stopped for (``capture/waits.py``):
+        #: ``{"pause": "wait"|"sleep", "name", "prompt", "schema", "reason", "due", "step",
+        #: "at"}``; None for other runs.
+        self.pause: dict[str, Any] | None = ended_with if paused else None
         self.parent = ParentRef(parent_run, parent_step) if parent_run else None
         self.steps = Steps(self)
 
@@ -312,9 +344,25 @@ class Run:
     def __repr__(self) -> str:
         return f"<Run {self.id[:8]} {self.name!r} {self.status} {self.step_count} steps>"
 
+    @property
+    def continues(self) -> str | None:
+        """The id of the run this one continues (a resume made it: its sealed ``env`` says so,
+        ``store/leases.py``), else None — a fork or a first run."""
+        if self.parent is None:
+            return None
+        named = self.env.get("continues")
+        return named if named == self.parent.run_id else None
+
+    @property
+    def continued_as(self) -> str | None:
+        """The id of the run that continues this one (answered its wait, woke it, resumed it
+        after a crash), from the continuations' sealed headers; None while nobody did. (The
+        store's lease row says the same; it is what makes the claim atomic, not what is shown.)"""
+        return self.timeline.continuations().get(self.id)
+
     @cached_property
     def status(self) -> str:
-        """``running``, ``finished``, ``failed`` or ``crashed``.
+        """``running``, ``finished``, ``failed``, ``waiting``, ``sleeping`` or ``crashed``.
 
         A run stored as ``running`` whose recorder process is gone is reported ``crashed``
         (checked by pid and process start time on the same host; a run from another host

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import WriteFailed
 from .hashing import GENESIS, chain_hash  # noqa: F401 - GENESIS: bench imports it from here
 from . import blobs, sealing
+from .leases import claim_continuation
 from .sealing import RunState
 from .locations import location_label, open_write_engine
 
@@ -144,13 +145,20 @@ class TimelineWriter:
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
                   parent: tuple[str, int] | None = None,
-                  blobs: dict[str, bytes] | None = None) -> str:
+                  blobs: dict[str, bytes] | None = None,
+                  claim: tuple[str, str] | None = None) -> str:
         """Create a run with status ``running`` and return its id (32 hex chars).
 
         ``blobs`` (hex key -> bytes) are written in the same transaction: what ``entry`` refers
-        to (saved RNG states, a workflow function's pickled arguments).
+        to (saved RNG states, a workflow function's pickled arguments). ``claim``:
+        ``(run id, lease token)`` — the new run is that run's continuation, recorded in its lease
+        in the same transaction; raises ``leases.LeaseLost`` (and creates nothing) unless the
+        token still holds a live lease on a run not continued yet; the run's ``env`` then names
+        the run it continues (``"continues"``), so readers tell it from the sealed header.
         """
         run_id = uuid.uuid4().hex
+        if claim is not None:
+            env = {**env, "continues": claim[0]}
         pid = os.getpid()
         header = dict(name=name, started=time.time(), pid=pid, host=socket.gethostname(),
                       proc_start=process_start_marker(pid), entry=json.dumps(entry),
@@ -164,6 +172,8 @@ class TimelineWriter:
                                  key_id=self._signer.key_id, seq=seq)
                 seal, signature = self._seal(run_id, state)
                 engine.insert_run(run_id, seq, header, signature, state.key_id, seal)
+                if claim is not None:
+                    claim_continuation(engine, claim[0], claim[1], run_id, self.path)
             self._states[run_id] = state
         return run_id
 

@@ -20,6 +20,8 @@ NAMES = (
     "diff",
     "replay",
     "resume",
+    "waiting",
+    "worker",
     "verify",
     "keygen",
     "sign",

@@ -8,16 +8,19 @@ import datetime as dt
 from rich.table import Table
 
 from ..model.records import run_json
+from ..model.waits import pause_text
 from ..safe_text import plain
 from .common import add_file_argument, console, open_file, print_json
 
-STATUS_STYLE = {"finished": "green", "failed": "red", "crashed": "bold red", "running": "yellow"}
+STATUS_STYLE = {"finished": "green", "failed": "red", "crashed": "bold red", "running": "yellow",
+                "waiting": "bold magenta", "sleeping": "bold blue"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("ls", help="list the runs in a timeline file",
                             description="List the runs in FILE: id, name, status, steps, start, "
-                                        "duration and parent (for forks).")
+                                        "duration, parent (for forks and continuations) "
+                                        "and what a waiting or sleeping run waits for.")
     add_file_argument(parser)
     parser.add_argument("--json", action="store_true", help="print JSON (stable form)")
     parser.set_defaults(handler=run)
@@ -43,4 +46,8 @@ def run(args: argparse.Namespace) -> int:
             out.print(f"{timeline.path}: no runs")
         else:
             out.print(table)
+            for r in runs:  # what each paused run waits for, under the table (any width)
+                if r.pause is not None:
+                    out.print(plain(f"{r.id[:8]} {pause_text(r, limit=200)}",
+                                    "dim" if r.continued_as else ""), soft_wrap=True)
     return 0

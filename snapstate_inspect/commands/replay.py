@@ -19,6 +19,7 @@ from rich.text import Text
 from snapstate_capture import Run, SnapStateError, Timeline
 from snapstate_capture.replay.dap_stop import DEFAULT_LISTEN, parse_listen
 from snapstate_capture.replay.drift import Drift, find_drift
+from snapstate_capture.replay.linemap import patched_only
 from snapstate_capture.replay.launch import replay
 from snapstate_capture.trust.gate import require_trust
 
@@ -104,6 +105,12 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
     require_trust(chosen, trust=args.trust, what="effect results and the run's entry for replay")
     out = console()
     drift = find_drift(chosen)
+    remap = bool(drift) and patched_only(chosen).ok
+    if remap:  # changes inside patched blocks only: not drift (issue 17), lines are mapped
+        if not args.json:
+            out.print(plain("code changed inside patched blocks only: replaying under the new "
+                            "code", "yellow"), soft_wrap=True)
+        drift = []
     if drift and not args.json:
         out.print(render_drift(drift), soft_wrap=True)
     if drift and not args.allow_drift:
@@ -118,7 +125,8 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
                         progress=not args.json,
                         listen=getattr(args, "listen", None) or DEFAULT_LISTEN,
                         on_progress=update if progress_wanted(args.quiet or args.json
-                                                               or mode != "check") else None)
+                                                               or mode != "check") else None,
+                        remap_lines=remap)
     if args.json:
         print_json({**result, "drift": [d.to_json() for d in drift]})
     if result.get("status") == "error":

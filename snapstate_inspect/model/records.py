@@ -1,7 +1,9 @@
 """Runs and steps as JSON-able dicts: the stable ``--json`` forms of ``ls`` and ``show``.
 
 ``run_json(run)`` → ``{"id", "name", "status", "steps", "started", "ended", "duration",
-"parent": {"run", "step"} | null, "entry", "error"}``.
+"parent": {"run", "step"} | null, "entry", "error", "pause", "continued_as"}`` — ``pause`` is
+what a waiting or sleeping run stopped for (``Run.pause``), ``continued_as`` the id of the run
+that continued it, or null.
 
 ``step_json(step)`` → ``{"index", "kind", "label", "wall_time", "thread", "task", "function",
 "filename", "lineno", "n_changed", "errors": [str], "extra": {name: value},
@@ -30,6 +32,8 @@ def run_json(run: Run) -> dict[str, Any]:
         "parent": {"run": run.parent.run_id, "step": run.parent.step} if run.parent else None,
         "entry": run.entry,
         "error": run.error,
+        "pause": run.pause,
+        "continued_as": run.continued_as,
     }
 
 

@@ -13,6 +13,7 @@ from textual.screen import Screen
 
 from . import diff_commands  # noqa: F401 - registers the diff actions (issue 8)
 from . import replay  # noqa: F401 - registers "fork here" and "replay check" (issue 9)
+from . import answer  # noqa: F401 - registers "answer this wait" (issue 17)
 from .help import HelpScreen
 
 SCREENS: dict[str, type[Screen]] = {

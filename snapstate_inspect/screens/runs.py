@@ -15,12 +15,14 @@ from textual.widgets.tree import TreeNode
 from snapstate_capture import Run
 
 from ..model.runs import RunNode, run_tree
+from ..model.waits import pause_text
 from ..safe_text import plain
 from ..widgets.status import STATUS_STYLE
 
 
 def run_label(run: Run, current: bool) -> Text:
-    """``● name 1a2b3c4d finished 120 steps 12:00:01 (fork of 9f8e7d6c@41)``."""
+    """``● name 1a2b3c4d finished 120 steps 12:00:01 (fork of 9f8e7d6c@41)``; a waiting or
+    sleeping run also says what it waits for (``⏸ waits for 'approval': …``)."""
     text = Text("● " if current else "  ", style="bold")
     text.append_text(plain(run.name, "bold"))
     text.append(f" {run.id[:8]} ", style="dim")
@@ -28,7 +30,16 @@ def run_label(run: Run, current: bool) -> Text:
     text.append(f"  {run.step_count} steps  ")
     text.append(dt.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M:%S"), style="dim")
     if run.parent is not None:
-        text.append(f"  fork of {run.parent.run_id[:8]} at step {run.parent.step}", style="cyan")
+        if run.continues:  # a resume made it
+            text.append(f"  continues {run.parent.run_id[:8]} after step {run.parent.step}",
+                        style="cyan")
+        else:
+            text.append(f"  fork of {run.parent.run_id[:8]} at step {run.parent.step}",
+                        style="cyan")
+    if run.pause is not None:  # a durable wait: what it waits for, or that it was continued
+        mark = "  ✓ " if run.continued_as else "  ⏸ "
+        text.append_text(plain(mark + pause_text(run), "dim" if run.continued_as
+                               else "bold magenta" if run.status == "waiting" else "bold blue"))
     return text
 
 
@@ -39,7 +50,8 @@ class RunsScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="runs-box", classes="dialog"):
-            yield Label("Runs in this file (Enter: show this run; q: close)")
+            yield Label("Runs in this file (Enter: show this run; q: close; "
+                        "a on a waiting run: answer it)")
             yield Tree("runs", id="runs-tree")
 
     def on_mount(self) -> None:

@@ -7,7 +7,8 @@ from textual.widget import Widget
 
 from ..safe_text import plain
 
-STATUS_STYLE = {"finished": "green", "failed": "red", "crashed": "bold red", "running": "yellow"}
+STATUS_STYLE = {"finished": "green", "failed": "red", "crashed": "bold red", "running": "yellow",
+                "waiting": "bold magenta", "sleeping": "bold blue"}
 
 
 def status_text(*, file: str, run_name: str, run_id: str, status: str, step: int, count: int,

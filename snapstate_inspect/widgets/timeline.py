@@ -26,7 +26,7 @@ BLOCK = 256
 
 #: Kind markers: one cell each, distinct by shape, not only by colour.
 MARKERS = {"call": "▶", "return": "◀", "line": "·", "exception": "✖", "checkpoint": "●",
-           "effect": "⇄", "gap": "┄"}
+           "effect": "⇄", "gap": "┄", "waiting": "⏸"}
 
 
 def _fork_origin(run: Run) -> float:

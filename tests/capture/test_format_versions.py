@@ -55,7 +55,7 @@ def test_format_5_keeps_scalars_inline_and_trees_big_manifests(tmp_path):
     path = tmp_path / "new.snap"
     messages = _messages(16 * 64 + 40)  # 67 chunks: a tree of two groups
     _record(path, messages)
-    assert _user_version(path) == FORMAT_VERSION == 5
+    assert _user_version(path) == FORMAT_VERSION == 6  # 6 kept 5's values (durable waits)
     refs = _frame_refs(path)
     assert refs["counter"] == {"v": 7} and refs["title"] == {"v": "plan"}
     conn = sqlite3.connect(path)
@@ -71,7 +71,7 @@ def test_format_5_keeps_scalars_inline_and_trees_big_manifests(tmp_path):
     _check_values(path, messages)
 
 
-def test_a_format_3_file_reads_and_is_marked_5_when_appended_to(tmp_path, monkeypatch):
+def test_a_format_3_file_reads_and_is_marked_current_when_appended_to(tmp_path, monkeypatch):
     path = tmp_path / "old.snap"
     messages = _messages(16 * 64 + 40)
     with monkeypatch.context() as old_ways:  # capture as format 3 did
@@ -86,8 +86,8 @@ def test_a_format_3_file_reads_and_is_marked_5_when_appended_to(tmp_path, monkey
     _check_values(path, messages)
     shown = json.dumps(_frame_refs(path))
     assert '"v"' not in shown
-    _record(path, messages)  # a format-5 run appended to the old file
-    assert _user_version(path) == 5
+    _record(path, messages)  # a current-format run appended to the old file
+    assert _user_version(path) == FORMAT_VERSION
     with snap.open_timeline(path, trust=True) as timeline:
         old, new = timeline.runs
         for run in (old, new):

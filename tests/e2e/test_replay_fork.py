@@ -73,7 +73,7 @@ def test_resume_a_run_killed_with_sigkill(tmp_path):
     assert last >= int(seen[-1])
     result = run_cli("resume", str(path), "--trust")
     assert result.returncode == 0, result.stderr
-    assert "then continued live as fork" in result.stdout
+    assert f"run {crashed_id[:8]} continued as " in result.stdout
     runs = runs_json(path)
     fork = runs[-1]
     assert fork["parent"] == {"run": crashed_id, "step": last}

@@ -79,3 +79,49 @@ async def test_untrusted_run_is_refused_with_a_notice(tmp_path):
             await settle(pilot)
             assert not isinstance(app.screen, ReplayOutcomeScreen)
             assert any("refusing to load" in str(n.message) for n in app._notifications)
+
+
+async def test_a_waiting_run_is_marked_and_answered_with_a(tmp_path):
+    """Issue 17 point 6: the runs tree marks the waiting run with its prompt; ``a`` takes the
+    answer (refusing one the schema rejects), the continuation runs, the new branch opens."""
+    from snapstate_inspect.screens.answer import AnswerScreen
+    from tests.conftest import PROGRAMS, run_python
+
+    generate_key()
+    path, side = tmp_path / "agent.snap", tmp_path / "side.txt"
+    assert run_python(str(PROGRAMS / "durable_agent.py"), str(path), str(side),
+                      cwd=tmp_path).returncode == 75
+    assert run_python("-m", "snapstate_inspect", "resume", str(path), "--answer", "yes",
+                      cwd=tmp_path).returncode == 75  # now it waits for 'legal' (a boolean)
+    with snap.open_timeline(path) as reader:
+        waiting = reader.runs[-1]
+        app = SnapStateApp(reader)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("r")
+            await settle(pilot)
+            labels, todo = [], list(app.screen.query_one("#runs-tree").root.children)
+            while todo:
+                node = todo.pop(0)
+                labels.append(str(node.label))
+                todo.extend(node.children)
+            assert any("⏸ waits for 'legal': Legal ok?" in label for label in labels), labels
+            assert any("✓ waited for 'approval', continued as" in label for label in labels)
+            assert any("continues " in label and "⏸" in label for label in labels)
+            await pilot.press("q")
+            await settle(pilot)
+            await pilot.press("a")
+            await settle(pilot)
+            assert isinstance(app.screen, AnswerScreen)
+            await pilot.press(*"maybe", "enter")
+            await settle(pilot)
+            error = str(app.screen.query_one("#answer-error").render())
+            assert "is not of type 'boolean'" in error  # refused: still asking
+            app.screen.query_one("#answer-input").value = ""
+            await pilot.press(*"true", "enter")
+            await settle(pilot)
+            assert isinstance(app.screen, RunsScreen)
+            assert app.current_run is not None and app.current_run.id != waiting.id
+            assert app.current_run.parent.run_id == waiting.id
+            assert app.current_run.status == "finished"
+    assert side_lines(side) == ["draft cats", "draft cats (yes)"]

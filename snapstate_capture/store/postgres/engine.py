@@ -19,6 +19,7 @@ from ..engine import RUN_COLUMNS
 from ..sqlite.blobs import BlobQueries, BlobWrites
 from ..sqlite.chunks import ChunkQueries, ChunkWrites
 from ..sqlite.effects import EffectQueries, EffectWrites
+from ..sqlite.leases import LeaseQueries, LeaseWrites
 from ..sqlite.runs import RunQueries, RunWrites
 from ..sqlite.steps import StepQueries, StepWrites
 from .connection import connect, errors, redacted
@@ -71,6 +72,9 @@ class _Postgres:
     def check_storage(self) -> str | None:
         return None  # PostgreSQL keeps its own pages consistent
 
+    def _has_leases(self) -> bool:
+        return bool(self._run("SELECT to_regclass('leases') IS NOT NULL", ())[0][0])
+
     def blob_chain(self, key: bytes, max_depth: int, *, head_only: bool = False) -> list[tuple]:
         return self._run(_HEAD_CHAIN if head_only else _FULL_CHAIN,
                          {"key": key, "depth": max_depth}, translate=False)
@@ -80,7 +84,7 @@ class _Postgres:
 
 
 class PostgresReadEngine(_Postgres, RunQueries, StepQueries, BlobQueries, ChunkQueries,
-                         EffectQueries):
+                         EffectQueries, LeaseQueries):
     """Read access to the store at ``url`` (thread-safe: one lock around the connection)."""
 
     def __init__(self, url: str) -> None:
@@ -129,8 +133,8 @@ class PostgresReadEngine(_Postgres, RunQueries, StepQueries, BlobQueries, ChunkQ
 
 
 class PostgresWriteEngine(_Postgres, RunWrites, StepWrites, BlobWrites, ChunkWrites,
-                          EffectWrites, RunQueries, StepQueries, BlobQueries, ChunkQueries,
-                          EffectQueries):
+                          EffectWrites, LeaseWrites, RunQueries, StepQueries, BlobQueries,
+                          ChunkQueries, EffectQueries, LeaseQueries):
     """Write access to the store at ``url``, created on first use. Not thread-safe: the writer
     above it holds its own lock. Raises the driver's errors on failures after opening (the
     recorder turns those into a warning)."""

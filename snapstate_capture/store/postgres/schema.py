@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 #: Version of the store's layout; a store of a newer version is refused. 2: ``runs.seal``
-#: (``store.sealing``), added to a version-1 store on first write.
-STORE_VERSION = 2
+#: (``store.sealing``), added to a version-1 store on first write. 3: durable waits, as
+#: format 6 of a file (``store.sqlite.schema``): ``waiting``/``sleeping`` runs and ``leases``.
+STORE_VERSION = 3
 #: The Postgres schema everything lives in (never ``public``).
 SCHEMA_NAME = "snapstate"
 
@@ -85,6 +86,17 @@ CREATE TABLE IF NOT EXISTS effects (
     outcome    TEXT NOT NULL,
     value      TEXT,
     PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS leases (
+    run_id       TEXT PRIMARY KEY,
+    token        TEXT,
+    holder       TEXT,
+    host         TEXT,
+    pid          BIGINT,
+    acquired     DOUBLE PRECISION,
+    renewed      DOUBLE PRECISION,
+    expires      DOUBLE PRECISION,
+    continued_as TEXT
 );
 INSERT INTO meta (key, value) VALUES ('version', '{STORE_VERSION}') ON CONFLICT DO NOTHING;
 UPDATE meta SET value = '{STORE_VERSION}' WHERE key = 'version' AND value < '{STORE_VERSION}';

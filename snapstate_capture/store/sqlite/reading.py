@@ -15,11 +15,13 @@ from .blobs import BlobQueries
 from .chunks import ChunkQueries
 from .connection import DB_ERRORS, db_error_text, open_for_reading
 from .effects import EffectQueries
+from .leases import LeaseQueries
 from .runs import RunQueries
 from .steps import StepQueries
 
 
-class SQLiteReadEngine(RunQueries, StepQueries, BlobQueries, ChunkQueries, EffectQueries):
+class SQLiteReadEngine(RunQueries, StepQueries, BlobQueries, ChunkQueries, EffectQueries,
+                       LeaseQueries):
     """``store.engine.ReadEngine`` over the timeline file at ``path`` (opened read-only).
 
     Raises ``TimelineError`` naming the file when it is missing, not a timeline, damaged or

@@ -33,11 +33,20 @@ Version history:
   and a payload blob each; chunked payloads of more than 64 chunks list group manifests of 64
   chunk keys (a tree: manifests were always joined recursively). See docs/storage.md. No table
   changes: older files are read as they are, and an older file opened for writing is marked 5.
+- 6: durable waits (``capture/waits.py``, ``store/leases.py``). Runs may end ``waiting`` or
+  ``sleeping``; their ``error`` column then holds the pause (what the run waits for: name,
+  prompt, schema, or the due time) instead of an exception, sealed as the run's end — an
+  older SnapState would show it as an exception, hence the new version. ``leases`` (additive):
+  one row per run a resumer took, naming the holder, its expiry and, once made, the run's
+  continuation; the continuation itself names the run it continues in its ``env``
+  (``"continues"``, sealed in its header), which is what readers show. An answer is the
+  waiting step's journaled result (sealed with the effect journal). Older files are read as
+  they are (no leases); opened for writing, the table is created and the file marked 6.
 """
 
 from __future__ import annotations
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 APPLICATION_ID = 0x534E4150  # "SNAP": PRAGMA application_id marks our files
 
 SCHEMA = """
@@ -49,7 +58,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id           TEXT PRIMARY KEY,     -- 32 hex chars; users may type any unique prefix
     seq          INTEGER NOT NULL,     -- order of creation within the file
     name         TEXT NOT NULL,
-    status       TEXT NOT NULL,        -- running | finished | failed | truncated
+    status       TEXT NOT NULL,        -- running | finished | failed | truncated | waiting | sleeping
     started      REAL NOT NULL,        -- wall clock, seconds since the epoch
     ended        REAL,
     pid          INTEGER,
@@ -59,7 +68,8 @@ CREATE TABLE IF NOT EXISTS runs (
     env          TEXT NOT NULL,        -- JSON: python, packages, argv, cwd, host
     parent_run   TEXT,                 -- forks: the run and step they branch from
     parent_step  INTEGER,
-    error        TEXT,                 -- JSON: the exception that ended a failed run
+    error        TEXT,                 -- JSON: the exception that ended a failed run, or the
+                                       -- pause of a waiting/sleeping run (capture/waits.py)
     step_count   INTEGER NOT NULL DEFAULT 0,
     chain_head   BLOB,                 -- chain hash of the last step
     signature    BLOB,                 -- HMAC-SHA256 of the run's statement (trust)
@@ -112,5 +122,16 @@ CREATE TABLE IF NOT EXISTS effects (
     outcome    TEXT NOT NULL,          -- return | raise
     value      TEXT,                   -- JSON value ref of the result or exception
     PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (
+    run_id       TEXT PRIMARY KEY,     -- the run being continued (waiting, sleeping, crashed)
+    token        TEXT,                 -- the holder's random id; NULL once released
+    holder       TEXT,                 -- who holds it: the resumer's user name
+    host         TEXT,
+    pid          INTEGER,
+    acquired     REAL,                 -- wall clock, seconds since the epoch
+    renewed      REAL,                 -- last heartbeat
+    expires      REAL,                 -- free after this unless renewed
+    continued_as TEXT                  -- the run's continuation, once created
 ) WITHOUT ROWID;
 """

@@ -15,6 +15,7 @@ from .blobs import BlobQueries, BlobWrites
 from .chunks import ChunkQueries, ChunkWrites
 from .connection import close_file, open_for_writing
 from .effects import EffectQueries, EffectWrites
+from .leases import LeaseQueries, LeaseWrites
 from .runs import RunQueries, RunWrites
 from .steps import StepQueries, StepWrites
 
@@ -25,8 +26,9 @@ from .steps import StepQueries, StepWrites
 COMPACT_MAX = 32 * 1024 * 1024
 
 
-class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWrites,
-                        RunQueries, StepQueries, BlobQueries, ChunkQueries, EffectQueries):
+class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWrites, LeaseWrites,
+                        RunQueries, StepQueries, BlobQueries, ChunkQueries, EffectQueries,
+                        LeaseQueries):
     """``store.engine.WriteEngine`` over the timeline file at ``path`` (created owner-only
     when missing). Not thread-safe: the writer above it holds one lock around every call.
     Raises ``TimelineError`` when the file cannot be opened for writing, ``sqlite3.Error`` on

@@ -1,0 +1,100 @@
+"""One resumer at a time, with real processes (issue 17 point 4): two concurrent resumes of
+one waiting run continue it exactly once (20 trials in 20); a resumer killed with SIGKILL in
+the middle of the continuation leaves a lease that expires, and a second resume finishes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import snapstate_capture as snap
+from snapstate_capture.store.leases import LeaseHeld, LeaseStore
+from tests.conftest import PROGRAMS, ROOT, run_cli, run_python
+from tests.e2e.replay_helpers import runs_json, side_lines
+
+TRIALS = 20
+AT_ONCE = 5  # trials started together (each is two resumers)
+
+
+@pytest.fixture(autouse=True)
+def user_key(isolated_user_config):
+    from snapstate_capture.trust import keys
+
+    return keys.generate_key()
+
+
+def _resumer(path: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+    full = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "snapstate_inspect", "resume", str(path),
+                             *args], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def test_two_concurrent_resumes_continue_a_run_exactly_once(tmp_path):
+    side = tmp_path / "side.txt"
+    first = tmp_path / "waiting.snap"
+    done = run_python(str(PROGRAMS / "durable_agent.py"), str(first), str(side), cwd=tmp_path)
+    assert done.returncode == 75, done.stderr
+    copies = [shutil.copy(first, tmp_path / f"trial{i}.snap") for i in range(TRIALS)]
+    outcomes = []
+    for batch in range(0, TRIALS, AT_ONCE):
+        pairs = [(_resumer(Path(c), "--answer", "yes"), _resumer(Path(c), "--answer", "yes"))
+                 for c in copies[batch:batch + AT_ONCE]]
+        for a, b in pairs:
+            outcomes.append([(p.wait(timeout=120), *p.communicate()) for p in (a, b)])
+    for trial, (copy, pair) in enumerate(zip(copies, outcomes)):
+        codes = sorted(code for code, _, _ in pair)
+        assert codes == [2, 75], (trial, pair)
+        refused = next(err for code, _, err in pair if code == 2)
+        assert ("is being resumed by" in refused or "was already continued as" in refused), \
+            refused
+        runs = runs_json(Path(copy))
+        assert len(runs) == 2 and runs[1]["parent"]["run"] == runs[0]["id"]
+        assert runs[0]["continued_as"] == runs[1]["id"]
+    # the effect after the wait ran once per trial, never twice
+    assert side_lines(side).count("draft cats (yes)") == TRIALS
+
+
+def test_a_killed_resumer_lease_expires_and_a_second_resume_finishes(tmp_path):
+    path, side = tmp_path / "slow.snap", tmp_path / "side.txt"
+    env = {"SNAPSTATE_LEASE_SECONDS": "6"}
+    done = run_python(str(PROGRAMS / "durable_timed.py"), "slow", str(path), str(side),
+                      cwd=tmp_path)
+    assert done.returncode == 75, done.stderr
+    first = _resumer(path, "--answer", "yes", "--by", "alice", env=env)
+    deadline = time.monotonic() + 60
+    while "after yes" not in side_lines(side):  # the continuation is under way, blocked
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.05)
+    time.sleep(0.2)  # its checkpoint is written after the effect
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    waiting = runs_json(path)[0]["id"]
+    with snap.open_timeline(path) as timeline:
+        dead = timeline.leases()[waiting].holder
+    assert dead.pid == first.pid
+    # at the moment of its last heartbeat (a loaded machine may take longer than the lease to
+    # get here), the dead resumer's lease refuses another resumer, naming it
+    with LeaseStore(path) as store, pytest.raises(
+            LeaseHeld, match=rf"is being resumed by .*@.* \(pid {first.pid}\) since "):
+        store.acquire(waiting, now=dead.renewed)
+    (tmp_path / "side.txt.go").write_text("")
+    expires = dead.expires
+    time.sleep(max(0.0, expires - time.time()) + 0.1)  # no heartbeat: the lease expires
+    second = run_cli("resume", str(path), "--run", waiting, "--answer", "yes", env=env)
+    assert second.returncode == 0, second.stderr
+    assert "whose resumer stopped" in second.stdout
+    assert "final: after yes done finish done" in second.stdout
+    assert side_lines(side) == ["after yes", "finish"]  # nothing ran twice
+    runs = runs_json(path)
+    assert [r["status"] for r in runs] == ["waiting", "crashed", "finished"]
+    assert runs[0]["continued_as"] == runs[1]["id"] and runs[1]["continued_as"] == runs[2]["id"]
+    with snap.open_timeline(path) as timeline:
+        assert timeline.runs[0].continued_as == timeline.runs[1].id

@@ -1,0 +1,227 @@
+"""Durable waits with real processes (issue 17): a program waits and exits; later resumes in
+other processes answer it; the run continues at the line after the wait, effects before it
+are never executed again, and the final output is an uninterrupted run's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import snapstate_capture as snap
+from tests.conftest import PROGRAMS, run_cli, run_python
+from tests.e2e.replay_helpers import runs_json, side_lines
+
+PROGRAM = PROGRAMS / "durable_agent.py"
+
+
+@pytest.fixture(autouse=True)
+def user_key(isolated_user_config):
+    """The user's own key: their runs are signed and resume without --trust."""
+    from snapstate_capture.trust import keys
+
+    return keys.generate_key()
+
+
+def start(tmp_path: Path) -> tuple[Path, Path]:
+    path, side = tmp_path / "agent.snap", tmp_path / "side.txt"
+    done = run_python(str(PROGRAM), str(path), str(side), cwd=tmp_path)
+    assert done.returncode == snap.EXIT_PAUSED == 75, done.stderr
+    return path, side
+
+
+def test_a_wait_ends_the_process_with_one_line_and_exit_75(tmp_path):
+    path, side = start(tmp_path)
+    done_stderr = run_python(str(PROGRAM), str(tmp_path / "b.snap"), str(tmp_path / "s2"),
+                             cwd=tmp_path).stderr
+    lines = done_stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done_stderr
+    assert "waiting for 'approval' (Publish draft about cats?)" in lines[0]
+    assert "snapstate resume" in lines[0] and "--answer" in lines[0]
+    assert side_lines(side) == ["draft cats"]
+    runs = runs_json(path)
+    assert [r["status"] for r in runs] == ["waiting"]
+    pause = runs[0]["pause"]
+    assert (pause["pause"], pause["name"], pause["prompt"]) == (
+        "wait", "approval", "Publish draft about cats?")
+    listed = run_cli("ls", str(path))
+    assert "waits for 'approval': Publish draft about cats?" in listed.stdout
+    with snap.open_timeline(path) as timeline:
+        last = timeline.runs[0].steps[-1]
+        assert (last.kind, last.label, last.function) == ("waiting", "approval", "ask")
+        assert last.frames[-2].locals["notes"].repr == "{'drafts': ['draft about cats'], 'round': 1}"
+
+
+def test_two_waits_answered_by_two_resumes_in_other_processes(tmp_path):
+    path, side = start(tmp_path)
+    first = run_cli("resume", str(path), "--answer", "yes", "--by", "alice", cwd=tmp_path)
+    assert first.returncode == 75, first.stderr
+    # the line after wait_for, every local as it was, the draft before the wait not redone
+    assert ("after approval: cats draft about cats {'drafts': ['draft about cats'], "
+            "'round': 1} 'yes'") in first.stdout
+    assert side_lines(side) == ["draft cats", "draft cats (yes)"]
+    assert "waiting for 'legal'" in first.stdout
+    second = run_cli("resume", str(path), "--answer-json", "true", "--by", "bob", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert side_lines(side) == ["draft cats", "draft cats (yes)"]  # nothing ran twice
+    uninterrupted = run_python(str(PROGRAM), str(tmp_path / "u.snap"), str(tmp_path / "u.txt"),
+                               '["yes", true]', cwd=tmp_path)
+    assert uninterrupted.returncode == 0, uninterrupted.stderr
+    program_output = [line for line in second.stdout.splitlines()
+                      if line.startswith(("after approval:", "final:"))]
+    assert program_output == uninterrupted.stdout.splitlines()
+    runs = runs_json(path)
+    assert [r["status"] for r in runs] == ["waiting", "waiting", "finished"]
+    assert runs[1]["parent"]["run"] == runs[0]["id"] and runs[0]["continued_as"] == runs[1]["id"]
+    assert runs[2]["parent"]["run"] == runs[1]["id"] and runs[1]["continued_as"] == runs[2]["id"]
+    with snap.open_timeline(path) as timeline:
+        final = timeline.runs[-1]
+        answers = [s for s in final.steps if s.kind == "effect" and s.label in ("approval",
+                                                                                  "legal")]
+        assert [a.extra["result"].repr for a in answers] == ["'yes'", "True"]
+        who = [a.extra["by"].load(trust=True) for a in answers]
+        assert [w["user"] for w in who] == ["alice", "bob"]
+        assert all(w["host"] and w["login"] and w["at"] > 0 for w in who)
+    assert run_cli("verify", str(path)).returncode == 0
+    assert "no waiting or sleeping runs" in run_cli("waiting", str(tmp_path)).stdout
+
+
+def test_a_bad_answer_is_refused_with_the_reason_and_nothing_is_recorded(tmp_path):
+    path, side = start(tmp_path)
+    assert run_cli("resume", str(path), "--answer", "yes").returncode == 75
+    before = runs_json(path)
+    refused = run_cli("resume", str(path), "--answer-json", '"maybe"')
+    assert refused.returncode == 2
+    assert "'maybe' is not of type 'boolean'" in refused.stderr
+    assert "nothing was recorded" in refused.stderr and "Traceback" not in refused.stderr
+    assert runs_json(path) == before
+    assert side_lines(side) == ["draft cats", "draft cats (yes)"]
+    (tmp_path / "verdict.json").write_text("false\n")
+    ok = run_cli("resume", str(path), "--answer-file", str(tmp_path / "verdict.json"))
+    assert ok.returncode == 0, ok.stderr  # the lease was not kept by the refused resume
+    assert "final: draft about cats (yes) False" in ok.stdout
+
+
+def test_a_waiting_run_can_be_answered_from_python(tmp_path):
+    path, _ = start(tmp_path)
+    result = snap.resume(path, answer="yes", by="chat-bot", capture_output=True)
+    assert result["fork_status"] == "waiting" and result["exit_code"] == 75
+    assert result["pause"]["name"] == "legal"
+    with pytest.raises(snap.SnapStateError, match="is not of type 'boolean'"):
+        snap.resume(path, answer="nope")
+    result = snap.resume(path, answer=True, capture_output=True)
+    assert result["fork_status"] == "finished"
+    with pytest.raises(snap.SnapStateError, match="finished"):
+        snap.resume(path, answer=True)
+
+
+def test_waiting_lists_open_waits_across_files(tmp_path):
+    start(tmp_path)
+    other = tmp_path / "more"
+    other.mkdir()
+    run_python(str(PROGRAM), str(other / "b.snap"), str(other / "s"), cwd=other)
+    listed = run_cli("waiting", str(tmp_path), "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)["waiting"]
+    assert sorted(Path(r["file"]).name for r in rows) == ["agent.snap", "b.snap"]
+    assert {r["prompt"] for r in rows} == {"Publish draft about cats?"}
+    missing = run_cli("waiting", str(tmp_path / "nope.snap"))
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_resume_on_a_terminal_asks_until_the_answer_fits(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    path, side = start(tmp_path)
+    assert run_cli("resume", str(path), "--answer", "yes").returncode == 75
+    main, child_end = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", "resume", str(path)],
+                             stdin=child_end, stdout=child_end, stderr=child_end, env=env)
+    os.close(child_end)
+    seen = b""
+
+    def read_until(text: bytes) -> None:
+        nonlocal seen
+        while text not in seen:
+            chunk = os.read(main, 4096)
+            assert chunk, seen
+            seen += chunk
+
+    read_until(b"answer> ")
+    assert b"run waits for 'legal': Legal ok?" in seen and b'schema: {"type": "boolean"}' in seen
+    os.write(main, b"maybe\n")
+    read_until(b"is not of type 'boolean'")
+    os.write(main, b"true\n")
+    assert child.wait(timeout=120) == 0
+    try:
+        while True:
+            chunk = os.read(main, 4096)
+            if not chunk:
+                break
+            seen += chunk
+    except OSError:
+        pass
+    os.close(main)
+    assert b"final: draft about cats (yes) True" in seen
+    assert [r["status"] for r in runs_json(path)] == ["waiting", "waiting", "finished"]
+
+
+def test_the_recording_process_never_imports_jsonschema(tmp_path):
+    program = tmp_path / "p.py"
+    program.write_text(
+        "import sys\nimport snapstate_capture as snap\n"
+        "try:\n"
+        "    with snap.record(sys.argv[1]):\n"
+        "        snap.wait_for('x', prompt='?', schema={'type': 'boolean'})\n"
+        "finally:\n"
+        "    print('jsonschema' in sys.modules, 'pydantic' in sys.modules)\n")
+    done = run_python(str(program), str(tmp_path / "p.snap"), cwd=tmp_path)
+    assert done.returncode == 75 and done.stdout.strip() == "False False", done.stderr
+
+
+def test_the_worker_answers_waiting_runs_whose_answer_arrived(tmp_path):
+    path, side = start(tmp_path)
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    waiting = runs_json(path)[0]["id"]
+    (answers / f"{waiting[:8]}.txt").write_text("yes\n")
+    done = run_cli("worker", str(path), "--once", "--answers-from", str(answers))
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    assert f"{waiting[:8]} answered: continued as " in line and "waiting for 'legal'" in line
+    assert (answers / "done" / f"{waiting[:8]}.txt").exists()
+    legal = runs_json(path)[-1]["id"]
+    (answers / f"{legal[:8]}.json").write_text('"not a boolean"')
+    refused = run_cli("worker", str(path), "--once", "--answers-from", str(answers))
+    assert f"{legal[:8]} refused: " in refused.stdout and "is not of type 'boolean'" in \
+        refused.stdout
+    assert (answers / "refused" / f"{legal[:8]}.json.why").exists()
+    assert [r["status"] for r in runs_json(path)] == ["waiting", "waiting"]
+    assert side_lines(side) == ["draft cats", "draft cats (yes)"]
+
+
+def test_a_traced_waiting_run_is_refused_by_resume_with_one_line_and_kept(tmp_path):
+    program = tmp_path / "traced_wait.py"
+    program.write_text("import snapstate_capture as snap\n\n"
+                       "def main():\n"
+                       "    answer = snap.wait_for('ok', prompt='go?')\n"
+                       "    print('after', answer)\n\n"
+                       "main()\n")
+    path = tmp_path / "t.snap"
+    done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), cwd=tmp_path)
+    assert done.returncode == 75, done.stderr
+    assert "resuming traced runs is not supported yet" in done.stderr  # said at the pause
+    refused = run_cli("resume", str(path), "--answer", "yes", cwd=tmp_path)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "resuming a run recorded with tracing" in line and "nothing was recorded" in line
+    assert "after" not in refused.stdout
+    runs = runs_json(path)
+    assert [r["status"] for r in runs] == ["waiting"] and runs[0]["continued_as"] is None
