@@ -340,12 +340,11 @@ class Recorder:
             return None
         self._last_raise_point = None
         self._reentry.busy = True
-        if self._tracer is not None:
-            self._tracer.check_installed()
-        tracing = self._tracer is not None and sys.gettrace() is not None
-        saved = sys.gettrace() if tracing else None
-        if tracing:
-            sys.settrace(None)  # user code run by capture (a __reduce__) is not a step
+        tracer = self._tracer
+        saved = None
+        if tracer is not None:
+            tracer.check_installed()
+            saved = tracer.pause()  # user code run by capture (a __reduce__) is not a step
         try:
             return self._capture(kind, frame, label, extra, lineno, effect)
         except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
@@ -353,8 +352,8 @@ class Recorder:
             self._warn(f"capture failed at a {kind} step: {type(exc).__name__}: {exc}")
             return None
         finally:
-            if tracing:
-                sys.settrace(saved)
+            if tracer is not None:
+                tracer.resume(saved)
             self._reentry.busy = False
 
     def _capture(self, kind: str, frame: types.FrameType | None, label: str | None,
