@@ -2,6 +2,7 @@
 
     python -m examples.langgraph_agent                  # just run it
     python -m examples.langgraph_agent --out lg.snap    # run it inside snap.record(...)
+    python -m examples.langgraph_agent --stream         # the model node streams its reply
     snapstate record -o lg.snap -m examples.langgraph_agent   # or record it unchanged
 
 The graph is the usual ReAct loop — ``agent`` (the model) and ``tools`` (LangGraph's
@@ -15,11 +16,14 @@ checkpoint on its own.
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from typing import Annotated, TypedDict
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, HumanMessage
+from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.tools import tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -40,6 +44,19 @@ class CountingModel(GenericFakeChatModel):
         turn = sum(1 for message in messages if message.type == "ai")
         self.messages = iter(script()[turn:turn + 1])
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs):  # noqa: ANN001, ANN201
+        """The reply in chunks: both tool calls in one, the answer word by word (the parent
+        class streams text only)."""
+        reply = self._generate(messages, stop=stop, run_manager=run_manager,
+                               **kwargs).generations[0].message
+        if reply.tool_calls:
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[
+                {"name": call["name"], "args": json.dumps(call["args"]), "id": call["id"],
+                 "index": index} for index, call in enumerate(reply.tool_calls)]))
+            return
+        for piece in re.split(r"(\s)", reply.content):
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
 
 
 def script() -> list[AIMessage]:
@@ -79,10 +96,18 @@ def agent(state: State) -> dict:
     return {"messages": [reply]}
 
 
-def build_graph():  # noqa: ANN201 - a compiled LangGraph graph
-    """The ReAct graph: agent -> tools -> agent -> end."""
+def streaming_agent(state: State) -> dict:
+    """The model's turn, streamed: its chunks added up into the reply."""
+    reply = None
+    for chunk in MODEL.stream(state["messages"]):
+        reply = chunk if reply is None else reply + chunk
+    return {"messages": [reply]}
+
+
+def build_graph(stream: bool = False):  # noqa: ANN201 - a compiled LangGraph graph
+    """The ReAct graph: agent -> tools -> agent -> end (``stream``: the model streams)."""
     builder = StateGraph(State)
-    builder.add_node("agent", agent)
+    builder.add_node("agent", streaming_agent if stream else agent)
     builder.add_node("tools", ToolNode([read_notes, get_weather]))
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", tools_condition)
@@ -90,10 +115,10 @@ def build_graph():  # noqa: ANN201 - a compiled LangGraph graph
     return builder.compile()
 
 
-def run_agent(question: str) -> str:
+def run_agent(question: str, stream: bool = False) -> str:
     """Ask the agent ``question``; its final answer."""
     agent_support.start_weather_service()
-    graph = build_graph()
+    graph = build_graph(stream)
     result = graph.invoke({"messages": [HumanMessage(question)]})
     return result["messages"][-1].content
 
@@ -101,14 +126,15 @@ def run_agent(question: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="record the run into this timeline file")
+    parser.add_argument("--stream", action="store_true", help="stream the model's replies")
     args = parser.parse_args(argv)
     if args.out:
         import snapstate_capture as snap
 
         with snap.record(args.out, name="langgraph-agent"):
-            answer = run_agent(QUESTION)
+            answer = run_agent(QUESTION, args.stream)
     else:
-        answer = run_agent(QUESTION)
+        answer = run_agent(QUESTION, args.stream)
     print(answer)
     return 0
 

@@ -2,6 +2,7 @@
 
     python -m examples.openai_agents_agent                  # just run it
     python -m examples.openai_agents_agent --out oa.snap    # run it inside snap.record(...)
+    python -m examples.openai_agents_agent --stream         # Runner.run_streamed
     snapstate record -o oa.snap --include '*/openai_agents_agent.py' -m examples.openai_agents_agent
 
 A triage agent hands the question off to the roof advisor; the advisor asks for both tools at
@@ -15,12 +16,14 @@ checkpoint on its own. Tracing is off (nothing is exported anywhere).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 
 from agents import Agent, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
 from agents.models.interface import Model
-from openai.types.responses import (ResponseFunctionToolCall, ResponseOutputMessage,
-                                    ResponseOutputText)
+from openai.types.responses import (Response, ResponseCompletedEvent, ResponseCreatedEvent,
+                                    ResponseFunctionToolCall, ResponseOutputMessage,
+                                    ResponseOutputText, ResponseTextDeltaEvent)
 
 from examples import agent_support
 
@@ -45,22 +48,42 @@ class ScriptedModel(Model):
     def __init__(self, role: str) -> None:
         self.role = role
 
-    async def get_response(self, system_instructions, input, model_settings, tools,  # noqa: A002
-                           output_schema, handoffs, tracing, **kwargs) -> ModelResponse:  # noqa: ANN001
+    def _output(self, input: object) -> list:  # noqa: A002
         agent_support.count("model")
         if self.role == "triage":
-            output = [_call("transfer_to_roof_advisor", "{}", "call_handoff")]
-        elif not _seen(input, "function_call_output") or not _seen_tools(input):
-            output = [_call("read_notes", '{"name": "harbour.txt"}', "call_notes"),
-                      _call("get_weather", '{"city": "harbour city"}', "call_weather")]
-        else:
-            output = [ResponseOutputMessage(
-                id="msg_answer", type="message", role="assistant", status="completed",
-                content=[ResponseOutputText(type="output_text", text=ANSWER, annotations=[])])]
-        return ModelResponse(output=output, usage=Usage(), response_id=None)
+            return [_call("transfer_to_roof_advisor", "{}", "call_handoff")]
+        if not _seen(input, "function_call_output") or not _seen_tools(input):
+            return [_call("read_notes", '{"name": "harbour.txt"}', "call_notes"),
+                    _call("get_weather", '{"city": "harbour city"}', "call_weather")]
+        return [ResponseOutputMessage(
+            id="msg_answer", type="message", role="assistant", status="completed",
+            content=[ResponseOutputText(type="output_text", text=ANSWER, annotations=[])])]
 
-    def stream_response(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
-        raise NotImplementedError("this example does not stream")
+    async def get_response(self, system_instructions, input, model_settings, tools,  # noqa: A002
+                           output_schema, handoffs, tracing, **kwargs) -> ModelResponse:  # noqa: ANN001
+        return ModelResponse(output=self._output(input), usage=Usage(), response_id=None)
+
+    async def stream_response(self, system_instructions, input, model_settings,  # noqa: A002
+                              tools, output_schema, handoffs, tracing, **kwargs):  # noqa: ANN001, ANN201
+        """The same script as Responses-API stream events: created, the answer's text
+        word by word, completed (with the whole response)."""
+        output = self._output(input)
+        response = Response(id="resp_scripted", created_at=0, model="scripted",
+                            object="response", output=output, tool_choice="auto", tools=[],
+                            parallel_tool_calls=True)
+        yield ResponseCreatedEvent(type="response.created", response=response,
+                                   sequence_number=0)
+        number = 1
+        for item in output:
+            if isinstance(item, ResponseOutputMessage):
+                for word in item.content[0].text.split(" "):
+                    yield ResponseTextDeltaEvent(
+                        type="response.output_text.delta", item_id=item.id, output_index=0,
+                        content_index=0, delta=word + " ", logprobs=[],
+                        sequence_number=number)
+                    number += 1
+        yield ResponseCompletedEvent(type="response.completed", response=response,
+                                     sequence_number=number)
 
 
 def _seen_tools(items: object) -> bool:
@@ -88,24 +111,36 @@ triage = Agent(name="triage", instructions="Hand roof questions to the roof advi
                model=ScriptedModel("triage"), handoffs=[advisor])
 
 
-def run_agent(question: str) -> str:
-    """Ask the agents ``question``; the final answer."""
+def run_agent(question: str, stream: bool = False) -> str:
+    """Ask the agents ``question``; the final answer (``stream``: ``Runner.run_streamed``,
+    counting the text deltas it streams)."""
     agent_support.start_weather_service()
-    result = Runner.run_sync(triage, question)
-    return str(result.final_output)
+    if not stream:
+        return str(Runner.run_sync(triage, question).final_output)
+
+    async def streamed() -> str:
+        result = Runner.run_streamed(triage, question)
+        pieces = 0
+        async for event in result.stream_events():
+            if event.type == "raw_response_event" and event.data.type.endswith(".delta"):
+                pieces += 1
+        return f"{result.final_output} ({pieces} streamed pieces)"
+
+    return asyncio.run(streamed())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="record the run into this timeline file")
+    parser.add_argument("--stream", action="store_true", help="stream the model's replies")
     args = parser.parse_args(argv)
     if args.out:
         import snapstate_capture as snap
 
         with snap.record(args.out, name="openai-agents-agent"):
-            answer = run_agent(QUESTION)
+            answer = run_agent(QUESTION, args.stream)
     else:
-        answer = run_agent(QUESTION)
+        answer = run_agent(QUESTION, args.stream)
     print(answer)
     return 0
 

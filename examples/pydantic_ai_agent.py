@@ -2,6 +2,7 @@
 
     python -m examples.pydantic_ai_agent                  # just run it
     python -m examples.pydantic_ai_agent --out pa.snap    # run it inside snap.record(...)
+    python -m examples.pydantic_ai_agent --stream         # the model streams its replies
     snapstate record -o pa.snap --include '*/pydantic_ai_agent.py' -m examples.pydantic_ai_agent
 
 The model is pydantic-ai's ``FunctionModel`` playing a script by the conversation: with no
@@ -18,7 +19,7 @@ import sys
 
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from examples import agent_support
 
@@ -39,7 +40,21 @@ def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelRespon
         "cooler in July. Plant it.")])
 
 
-agent = Agent(FunctionModel(scripted_model), name="roof-advisor",
+async def scripted_stream(messages: list[ModelMessage], info: AgentInfo):  # noqa: ANN201
+    """The same script, streamed: both tool calls in one chunk, the answer word by word."""
+    reply = scripted_model(messages, info)
+    calls = [part for part in reply.parts if isinstance(part, ToolCallPart)]
+    if calls:
+        yield {index: DeltaToolCall(call.tool_name, call.args_as_json_str(),
+                                    tool_call_id=call.tool_call_id)
+               for index, call in enumerate(calls)}
+        return
+    for word in reply.text.split(" "):
+        yield word + " "
+
+
+agent = Agent(FunctionModel(scripted_model, stream_function=scripted_stream),
+              name="roof-advisor",
               instructions="Answer from the field notes and the forecast.")
 
 
@@ -55,24 +70,35 @@ def get_weather(city: str) -> str:
     return agent_support.get_weather(city)
 
 
-def run_agent(question: str) -> str:
-    """Ask the agent ``question``; its final answer."""
+def run_agent(question: str, stream: bool = False) -> str:
+    """Ask the agent ``question``; its final answer (``stream``: the model's replies are
+    streamed to an event handler counting the text pieces)."""
     agent_support.start_weather_service()
-    result = agent.run_sync(question)
-    return result.output
+    if not stream:
+        return agent.run_sync(question).output
+    pieces = []
+
+    async def on_events(ctx, events) -> None:  # noqa: ANN001
+        async for event in events:
+            if getattr(getattr(event, "delta", None), "part_delta_kind", "") == "text":
+                pieces.append(event.delta.content_delta)
+
+    result = agent.run_sync(question, event_stream_handler=on_events)
+    return f"{result.output.strip()} ({len(pieces)} streamed pieces)"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="record the run into this timeline file")
+    parser.add_argument("--stream", action="store_true", help="stream the model's replies")
     args = parser.parse_args(argv)
     if args.out:
         import snapstate_capture as snap
 
         with snap.record(args.out, name="pydantic-ai-agent"):
-            answer = run_agent(QUESTION)
+            answer = run_agent(QUESTION, args.stream)
     else:
-        answer = run_agent(QUESTION)
+        answer = run_agent(QUESTION, args.stream)
     print(answer)
     return 0
 

@@ -32,6 +32,11 @@ class WriteFailed(TimelineError):
     where that can still be written."""
 
 
+class StoreUnreachable(TimelineError):
+    """A store's database cannot be reached now (refused, down, restarting, timed out): worth
+    trying again later, unlike the other ``TimelineError``s."""
+
+
 class NotFoundError(TimelineError):
     """A run id, step index or blob named by the caller is not in the file."""
 

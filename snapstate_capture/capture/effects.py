@@ -34,6 +34,7 @@ import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from . import lineage
 from .frames import _PACKAGE_DIR
 from ..store.hashing import canonical_json, content_hash
 from ..options import ValueOptions
@@ -270,7 +271,22 @@ def user_frame(frame: types.FrameType,
     called by a library (``datetime.now`` inside a framework) or run as an asyncio task (whose
     caller is the event loop) is sited where the program's own code is, which is the same in
     every process and every installation."""
-    current: types.FrameType | None = frame
+    found = _visible(frame, hidden)
+    if found is not None and (hidden is None or not hidden(found.f_code.co_filename)):
+        return found
+    for submitted in lineage.origin():  # a pool call: sited where the code submitting it was
+        filename = submitted.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep) and (
+                hidden is None or not hidden(filename)):
+            return submitted
+    return found or frame
+
+
+def _visible(frame: types.FrameType | None,
+             hidden: Callable[[str], bool] | None) -> types.FrameType | None:
+    """The first frame outward that is neither snapstate's nor hidden; else the first that
+    is not snapstate's; else None."""
+    current = frame
     own = None
     while current is not None:
         filename = current.f_code.co_filename
@@ -279,7 +295,7 @@ def user_frame(frame: types.FrameType,
                 return current
             own = own or current
         current = current.f_back
-    return own or frame
+    return own
 
 
 _signatures: dict[Any, inspect.Signature | None] = {}
@@ -336,13 +352,23 @@ def arguments_digest(arguments: dict[str, Any]) -> str:
 
 def arguments_match(recorded: str | None, call: EffectCall) -> bool:
     """True when the journal's ``recorded`` digest names the arguments of ``call``: equal
-    digests, or a journal from before identity digests whose pickle digest matches."""
+    digests, or a journal from before identity digests whose pickle digest matches (or, for
+    a framework integration's plain-data arguments, their canonical-JSON digest)."""
     if recorded == call.args_digest:
         return True
     if recorded and not recorded.startswith(IDENTITY_PREFIX) and call.args_digest.startswith(
             IDENTITY_PREFIX):
-        return recorded == _pickle_digest(call.args)
+        return recorded in (_pickle_digest(call.args), _json_digest(call.args))
     return False
+
+
+def _json_digest(arguments: Any) -> str | None:
+    """The digest framework integrations kept before value identity (their plain-data
+    arguments in canonical JSON), or None for arguments that are not plain data."""
+    try:
+        return content_hash(canonical_json(arguments)).hex()
+    except (TypeError, ValueError):
+        return None
 
 
 def _pickle_digest(arguments: dict[str, Any]) -> str:

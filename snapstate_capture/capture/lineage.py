@@ -128,6 +128,28 @@ def current() -> str:
         return "?"
 
 
+#: Frames of a submitter kept for ``origin`` (a pool call's siting needs the nearest few).
+_ORIGIN_DEPTH = 64
+
+
+def _callers(depth: int) -> tuple:
+    """The calling frames from ``depth`` up, innermost first (at most ``_ORIGIN_DEPTH``)."""
+    frames, frame = [], sys._getframe(depth)
+    while frame is not None and len(frames) < _ORIGIN_DEPTH:
+        frames.append(frame)
+        frame = frame.f_back
+    return tuple(frames)
+
+
+def origin() -> tuple:
+    """The frames that submitted the thread-pool call running in this thread, innermost
+    first (``ThreadPoolExecutor.submit`` and its callers, as they were at the submit), or ()
+    outside a pool call submitted while recording. A tool run in a framework's pool has no
+    frame of the program's own on its thread: its steps are sited at the code that submitted
+    it."""
+    return getattr(_local, "origin", None) or ()
+
+
 def _spawner() -> str | None:
     """The lineage spawning something now, or None when no run is being recorded."""
     try:
@@ -204,7 +226,10 @@ def _hook_pool(module: Any) -> None:
         parent = _spawner()
         if parent is not None:
             try:
-                self._snapstate_lineage = (_generation, _next(parent, "p"))
+                # the submitting frames (``submit`` and its callers, read now: a suspended
+                # generator on the way has no caller later): a pool call's steps are sited
+                # where the code that submitted it stands (``origin``)
+                self._snapstate_lineage = (_generation, _next(parent, "p"), _callers(2))
             except Exception:  # noqa: BLE001 - a work item we cannot mark runs unmarked
                 pass
 
@@ -212,11 +237,13 @@ def _hook_pool(module: Any) -> None:
         work = getattr(self, "_snapstate_lineage", None)
         if work is None:
             return original_run(self, *args, **kwargs)
-        previous, _local.work = getattr(_local, "work", None), work
+        previous, _local.work = getattr(_local, "work", None), work[:2]
+        _local.origin = work[2]
         try:
             return original_run(self, *args, **kwargs)
         finally:
             _local.work = previous
+            _local.origin = None
 
     __init__.__wrapped__ = original_init  # type: ignore[attr-defined]
     run.__wrapped__ = original_run  # type: ignore[attr-defined]

@@ -27,7 +27,8 @@ from ..options import CaptureOptions
 from ..trust.signing import RunSigner
 from ..store import task_column
 from ..errors import WriteFailed
-from ..store.writer import StepRecord, TimelineWriter
+from ..store.locations import is_store_url
+from ..store.writer import StepRecord, TimelineWriter, process_facts
 from ..store.hashing import content_hash
 from ..values import capture_value
 from ..values.exceptions import describe_exception
@@ -35,6 +36,8 @@ from ..values.payload import caught_warnings
 
 #: Set to "1" to make every ``record`` a no-op (a kill switch for production).
 DISABLE_ENV = "SNAPSTATE_DISABLE"
+#: Set to "0" to write a run into a database store directly, without the local spool.
+SPOOL_ENV = "SNAPSTATE_SPOOL"
 
 _active: list[Recorder] = []
 #: ``entry["lineage"]`` of runs whose steps and effects carry lineages (``lineage.py``); runs
@@ -138,9 +141,10 @@ class Recorder:
             states = rng.save_states()
             entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             header = dict(name=self.name, entry=entry, env=environment_facts(),
-                          parent=self.parent, blobs={**entry_blobs, **dict(states.values())},
-                          run_id=uuid.uuid4().hex, started=_wall_clock())
-            self.run_id = header["run_id"]
+                          parent=self.parent, blobs={**entry_blobs, **dict(states.values())})
+            if self.held:  # begun in the file only when kept, with this id and these facts
+                self.run_id = uuid.uuid4().hex
+                header.update(run_id=self.run_id, facts=process_facts())
             self._begin_in_file = functools.partial(self._begin_run, key, header)
             if not self.held:
                 self._writer = self._begin_in_file(keep_open=True)
@@ -170,9 +174,11 @@ class Recorder:
         """Create the run in the file (``header``: ``TimelineWriter.begin_run``'s arguments);
         returns the open writer when ``keep_open``, else closes it. Raises what the writer
         raises."""
-        writer = TimelineWriter(self.path, signer=RunSigner(key))
+        writer = self._open_writer(RunSigner(key))
         try:
-            writer.begin_run(**header)
+            run_id = writer.begin_run(**header)
+            header.update(run_id=run_id)  # a fallback to checkpoints only begins it once
+            self.run_id = run_id
         except BaseException:
             writer.close()
             raise
@@ -196,6 +202,18 @@ class Recorder:
         written already — a checkpoint in it needed its index — stays in the file)."""
         if self.held and self._stream is not None:
             self._stream.drop()
+    def _open_writer(self, signer: RunSigner) -> Any:
+        """The run's writer: a ``TimelineWriter`` on a file; on a database store a
+        ``SpoolingWriter`` (local spool, writer process: the program never waits on the
+        database) unless the run is traced (its trace writer process writes to the store
+        itself) or ``SNAPSTATE_SPOOL=0``."""
+        if is_store_url(self.path) and not self.trace and \
+                os.environ.get(SPOOL_ENV, "1") != "0":
+            from .spooled import SpoolingWriter
+
+            return SpoolingWriter(str(self.path), signer=signer)
+        return TimelineWriter(self.path, signer=signer)
+
     def _start_tracing(self) -> None:
         """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
         from ..tracing.include import IncludeRule
@@ -376,12 +394,11 @@ class Recorder:
             return None
         self._last_raise_point = None
         self._reentry.busy = True
-        if self._tracer is not None:
-            self._tracer.check_installed()
-        tracing = self._tracer is not None and sys.gettrace() is not None
-        saved = sys.gettrace() if tracing else None
-        if tracing:
-            sys.settrace(None)  # user code run by capture (a __reduce__) is not a step
+        tracer = self._tracer
+        saved = None
+        if tracer is not None:
+            tracer.check_installed()
+            saved = tracer.pause()  # user code run by capture (a __reduce__) is not a step
         try:
             return self._capture(kind, frame, label, extra, lineno, effect)
         except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
@@ -389,8 +406,8 @@ class Recorder:
             self._warn(f"capture failed at a {kind} step: {type(exc).__name__}: {exc}")
             return None
         finally:
-            if tracing:
-                sys.settrace(saved)
+            if tracer is not None:
+                tracer.resume(saved)
             self._reentry.busy = False
 
     def _capture(self, kind: str, frame: types.FrameType | None, label: str | None,

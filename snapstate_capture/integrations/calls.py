@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from ..capture import effects
-from ..store.hashing import canonical_json, content_hash
 from ..capture import lineage
 from ..capture.recorder import active_recorder
 
@@ -37,9 +36,12 @@ class Key:
 
 
 def semantic_digest(plain: Any) -> str:
-    """Hex digest of plain data (``messages.digest``'s output) in canonical JSON: the same in
-    every process (a pickle is not — it shares repeated strings by identity)."""
-    return content_hash(canonical_json(plain)).hex()
+    """The digest compared on replay for ``plain`` (``messages.digest``'s output): its value
+    identity, ``"i:"`` + digest (docs/value-identity.md: the same in every process — sets by
+    members, functions by name and code), as every effect's arguments are
+    (``effects.arguments_digest``). Journals written before keep the hex digest of the
+    canonical JSON and are still matched (``effects.arguments_match``)."""
+    return effects.arguments_digest(plain)
 
 
 def lane_or_current(lane: str | None) -> str:
@@ -47,8 +49,12 @@ def lane_or_current(lane: str | None) -> str:
     return lane or lineage.current()
 
 
-def _begin(name: str, key: Key, fn: Callable[..., Any], args: tuple, kwargs: dict,
-           digest: dict[str, Any]) -> tuple[Any, Any] | None:
+def begin(name: str, key: Key, fn: Callable[..., Any], args: tuple, kwargs: dict,
+          digest: dict[str, Any]) -> tuple[Any, Any] | None:
+    """Key effect ``name`` for a call the caller runs itself (a stream whose consumer runs in
+    between): ``(recorder, call)`` — ``call.served`` says replay has its result in
+    ``call.outcome``/``call.value`` — or None when it runs unrecorded. The caller sets the
+    outcome and ends it with ``effects.end_call(recorder, call)``."""
     recorder = active_recorder()
     if recorder is None or effects._inside.get():
         return None
@@ -64,7 +70,7 @@ def call_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple, kwargs
                 digest: dict[str, Any]) -> Any:
     """Run ``fn`` as effect ``name`` under ``key`` (see module docstring); returns or raises
     what ``fn`` did (on replay: what it did when recorded)."""
-    begun = _begin(name, key, fn, args, kwargs, digest)
+    begun = begin(name, key, fn, args, kwargs, digest)
     if begun is None:
         return fn(*args, **kwargs)
     recorder, call = begun
@@ -75,7 +81,7 @@ def call_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple, kwargs
 async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple, kwargs: dict,
                        digest: dict[str, Any]) -> Any:
     """``call_effect`` for a coroutine function ``fn``."""
-    begun = _begin(name, key, fn, args, kwargs, digest)
+    begun = begin(name, key, fn, args, kwargs, digest)
     if begun is None:
         return await fn(*args, **kwargs)
     recorder, call = begun
@@ -100,7 +106,7 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
 def stream_effect(name: str, key: Key, fn: Callable[..., Iterator[Any]], args: tuple,
                   kwargs: dict, digest: dict[str, Any]) -> Iterator[Any]:
     """Run the iterator ``fn(*args, **kwargs)`` as one effect whose result is its chunks."""
-    begun = _begin(name, key, fn, args, kwargs, digest)
+    begun = begin(name, key, fn, args, kwargs, digest)
     if begun is None:
         yield from fn(*args, **kwargs)
         return
@@ -125,38 +131,63 @@ def stream_effect(name: str, key: Key, fn: Callable[..., Iterator[Any]], args: t
             effects._inside.reset(token)
         effects.end_call(recorder, call)
         return
-    recorded = list(call.value or []) if call.outcome == "return" else []
-    effects.end_call(recorder, call)  # raises the recorded exception, if that was the outcome
-    yield from recorded
+    if call.outcome != "return":
+        effects.end_call(recorder, call)  # raises the recorded exception
+        return
+    # the effect step comes after the chunks, as when recorded (the consumer's steps first)
+    yield from list(call.value or [])
+    effects.end_call(recorder, call)
 
 
 async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[Any]],
                          args: tuple, kwargs: dict, digest: dict[str, Any]
                          ) -> AsyncIterator[Any]:
-    """``stream_effect`` for an async iterator."""
-    begun = _begin(name, key, fn, args, kwargs, digest)
+    """``stream_effect`` for an async iterator (the SDK's ``stream_response``)."""
+    begun = begin(name, key, fn, args, kwargs, digest)
     if begun is None:
         async for chunk in fn(*args, **kwargs):
             yield chunk
         return
     recorder, call = begun
-    if not call.served:
-        chunks: list[Any] = []
-        try:
-            async for chunk in fn(*args, **kwargs):
-                chunks.append(chunk)
-                yield chunk
-            call.value, call.outcome = chunks, "return"
-        except effects._PASS_THROUGH:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
-            call.outcome, call.value = "raise", exc
-        effects.end_call(recorder, call)
+    if call.served:
+        if call.outcome != "return":
+            effects.end_call(recorder, call)  # raises the recorded exception
+            return
+        for chunk in list(call.value or []):
+            yield chunk
+        effects.end_call(recorder, call)  # after the chunks, as when recorded
         return
-    recorded = list(call.value or []) if call.outcome == "return" else []
+    chunks: list[Any] = []
+    iterator = None
+    done = False
+    try:
+        # the call's own work (its ids, clocks) is part of this effect; the consumer's,
+        # between two chunks, is not
+        token = effects._inside.set(True)
+        try:
+            iterator = fn(*args, **kwargs).__aiter__()
+        finally:
+            effects._inside.reset(token)
+        while True:
+            token = effects._inside.set(True)
+            try:
+                chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                break
+            finally:
+                effects._inside.reset(token)
+            chunks.append(chunk)
+            yield chunk
+        call.value, call.outcome, done = chunks, "return", True
+    except effects._PASS_THROUGH:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
+        call.outcome, call.value, done = "raise", exc, True
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if not done and close is not None:
+            await close()  # the consumer stopped early
     effects.end_call(recorder, call)
-    for chunk in recorded:
-        yield chunk
 
 
 class JournaledUUID(types.ModuleType):

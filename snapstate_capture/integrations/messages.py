@@ -11,15 +11,19 @@
 the inspector shows (``assistant: tool call read_notes``). ``register_previews(names)`` makes
 the previews of those message classes carry ``"message": facts`` and that line as their repr.
 
-``digest(value)`` is the plain data effect arguments are compared by on replay: the value with
-every library-made id, timestamp and run id left out (keys named ``id``, ``*_id``,
-``timestamp``, ``created_at``…), objects read statically into their fields, bounded in depth.
+``digest(value)`` is what effect arguments are compared by on replay: the value with every
+library-made id, timestamp and run id left out (keys named ``id``, ``*_id``, ``timestamp``,
+``created_at``…), objects read statically into their fields, bounded in depth; functions,
+classes and modules are kept as they are. Its value identity (``calls.semantic_digest``:
+functions by name and code, sets by members — docs/value-identity.md) is the digest compared.
 """
 
 from __future__ import annotations
 
+import types
 from typing import Any, Iterable
 
+from ..values.identity import identity
 from ..values.preview import PREVIEWS, PreviewBuilder, static_attributes
 from ..values.reprs import clip
 
@@ -220,7 +224,11 @@ def digest(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (list, tuple)):
         return [digest(v, depth + 1) for v in value]
     if isinstance(value, (set, frozenset)):
-        return sorted((digest(v, depth + 1) for v in value), key=repr)
+        # by members, in the order of their identity digests: the same under any hash seed
+        return ["set", sorted((digest(v, depth + 1) for v in value),
+                              key=lambda member: identity(member) or "")]
+    if isinstance(value, _BY_IDENTITY):
+        return value  # by module, qualified name and code (docs/value-identity.md)
     cls = type(value)
     name = f"{cls.__module__}.{cls.__qualname__}"
     if name.startswith("datetime."):
@@ -233,6 +241,11 @@ def digest(value: Any, depth: int = 0) -> Any:
         return [name, str(value)] if name.startswith("uuid.") else name
     return [name, {k: digest(v, depth + 1) for k, v in fields
                    if not k.startswith("_") and not _is_noise(k)}]
+
+
+#: Values a digest keeps as they are: their value identity is their name and code.
+_BY_IDENTITY = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+                types.ModuleType, staticmethod, classmethod, property)
 
 
 def _is_noise(key: Any) -> bool:

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..store.locations import is_store_url
 from ..store.reader import Run
 
 
@@ -85,8 +86,10 @@ def relocation_for(run: Run, here: str | None = None) -> Relocation:
     files = recorded_files(run, recorded)
     if not files:
         return fallback
-    timeline_dir = Path(run.timeline.path).resolve().parent
-    candidates = [str(timeline_dir), *(str(p) for p in timeline_dir.parents), recorded, here]
+    candidates = [recorded, here]
+    if not is_store_url(run.timeline.location):  # a store lies in no directory of the project
+        timeline_dir = Path(run.timeline.location).parent
+        candidates[:0] = [str(timeline_dir), *(str(p) for p in timeline_dir.parents)]
     for candidate in dict.fromkeys(candidates):
         relocation = Relocation(recorded, candidate)
         if _holds(files, relocation):

@@ -9,8 +9,8 @@ queue per lineage. Skipped on both sides: ``gap`` steps (tracer bookkeeping) and
 task's lineage, the suspensions of its coroutines at an ``await`` (``return`` steps labelled
 ``yield``): whether an await suspends is timing — a served effect or a finished future does
 not. The recorded steps inside an effect's own body are skipped too — also those of threads
-and tasks the effect's work spawned (replay serves the effect
-without running it).
+and tasks the effect's work spawned, and in a thread-pool call those of functions not on the
+stack the effect is sited at (replay serves the effect without running it).
 The first difference ends the replay (``session.diverge``); ``end`` checks that no recorded
 step was left over.
 """
@@ -86,9 +86,13 @@ class TracedComparison:
         self._seen.add(lane)
         expected = self._next(lane)
         if actual.kind == "effect":
-            # the recording also traced the effect's own body, which replay never runs
+            # the recording also traced the effect's own body, which replay never runs: the
+            # steps deeper than the effect's call — in a pool call, whose effect is sited at
+            # the code that submitted it (``lineage.origin``), those not on that stack
+            sited = _pool_call(lane) and {f.function for f in actual.frames}
             while (expected is not None and expected.kind != "effect"
-                   and expected.depth > actual.depth):
+                   and (expected.depth > actual.depth
+                        or (sited and expected.function not in sited))):
                 self.replayed += 1
                 expected = self._next(lane)
         if expected is None:
@@ -188,6 +192,12 @@ class TracedComparison:
         if not lane or lane in self._seen or "/" not in lane:
             return False
         return any(i > step.index for indexes in self._effects.values() for i in indexes)
+
+
+def _pool_call(lineage: str | None) -> bool:
+    """True for the lineage of a thread-pool call (its last segment ``p<n>``)."""
+    last = (lineage or "").rsplit("/", 1)[-1]
+    return last[:1] == "p" and last[1:].isdigit()
 
 
 def _in_task(lineage: str | None) -> bool:

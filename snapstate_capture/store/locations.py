@@ -51,3 +51,12 @@ def location_label(location: str | os.PathLike[str]) -> Any:
 
         return redacted(str(location))
     return Path(location)
+
+
+def absolute_location(location: str | os.PathLike[str]) -> str:
+    """``location`` as another process (a replay child) opens it from any directory: a file's
+    absolute path, a store's URL unchanged (its password included: it is handed on, never
+    printed)."""
+    if is_store_url(location):
+        return os.fspath(location)
+    return str(Path(location).resolve())

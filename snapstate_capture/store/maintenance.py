@@ -26,7 +26,7 @@ from .hashing import canonical_json, content_hash
 from . import blobs, chunks
 from .engine import ReadEngine
 from .sqlite.connection import DB_ERRORS
-from .locations import open_read_engine, open_write_engine
+from .locations import is_store_url, open_read_engine, open_write_engine
 from .reader import Run, Timeline, open_timeline
 from .writer import StepRecord, TimelineWriter
 
@@ -157,8 +157,17 @@ def parse_size(text: str) -> int:
     return int(float(match.group(1)) * unit)
 
 
-def _file_size(path: Path) -> int:
-    return sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if os.path.exists(p))
+def _file_size(path: str | os.PathLike[str]) -> int:
+    """The bytes a timeline takes: a file with its WAL; a store's stored blob bytes (the
+    database's own files are its business)."""
+    if is_store_url(path):
+        engine = open_read_engine(path)
+        try:
+            return sum(size for _, size in engine.stored_blob_sizes())
+        finally:
+            engine.close()
+    return sum(os.path.getsize(p) for p in (Path(path), Path(f"{path}-wal"))
+               if os.path.exists(p))
 
 
 def choose_runs(runs: list[Run], *, keep_runs: int | None, older_than: float | None,
@@ -189,7 +198,7 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
     ``progress(done, total)``: one unit per kept run marked, then one for removing, one for
     compacting.
     """
-    path = Path(path)
+    path = path if is_store_url(path) else Path(path)
     step = progress or (lambda done, total: None)
     report = GcReport(dry_run=dry_run, size_before=_file_size(path))
     with open_timeline(path) as timeline:
@@ -226,7 +235,7 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
         step(total - 1, total)
         engine.compact()
         step(total, total)
-    except DB_ERRORS as exc:
+    except (*DB_ERRORS, *getattr(engine, "write_errors", ())) as exc:
         raise TimelineError(path, f"gc failed ({exc}); the file is unchanged") from None
     finally:
         engine.close(**({} if dry_run else {"compact": False}))

@@ -31,7 +31,7 @@ from ..errors import IntegrityError, NotFoundError
 from . import blobs, previews, sanitize
 from .engine import ReadEngine
 from .leases import Lease, read_leases
-from .locations import location_label, open_read_engine
+from .locations import absolute_location, location_label, open_read_engine
 from .records import Frame, PayloadGate, Step, StepSummary, Value
 from .run_steps import Steps
 from .writer import process_start_marker
@@ -53,9 +53,8 @@ class Timeline:
     def __init__(self, path: str | os.PathLike[str], *, trust: bool = False,
                  gate: PayloadGate | None = None) -> None:
         self.path = location_label(path)
-        #: Where it was opened from, exactly (a store URL keeps its password): what a child
-        #: process opens again; messages name ``path``.
-        self.location: str = os.fspath(path)
+        #: Where another process opens the same timeline (``locations.absolute_location``).
+        self.location = absolute_location(path)
         self.trust = trust
         #: Decides whether payloads may be unpickled (``store.records.PayloadGate``); None: never.
         self.gate = gate

@@ -94,6 +94,14 @@ def process_start_marker(pid: int) -> str | None:
         return None
 
 
+def process_facts() -> dict[str, Any]:
+    """What a run's header says of the process recording it, taken now: ``started`` (epoch
+    seconds), ``pid``, ``host`` and ``proc_start`` (``process_start_marker``)."""
+    pid = os.getpid()
+    return dict(started=time.time(), pid=pid, host=socket.gethostname(),
+                proc_start=process_start_marker(pid))
+
+
 class Unsigned:
     """The signer of a writer that signs nothing (``trust.signing.RunSigner``'s shape)."""
 
@@ -147,7 +155,7 @@ class TimelineWriter:
                   parent: tuple[str, int] | None = None,
                   blobs: dict[str, bytes] | None = None,
                   claim: tuple[str, str] | None = None, run_id: str | None = None,
-                  started: float | None = None) -> str:
+                  facts: dict[str, Any] | None = None) -> str:
         """Create a run with status ``running`` and return its id (32 hex chars).
 
         ``blobs`` (hex key -> bytes) are written in the same transaction: what ``entry`` refers
@@ -156,16 +164,14 @@ class TimelineWriter:
         in the same transaction; raises ``leases.LeaseLost`` (and creates nothing) unless the
         token still holds a live lease on a run not continued yet; the run's ``env`` then names
         the run it continues (``"continues"``), so readers tell it from the sealed header.
-        ``run_id`` and ``started`` (seconds since the epoch) are a new id and the start time
-        when given — a held run (``Recorder(held=True)``) is begun in the file once it is kept.
+        ``run_id`` and ``facts`` (``process_facts()``: start time, pid, host, process start)
+        are those of another process when it writes on a recorder's behalf (the spool writer);
+        by default a new id and this process's facts.
         """
         run_id = run_id or uuid.uuid4().hex
         if claim is not None:
             env = {**env, "continues": claim[0]}
-        pid = os.getpid()
-        header = dict(name=name, started=time.time() if started is None else started, pid=pid,
-                      host=socket.gethostname(),
-                      proc_start=process_start_marker(pid), entry=json.dumps(entry),
+        header = dict(name=name, **(facts or process_facts()), entry=json.dumps(entry),
                       env=json.dumps(env), parent_run=parent[0] if parent else None,
                       parent_step=parent[1] if parent else None)
         with self._lock:
@@ -347,10 +353,45 @@ class TimelineWriter:
             self._states[run_id] = state
             return index - 1
 
+    def append_batch(self, run_id: str,
+                     items: list[tuple[StepRecord, dict[str, Any] | None]]) -> int:
+        """Write ``items`` — ``(record, effect row or None)`` as ``append_step`` takes them —
+        as the run's next steps in one transaction; return the last index. The spool writer
+        stores what a recorder spooled this way: all of a batch lands or none does."""
+        with self._lock:
+            state = self._states[run_id]
+            index = state.steps
+            rows: list[tuple] = []
+            blob_rows: list[tuple] = []
+            with self._transaction() as engine:
+                for record, effect in items:
+                    self._insert_blobs(record.blobs, record.manifests, record.bases,
+                                       into=blob_rows)
+                    digest = chain_hash(state.head, record.chain_fields(state.version))
+                    rows.append(_step_row(run_id, index, record, digest))
+                    state = state.with_steps(index + 1, digest)
+                    if effect is not None:
+                        state = self._insert_effect(run_id, {**effect, "step": index}, state)
+                    index += 1
+                # One statement per table, blobs in key order (concurrent writers inserting
+                # the same blobs take their row locks in one order: no deadlock).
+                engine.insert_blobs(sorted(blob_rows))
+                engine.insert_steps(rows)
+                self._store_state(run_id, state)
+            self._states[run_id] = state
+            return index - 1
+
+    def journal_size(self, run_id: str) -> int:
+        """How many effect-journal rows the run has (as this writer knows them)."""
+        with self._lock:
+            return len(self._effect_seqs.get(run_id, ()))
+
     def _insert_blobs(self, items: dict[str, bytes], manifests: set[str] | frozenset = frozenset(),
-                      bases: dict[str, str] | None = None) -> None:
+                      bases: dict[str, str] | None = None, into: list[tuple] | None = None
+                      ) -> None:
         """Queue the blobs not yet in the file (as deltas where a base is known), inside a
-        ``_transaction``, which forgets them again if it is rolled back."""
+        ``_transaction``, which forgets them again if it is rolled back; ``into``: add their
+        rows there for the caller to insert (later in the same transaction)."""
         rows = []
         for key, data in items.items():
             if key in self._known:
@@ -370,7 +411,9 @@ class TimelineWriter:
             self._known.add(key)
             self._pending.append(key)
             self._remember(key, data, depth)
-        if rows:
+        if into is not None:
+            into.extend(rows)
+        elif rows:
             self.engine.insert_blobs(rows)
 
     def _remember(self, key: str, data: bytes, depth: int) -> None:

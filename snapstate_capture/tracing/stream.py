@@ -55,6 +55,7 @@ from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
+from .bounded import BigValues, bounded_preview, shallow_key
 
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
@@ -91,6 +92,8 @@ class ValueEncoder:
         self.sent: set[str] = set()
         self._redacted: dict[str, tuple] = {}
         self._cache: dict[str, tuple] = {}
+        self._big = BigValues(options.values)
+        self._shallow: dict[tuple, tuple] = {}
 
     def encode(self, value: Any, name: str | None) -> Any:
         cls = type(value)
@@ -126,6 +129,8 @@ class ValueEncoder:
                 self.emit((VALUE, key, name, data))
                 self._remember(key, ref)
             return ref
+        if self._big.is_big(value):
+            return self.bounded(value, name)
         try:
             with caught_warnings():  # a class's __reduce__ warning: not the program's output
                 digest = content_hash(pickle.dumps(value, 5)).hex()
@@ -140,6 +145,20 @@ class ValueEncoder:
         ref = (preview_key, payload_key, captured.serializer)
         if digest is not None:
             self._remember(digest, ref)
+        return ref
+
+    def bounded(self, value: Any, name: str | None) -> tuple:
+        """The reference of a big object's bounded form (``bounded.py``): a one-level preview
+        marked ``"bounded"``, no payload."""
+        key = shallow_key(value, self._big.options.max_items)
+        ref = self._shallow.get(key) if key is not None else None
+        if ref is None:
+            ref = (self._blob(canonical_json(bounded_preview(value, self._big.options))), None,
+                   None)
+            if key is not None:
+                if len(self._shallow) >= self.CACHE_LIMIT:
+                    self._shallow.clear()
+                self._shallow[key] = ref
         return ref
 
     def _remember(self, key: str, ref: tuple) -> None:

@@ -74,6 +74,8 @@ class Tracer:
         self._capturer = FrameCapturer(options)
         self._next_fid = iter(range(1, 1 << 40)).__next__
         self._threads: dict[int, str] = {}
+        #: threads whose tracing capture turned off on purpose (``pause``): not a drop
+        self._paused: set[int] = set()
         self._prev: Any = None
         self._prev_thread: Any = None
         self._last_tasks: Any = None
@@ -129,12 +131,31 @@ class Tracer:
         threading.settrace(None)
         self.stream.abandon()
 
+    def pause(self) -> Any:
+        """Stop tracing this thread until ``resume(token)`` (capture running user code, a
+        ``__reduce__``, must not make steps). A garbage collection meanwhile is no dropped
+        tracer. Returns the token: the trace function to put back, or None when this thread
+        was not traced."""
+        saved = sys.gettrace()
+        if saved is None:
+            return None
+        self._paused.add(threading.get_ident())
+        sys.settrace(None)
+        return saved
+
+    def resume(self, token: Any) -> None:
+        """Undo ``pause``: ``token`` is what it returned."""
+        if token is None:
+            return
+        sys.settrace(token)
+        self._paused.discard(threading.get_ident())
+
     def check_installed(self) -> None:
         """Reinstall the tracer in this thread if Python dropped it; records a ``gap`` step."""
         if not self.active or sys.gettrace() is not None:
             return
         ident = threading.get_ident()
-        if ident not in self._threads:
+        if ident not in self._threads or ident in self._paused:
             return
         sys.settrace(self._hook)
         self.items.append((GAP, self._threads[ident], time.time(), time.monotonic(),

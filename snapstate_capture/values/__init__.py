@@ -42,7 +42,7 @@ class CapturedValue:
 
 def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
                   payloads: bool = True, reuse: dict[int, list] | None = None,
-                  plain_payload: bytes | None = None) -> CapturedValue:
+                  plain_payload: bytes | None = None, identify: bool = True) -> CapturedValue:
     """Capture ``obj`` (found under ``name``) as preview + payload; never raises.
 
     Secret names (``options.redacts``) give a redacted preview and no payload; credentials
@@ -52,12 +52,14 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
     and come back as ``Placeholder`` objects when the payload is loaded. ``reuse``: the
     children memo of this value's previous capture (``PreviewBuilder.reuse``), updated.
     ``plain_payload``: the payload bytes when the caller has checked them with
-    ``payload.is_plain_payload`` (then the value is not serialized again).
+    ``payload.is_plain_payload`` (then the value is not serialized again). ``identify``:
+    store the identity digest in the preview (False for bounded traced values, which are
+    compared by their preview).
     """
     if name is not None and options.is_secret(name):
-        return _guarded(obj, name, options, payloads, reuse, plain_payload)
+        return _guarded(obj, name, options, payloads, reuse, plain_payload, identify)
     with caught_warnings() as said:
-        captured = _guarded(obj, name, options, payloads, reuse, plain_payload)
+        captured = _guarded(obj, name, options, payloads, reuse, plain_payload, identify)
     if not said:
         return captured
     note = "warning while capturing: " + "; ".join(said[:3])
@@ -67,7 +69,8 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
 
 
 def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
-             reuse: dict[int, list] | None, plain_payload: bytes | None) -> CapturedValue:
+             reuse: dict[int, list] | None, plain_payload: bytes | None,
+             identify: bool = True) -> CapturedValue:
     try:
         if name is not None and options.redacts(name, obj):
             return CapturedValue(redacted_preview(obj), None, None)
@@ -78,7 +81,7 @@ def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
         if _all_machinery(obj):  # a list of tools or handoffs handed to a model
             preview["machinery"] = True
             return CapturedValue(preview, None, None)
-        if not builder.secret_values:  # a digest over a secret would let one guess it
+        if identify and not builder.secret_values:  # a digest over a secret: guessable
             digest = capture_identity(obj)
             if digest is not None:
                 preview["identity"] = digest

@@ -172,3 +172,24 @@ def test_effects_in_threads_are_keyed_by_lineage_not_name(snap_path):
         by_task.setdefault(row["task"], []).append(row["ordinal"])
     assert by_task == {"main/h0": [0, 1, 2], "main/h1": [0, 1, 2]}  # names never count
     assert sorted(r["seq"] for r in rows) == list(range(6))
+
+
+def test_an_effect_submitted_to_a_thread_pool_is_sited_where_it_was_submitted(snap_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    @snap.effect(name="fetch")
+    def fetch(n):
+        return n * n
+
+    def run_tools():
+        with ThreadPoolExecutor(2) as pool:
+            return list(pool.map(fetch, range(2)))  # a pool thread: no frame of ours
+
+    with snap.record(snap_path):
+        assert run_tools() == [0, 1]
+    _, steps = journal(snap_path)
+    effects = [s for s in steps if s.kind == "effect"]
+    assert len(effects) == 2 and all(s.thread.startswith("ThreadPoolExecutor") for s in effects)
+    assert [[f.function.rsplit(".", 1)[-1] for f in s.frames][-2:] for s in effects] == [
+        ["test_an_effect_submitted_to_a_thread_pool_is_sited_where_it_was_submitted",
+         "run_tools"]] * 2

@@ -159,6 +159,26 @@ def test_tracer_dropped_by_recursion_error_is_reinstalled_with_a_gap(snap_path):
         assert ("call", "add") in [(s.kind, s.function) for s in after]
 
 
+class CollectsWhenPickled:
+    """Pickling it runs a garbage collection: the tracer is off on purpose meanwhile."""
+
+    def __reduce__(self):
+        import gc
+
+        gc.collect()
+        return (CollectsWhenPickled, ())
+
+
+def test_a_collection_while_capture_has_tracing_off_is_no_gap(snap_path):
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        add(1, 2)
+        snap.checkpoint("held", value=CollectsWhenPickled())
+        add(3, 4)
+    timeline, steps = _steps(snap_path)
+    with timeline:
+        assert [s.kind for s in steps] == ["call", "return", "checkpoint", "call", "return"]
+
+
 def test_disable_switch(snap_path, monkeypatch):
     monkeypatch.setenv("SNAPSTATE_DISABLE", "1")
     with snap.record(snap_path, trace="lines"):

@@ -44,7 +44,7 @@ class Agent:
     def reset(self) -> None:
         self.counts.unlink(missing_ok=True)
 
-    def python(self, *args: str, input: str | None = None, timeout: float = 90,
+    def python(self, *args: str, input: str | None = None, timeout: float = 240,
                **env: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, *args], cwd=ROOT, env=self.env(**env),
                               input=input, capture_output=True, text=True, timeout=timeout)

@@ -78,7 +78,11 @@ def test_calls_are_effects_and_boundaries_checkpoints(case):
                                                                     "tool.read_notes"]
     assert tuple(label for _, kind, label in kinds if kind == "checkpoint") == case.checkpoints
     assert placeholders(path) == []
+    # every call is sited in the program's own code, a tool run in LangGraph's pool too
     with snap.open_timeline(path) as timeline:
+        sited = {s.label: [f.function for f in s.frames] for s in timeline.runs[-1].steps
+                 if s.kind == "effect"}
+        assert all("run_agent" in functions for functions in sited.values()), sited
         machinery = [value for step in timeline.runs[-1].steps for frame in step.frames
                      for value in frame.locals.values() if (value.preview or {}).get("machinery")]
         assert all(len(value.repr) < 200 and "0x" not in value.repr for value in machinery)
@@ -145,13 +149,39 @@ def test_recorded_unchanged_under_snapstate_record(case, tmp_path):
     agent.reset()
     result = agent.record_cli(path)
     assert result.returncode == 0, result.stderr
-    assert [line for line in result.stderr.splitlines()
-            if not line.startswith("snapstate: ")] == []  # only our own two closing lines
+    said = result.stderr.splitlines()
+    assert len(said) == 2 and all(line.startswith("snapstate: ") for line in said), said
     assert placeholders(path) == []  # traced locals too: lists of tools are machinery
     assert set(agent.calls()) == set(CALLS)
-    effects = [label for _, kind, label in labels(path) if kind == "effect"]
+    kinds = labels(path)
+    effects = [label for _, kind, label in kinds if kind == "effect"]
     assert effects.count(case.model) == agent.calls().count("model")
+    # capture turning the tracer off while it stores a step is no "tracer reinstalled" gap
+    assert [step for step in kinds if step[1] == "gap"] == []
     agent.reset()
-    result, data = agent.replay(path)
-    assert data is not None and data["status"] == "ok", result.stdout + result.stderr
+    results = agent.replays(path, 5)
+    assert [r and r["status"] for r in results] == ["ok"] * 5, results
+    assert agent.calls() == []
+
+
+def test_streamed_model_calls_are_effects_replayed_chunk_by_chunk(case, tmp_path):
+    """``--stream``: LangChain ``stream``, pydantic-ai ``request_stream`` (to an event
+    handler), the SDK's ``stream_response`` (``Runner.run_streamed``)."""
+    case, agent, _ = case
+    path = tmp_path / "stream.snap"
+    agent.reset()
+    result = agent.record(path, "--stream")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "Plant it." in result.stdout
+    assert set(agent.calls()) == set(CALLS)
+    kinds = labels(path)
+    effects = [label for _, kind, label in kinds if kind == "effect"]
+    assert effects.count(case.model) == agent.calls().count("model")
+    assert tuple(label for _, kind, label in kinds if kind == "checkpoint") == case.checkpoints
+    assert placeholders(path) == []
+    agent.reset()
+    replayed = agent.python("-m", "snapstate_inspect", "replay", str(path), "--trust")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    # the program's locals (the pieces it was streamed) are compared at every step
+    assert "no divergence" in replayed.stdout
     assert agent.calls() == []

@@ -100,3 +100,57 @@ def test_refuses_a_file_that_is_no_timeline(tmp_path):
     bad.write_text("not a timeline")
     with pytest.raises(snap.TimelineError):
         SnapStateSaver(bad)
+
+
+def test_replay_writes_no_checkpoint_and_a_live_fork_is_a_langgraph_fork(tmp_path):
+    """Inside ``snap.record`` the saver's reads and writes are effects: a replay is served
+    them (the file keeps the recorded history), and a fork from a super-step's checkpoint
+    writes its checkpoints as a branch off the recorded one there."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    path = tmp_path / "saver.snap"
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT),
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    env.pop("SNAPSTATE_KEY", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=120)
+
+    def checkpoints() -> list[tuple]:
+        with sqlite3.connect(path) as conn:
+            return conn.execute("SELECT checkpoint_id, parent_id FROM langgraph_checkpoints "
+                                "ORDER BY checkpoint_id").fetchall()
+
+    made = run(str(ROOT / "tests" / "programs" / "langgraph_saver_fork.py"), str(path))
+    assert made.returncode == 0 and made.stderr == "", made.stderr
+    assert "['plan', 'draft', 'publish']" in made.stdout
+    recorded = checkpoints()
+    assert len(recorded) == 5  # input, plan, draft, publish and the empty start
+    replayed = run("-m", "snapstate_inspect", "replay", str(path), "--trust")
+    assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
+    assert checkpoints() == recorded
+    with snap.open_timeline(path) as timeline:
+        steps = list(timeline.runs[-1].steps)
+        after_plan = next(s.index for s in steps if s.kind == "checkpoint" and s.label == "plan")
+    forked = run("-m", "snapstate_inspect", "replay", str(path), "--trust", "--to",
+                 str(after_plan), "--live")
+    assert "continued live as fork" in forked.stdout, forked.stdout + forked.stderr
+    now = checkpoints()
+    assert set(recorded) < set(now) and len(now) == len(recorded) + 2  # draft, publish again
+    with SnapStateSaver(path, mirror=False) as saver:
+        history = list(saver.list({"configurable": {"thread_id": "t1"}}))
+    children: dict[str, list] = {}
+    for item in history:
+        if item.parent_config:
+            children.setdefault(item.parent_config["configurable"]["checkpoint_id"],
+                                []).append(item)
+    branched = [parent for parent, kids in children.items() if len(kids) == 2]
+    assert len(branched) == 1  # the checkpoint after "plan": the recorded and the forked draft
+    assert {kid.metadata["step"] for kid in children[branched[0]]} == {2}
+    newest = history[0]
+    assert newest.checkpoint["channel_values"]["log"] == ["plan", "draft", "publish"]

@@ -146,6 +146,17 @@ def test_async_agent_interleaves_its_question_tasks():
     assert len({t for t in tasks if t and not t.startswith("question-")}) >= 3  # gathered calls
 
 
+def test_the_committed_async_agent_replays_without_divergence(tmp_path):
+    """The README's claim (issue 15 point 3): the committed sample, as a user has it, replays
+    every step — its tasks compared per lineage, its tool calls served from the journal."""
+    with snap.open_timeline(_committed("async_agent")) as timeline:
+        steps = len(timeline.runs[-1].steps)
+    done = run_cli("replay", str(_committed("async_agent")), "--trust", cwd=tmp_path,
+                   timeout=180)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"replayed {steps} steps, no divergence" in done.stdout
+
+
 def test_stack_vm_is_recorded_line_by_line_without_changes_to_its_code():
     assert "snapstate" not in (ROOT / "examples" / "stack_vm.py").read_text().split('"""', 2)[2]
     with snap.open_timeline(_committed("stack_vm")) as timeline:

@@ -151,9 +151,16 @@ async def test_a_run_recorded_by_another_process_is_followed_live(pg_store, tmp_
         while not (tmp_path / "go.ready").exists():
             assert child.poll() is None and time.monotonic() < deadline, child.stderr.read()
             time.sleep(0.05)
-        reader = snap.open_timeline(pg_store)
-        live = reader.run()
-        assert live.name == "live-agent" and live.status == "running"
+        # The recorder's steps reach the store through its spool writer: a moment later.
+        while True:
+            reader = snap.open_timeline(pg_store)
+            live = reader.run()
+            if live.name == "live-agent" and len(live.steps) == 4:
+                break
+            reader.close()
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert live.status == "running"
         app = SnapStateApp(reader, run_id=live.id[:8])
         async with app.run_test(size=(140, 36)) as pilot:
             await settle(pilot)

@@ -228,3 +228,13 @@ def patch_message_ids(module: types.ModuleType) -> None:
     """Route ``add_messages``'s ``uuid.uuid4()`` through the journal."""
     journal_uuid_module(module, "langgraph.message_id", "langgraph.add_messages",
                         lane="langgraph ids")
+
+
+# -- checkpoint ids (only once a SnapStateSaver is made) ------------------------------------
+def patch_checkpoint_ids(module: types.ModuleType) -> None:
+    """Route the ``uuid6`` ids of LangGraph's checkpoints (``langgraph.pregel._checkpoint``)
+    through the journal."""
+    from ..calls import journal_function
+
+    journal_function(module, "uuid6", "langgraph.checkpoint_id", "langgraph.uuid6",
+                     lane="langgraph checkpoint ids")

@@ -14,7 +14,14 @@ saver's ``serde`` (LangGraph's ``JsonPlusSerializer`` by default: msgpack, no pi
 file is a timeline like any other — created as one when missing — so the same file can hold
 the ``snap.record`` runs of the program, and every checkpoint is also appended as a
 ``checkpoint`` step (label ``THREAD step N``, the channels as the step value ``state``) to
-one run of the file per saver (``langgraph checkpoints``), which the inspector shows.
+one run of the file per saver (``langgraph checkpoints``), which the inspector shows — outside
+a ``record`` block: inside one, the recorded run has a checkpoint step per super-step.
+
+Inside a ``snap.record`` block its reads and writes are effects (``langgraph.saver.put``…)
+and LangGraph's checkpoint ids are journaled: ``snapstate replay`` is served what the
+recording read and writes nothing, and a live fork (``--to N --live``, ``snapstate resume``)
+writes its checkpoints as a branch off the recorded checkpoint of the super-step it forked
+at, so ``get_state_history`` shows the fork as LangGraph users know them.
 
 Errors: ``TimelineError`` when the file exists and is no timeline.
 """
@@ -22,17 +29,22 @@ Errors: ``TimelineError`` when the file exists and is no timeline.
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (WRITES_IDX_MAP, BaseCheckpointSaver, ChannelVersions,
                                        Checkpoint, CheckpointMetadata, CheckpointTuple,
                                        get_checkpoint_id, get_checkpoint_metadata)
+
+from ...capture.recorder import active_recorder
+from .. import messages
+from ..calls import Key, call_effect
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS langgraph_checkpoints (
@@ -45,6 +57,48 @@ CREATE TABLE IF NOT EXISTS langgraph_writes (
     value BLOB, task_path TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));
 """
+
+
+def _where(config: Any) -> dict[str, Any]:
+    conf = (config or {}).get("configurable") or {}
+    return {"thread": conf.get("thread_id"), "ns": conf.get("checkpoint_ns", "")}
+
+
+#: What each journaled method is compared by on replay (never the ids LangGraph makes).
+_DIGESTS: dict[str, Callable[..., dict[str, Any]]] = {
+    "get_tuple": lambda config: _where(config),
+    "list": lambda config, *, filter=None, before=None, limit=None: {
+        **_where(config), "filter": messages.digest(filter), "before": before is not None,
+        "limit": limit},
+    "put": lambda config, checkpoint, metadata, new_versions: {
+        **_where(config), "metadata": messages.digest(metadata),
+        "channels": messages.digest((checkpoint or {}).get("channel_values"))},
+    "put_writes": lambda config, writes, task_id, task_path="": {
+        **_where(config), "task_path": task_path,
+        "writes": [[channel, messages.digest(value)] for channel, value in writes]},
+    "delete_thread": lambda thread_id: {"thread": thread_id},
+    "copy_thread": lambda source_thread_id, target_thread_id: {
+        "from": source_thread_id, "to": target_thread_id},
+}
+
+
+def _journaled(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Inside a ``record`` block the saver's reads and writes are effects: a replay is served
+    the checkpoints the recording read and writes none (the file keeps the recorded history);
+    a live fork's writes are real, so they branch off the recorded checkpoint it forked at —
+    a LangGraph fork too."""
+    name = method.__name__
+    digest = _DIGESTS[name]
+    run = (lambda self, *a, **k: list(method(self, *a, **k))) if name == "list" else method
+
+    @functools.wraps(method)
+    def journaled(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if active_recorder() is None:
+            return method(self, *args, **kwargs)
+        found = call_effect(f"langgraph.saver.{name}", Key(f"langgraph.saver {name}"), run,
+                            (self, *args), kwargs, digest(*args, **kwargs))
+        return iter(found) if name == "list" else found
+    return journaled
 
 
 class SnapStateSaver(BaseCheckpointSaver[str]):
@@ -63,6 +117,12 @@ class SnapStateSaver(BaseCheckpointSaver[str]):
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.executescript(_SCHEMA)
         self._mirror = _Mirror(self.path) if mirror else None
+        # the ids of LangGraph's checkpoints, served on replay: a live fork's first new
+        # checkpoint then names the recorded one as its parent
+        from ...capture.imports import when_imported
+        from .patches import patch_checkpoint_ids
+
+        when_imported("langgraph.pregel._checkpoint", patch_checkpoint_ids)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -107,6 +167,7 @@ class SnapStateSaver(BaseCheckpointSaver[str]):
             pending_writes=[(task, channel, self.serde.loads_typed((vtype, value)))
                             for task, channel, vtype, value, _, _ in writes])
 
+    @_journaled
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its ``checkpoint_id``), else the thread's latest;
         None when there is none."""
@@ -123,6 +184,7 @@ class SnapStateSaver(BaseCheckpointSaver[str]):
                               (thread_id, ns))
         return self._tuple(rows[0]) if rows else None
 
+    @_journaled
     def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
              before: RunnableConfig | None = None, limit: int | None = None
              ) -> Iterator[CheckpointTuple]:
@@ -159,6 +221,7 @@ class SnapStateSaver(BaseCheckpointSaver[str]):
             yield found
 
     # -- writing -----------------------------------------------------------------------------
+    @_journaled
     def put(self, config: RunnableConfig, checkpoint: Checkpoint,
             metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
         """Store ``checkpoint`` (with its channel values) under ``config``'s thread and
@@ -173,11 +236,13 @@ class SnapStateSaver(BaseCheckpointSaver[str]):
                 "INSERT OR REPLACE INTO langgraph_checkpoints VALUES (?,?,?,?,?,?,?,?)",
                 (thread_id, ns, checkpoint["id"], conf.get("checkpoint_id"), ctype, cdata,
                  mtype, mdata))
-        if self._mirror is not None:
+        if self._mirror is not None and active_recorder() is None:
+            # (inside a record block the run has its own checkpoint step per super-step)
             self._mirror.checkpoint(thread_id, ns, checkpoint, full)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
                                  "checkpoint_id": checkpoint["id"]}}
 
+    @_journaled
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
                    task_id: str, task_path: str = "") -> None:
         """Store a task's pending writes for ``config``'s checkpoint: special channels
@@ -193,6 +258,7 @@ class SnapStateSaver(BaseCheckpointSaver[str]):
                 self._conn.execute(f"{verb} INTO langgraph_writes VALUES (?,?,?,?,?,?,?,?,?)",
                                    (*key, task_id, index, channel, vtype, vdata, task_path))
 
+    @_journaled
     def delete_thread(self, thread_id: str) -> None:
         """Remove every checkpoint and write of ``thread_id``."""
         with self._lock:
@@ -200,6 +266,7 @@ class SnapStateSaver(BaseCheckpointSaver[str]):
                                (thread_id,))
             self._conn.execute("DELETE FROM langgraph_writes WHERE thread_id=?", (thread_id,))
 
+    @_journaled
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of one thread to another."""
         with self._lock:

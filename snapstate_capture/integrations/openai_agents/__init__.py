@@ -3,14 +3,16 @@
 Turned on when ``agents`` (the ``openai-agents`` distribution) is imported inside (or before)
 a ``record`` block:
 
-- ``Model.get_response`` of every model class (each concrete model implements its own;
-  classes defined later — a scripted test model — are patched as they are defined) — effect
-  ``model.<Class>``, compared by a digest of the instructions, input items, tools and
-  settings (no response ids or call ids); ``stream_response`` not yet;
+- ``Model.get_response`` and ``stream_response`` of every model class (each concrete model
+  implements its own; classes defined later — a scripted test model — are patched as they
+  are defined) — effect ``model.<Class>``, compared by a digest of the instructions, input
+  items, tools and settings (no response ids or call ids); a stream's effect records the
+  events as the run consumes them and replays them;
 - function tool invocation (``agents.tool._invoke_function_tool_with_metadata``, where the
   runner calls ``FunctionTool.on_invoke_tool``) — effect ``tool.<name>`` in the lane of the
   call's ``tool_call_id``;
-- ``run_single_turn`` — a checkpoint after every turn, labelled ``turn <agent>`` with the
+- ``run_single_turn`` (``run_single_turn_streamed`` for ``Runner.run_streamed``) — a
+  checkpoint after every turn, labelled ``turn <agent>`` with the
   turn's new items, and one more, ``handoff <from> -> <to>``, when the turn hands off;
 - the trace, span and group ids and the item ids the SDK makes (``uuid4``) — effects;
 - previews: agents, runners, run contexts, tools, handoffs and results as machinery, input
@@ -45,6 +47,7 @@ class OpenAIAgentsIntegration(Integration):
         when_imported("agents.tool", patches.patch_tool_invocation)
         when_imported("agents.run_internal.tool_execution", patches.patch_tool_invocation)
         when_imported("agents.run", patches.patch_turns)
+        when_imported("agents.run_internal.run_loop", patches.patch_streamed_turns)
         when_imported("agents.tracing.provider", patches.patch_trace_ids)
         when_imported("agents.items", patches.patch_item_ids)
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ...capture.recorder import active_recorder
 from .. import machinery, messages
 from ..base import patch, patch_subclasses, seam
-from ..calls import Key, acall_effect, journal_function, journal_uuid_module
+from ..calls import Key, acall_effect, astream_effect, journal_function, journal_uuid_module
 
 
 def register_previews() -> None:
@@ -73,6 +73,17 @@ def patch_models(module: types.ModuleType) -> None:
 
     patch_subclasses(base, "get_response", make)
 
+    def make_stream(original: Callable[..., Any]) -> Callable[..., Any]:
+        def stream_response(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if active_recorder() is None:
+                return original(self, *args, **kwargs)
+            cls = type(self).__name__
+            return astream_effect(f"model.{cls}", Key(f"agents.model {cls}"), original,
+                                  (self, *args), kwargs, _model_digest(self, args, kwargs))
+        return stream_response
+
+    patch_subclasses(base, "stream_response", make_stream)
+
 
 # -- function tools --------------------------------------------------------------------------
 def patch_tool_invocation(module: types.ModuleType) -> None:
@@ -103,6 +114,20 @@ def patch_tool_invocation(module: types.ModuleType) -> None:
 def patch_turns(module: types.ModuleType) -> None:
     """A checkpoint after every ``run_single_turn`` (and one per handoff); the ids
     ``agents.run`` makes with ``uuid4``."""
+    patch(module, "run_single_turn", _make_turn(bindings_at=None))
+    if "uuid4" in module.__dict__:
+        journal_function(module, "uuid4", "agents.id", "agents.run uuid4")
+
+
+def patch_streamed_turns(module: types.ModuleType) -> None:
+    """The same checkpoints for a streamed run (``Runner.run_streamed``): after every
+    ``run_single_turn_streamed`` of ``agents.run_internal.run_loop``."""
+    patch(module, "run_single_turn_streamed", _make_turn(bindings_at=1))
+
+
+def _make_turn(bindings_at: int | None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A turn function's wrapper: its agent bindings are the keyword ``bindings`` or the
+    positional argument ``bindings_at``."""
     def make(original: Callable[..., Any]) -> Callable[..., Any]:
         async def run_single_turn(*args: Any, **kwargs: Any) -> Any:
             recorder = active_recorder()
@@ -110,6 +135,8 @@ def patch_turns(module: types.ModuleType) -> None:
                 return await original(*args, **kwargs)
             result = await original(*args, **kwargs)
             bindings = kwargs.get("bindings")
+            if bindings is None and bindings_at is not None and len(args) > bindings_at:
+                bindings = args[bindings_at]
             agent = machinery.field(bindings, "public_agent")
             name = str(machinery.field(agent, "name", "agent"))
             items = machinery.field(result, "new_step_items")
@@ -127,10 +154,7 @@ def patch_turns(module: types.ModuleType) -> None:
                                  extra={"from": name, "to": to})
             return result
         return run_single_turn
-
-    patch(module, "run_single_turn", make)
-    if "uuid4" in module.__dict__:
-        journal_function(module, "uuid4", "agents.id", "agents.run uuid4")
+    return make
 
 
 def patch_trace_ids(module: types.ModuleType) -> None:

@@ -2,15 +2,18 @@
 
 Turned on when ``pydantic_ai`` is imported inside (or before) a ``record`` block:
 
-- ``Model.request`` of every model class (each concrete model implements its own; classes
-  defined later are patched as they are defined; ``request_stream`` not yet) — effect
+- ``Model.request`` and ``request_stream`` of every model class (each concrete model
+  implements its own; classes defined later are patched as they are defined) — effect
   ``model.<Class>``, compared by a digest of the messages (no timestamps, run ids or
-  tool-call ids);
+  tool-call ids); a stream's effect spans the program's ``async with``, records the events
+  the program saw and the final response, and is served on replay by pydantic-ai's
+  ``CompletedStreamedResponse`` replaying those events;
 - ``AbstractToolset.call_tool`` of every toolset (the outermost call is the effect, the
   toolsets it delegates to run inside it) — effect ``tool.<name>`` in the lane of the call's
   ``tool_call_id``;
-- ``AgentRun.next`` — a checkpoint after every graph node (``agent.run``/``run_sync`` and
-  ``agent.iter`` all go through it), labelled with the node (``ModelRequestNode``), the
+- ``AgentRun._run_node_with_hooks`` (``AgentRun.next`` in older versions) — a checkpoint
+  after every graph node (``agent.run``/``run_sync``, ``agent.iter`` and a run streaming to an
+  ``event_stream_handler`` all go through it), labelled with the node (``ModelRequestNode``), the
   message history as the step value ``messages``;
 - the run ids (``uuid7``), tool-call ids and timestamps (``now_utc``) the library makes —
   effects, served on replay;

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import TimelineError
+from ...errors import StoreUnreachable, TimelineError
 from .schema import DDL, SCHEMA_NAME, STORE_VERSION
 
 
@@ -36,28 +36,35 @@ def connect(url: str, *, create: bool) -> Any:
     """A connection to the store at ``url`` with its schema on the search path.
 
     ``create``: make the schema when it is missing (writers; ``snapstate store init``).
-    Raises ``TimelineError`` naming the (redacted) URL when the database cannot be reached,
-    holds no store (and ``create`` is False), or holds a newer store version.
+    Raises ``TimelineError`` naming the (redacted) URL when the database cannot be reached
+    (``StoreUnreachable``: worth trying again), holds no store (and ``create`` is False), or
+    holds a newer store version.
     """
     psycopg = driver()
     where = redacted(url)
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
-        raise TimelineError(where, f"cannot connect ({_first_line(exc)})") from None
+        raise StoreUnreachable(where, f"cannot connect ({_first_line(exc)})") from None
     try:
         present = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname=%s",
                                (SCHEMA_NAME,)).fetchone()
-        if present is None or create:
-            if present is None and not create:
-                raise TimelineError(where, "holds no SnapState store (snapstate store init URL)")
-            _create(conn, psycopg, first=present is None)
+        if present is None and not create:
+            raise TimelineError(where, "holds no SnapState store (snapstate store init URL)")
+        row = _version_row(conn) if present is not None else None
+        if row is None and not create:
+            raise TimelineError(where, "holds no SnapState store (snapstate store init URL)")
+        if create and (row is None or _version(row) < STORE_VERSION):
+            # Only a missing or older store runs the DDL: ALTER TABLE locks the runs table,
+            # which every recorder's writer would otherwise queue on at each (re)connection.
+            _create(conn, psycopg, first=row is None)
+            row = _version_row(conn)
         conn.execute(f"SET search_path TO {SCHEMA_NAME}")
-        row = conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()
     except psycopg.Error as exc:
         conn.close()
-        raise TimelineError(where, f"not a readable store ({_first_line(exc)})") from None
-    version = int(row[0]) if row and str(row[0]).isdigit() else 0
+        failure = StoreUnreachable if isinstance(exc, psycopg.OperationalError) else TimelineError
+        raise failure(where, f"not a readable store ({_first_line(exc)})") from None
+    version = _version(row)
     if version > STORE_VERSION:
         conn.close()
         raise TimelineError(where, f"written by a newer SnapState (store version {version}; "
@@ -81,3 +88,14 @@ def _create(conn: Any, psycopg: Any, *, first: bool) -> None:
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _version_row(conn: Any) -> Any:
+    """The store's ``meta`` version row (None when the schema has no ``meta`` table yet)."""
+    if conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA_NAME}.meta",)).fetchone()[0] is None:
+        return None
+    return conn.execute(f"SELECT value FROM {SCHEMA_NAME}.meta WHERE key='version'").fetchone()
+
+
+def _version(row: Any) -> int:
+    return int(row[0]) if row and str(row[0]).isdigit() else 0

@@ -1,6 +1,7 @@
 """Lint a generated Python file with pyflakes (corpus: replay of a package nobody here wrote).
 
     python lint.py LINES    # pyflakes' checker on a LINES-line module of functions and a class
+    python lint.py FILE.py  # pyflakes' checker on a real module (bench: the stdlib's copy.py)
 """
 
 import sys
@@ -21,6 +22,10 @@ def source(lines):
 
 
 if __name__ == "__main__":
-    found = api.check(source(int(sys.argv[1])), "generated.py",
-                      reporter.Reporter(sys.stdout, sys.stderr))
+    if sys.argv[1].endswith(".py"):
+        with open(sys.argv[1], encoding="utf-8") as file:
+            text, name = file.read(), sys.argv[1]
+    else:
+        text, name = source(int(sys.argv[1])), "generated.py"
+    found = api.check(text, name, reporter.Reporter(sys.stdout, sys.stderr))
     print("warnings:", found)

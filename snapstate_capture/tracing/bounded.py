@@ -1,0 +1,242 @@
+"""Big objects at traced steps: one level of preview, no payload, at a cost that does not grow.
+
+Call tracing captures every local of every traced frame at every call, return and caller
+refresh. A full capture pickles the whole object graph to tell whether it changed, then walks
+it for its identity digest and pickles it again for its payload — fine for an agent's state,
+quadratic for a program whose ``self`` holds the world: pyflakes' ``Checker`` (the module's
+tree, every scope and binding) is a local of nearly every one of its 25,000 traced steps on a
+300-line file, and recording took over ten minutes where plain python takes a tenth of a second.
+
+So an object that reaches more than ``PROBE_LIMIT`` other objects (counted through the
+interpreter's own traversal, ``gc.get_referents``, which runs none of the program's code;
+strings, numbers, classes, functions and modules are not counted: they add no parts to walk)
+is stored at a traced step as a **bounded** value: its preview one level deep — its type, its
+repr, its attributes or first items with their scalars and sizes — marked ``"bounded"``, and
+no payload and no identity digest. Replay and ``snapstate diff`` compare such values by that
+preview (memory addresses blanked), so a change deeper inside is seen where it reaches a
+local or a return value of its own. After ``CLASS_STRIKES`` instances of a class were found
+big, its instances are taken as big without counting (the count is the cost this module is
+there to avoid); the decision depends only on what the run did before, so a replay and a
+second recording of the same run decide alike. Builtin containers are counted every time.
+
+Checkpoints, ``@step`` functions and effects are not bounded: they capture in full.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import itertools
+import re
+import types
+import weakref
+from typing import Any
+
+from ..options import ValueOptions
+from ..values.preview import PreviewBuilder, redacted_preview
+from ..values.identity import _plain_pickling
+from ..values.registry import class_name
+from ..values.scrub import scrub, secret_texts
+from ..values.static import static_attributes
+
+__all__ = ["BOUNDED_NOTE", "CLASS_STRIKES", "PROBE_LIMIT", "BigValues", "bounded_preview",
+           "reach"]
+
+#: Objects an object may reach before it is bounded at traced steps.
+PROBE_LIMIT = 1_000
+#: Instances of one class found big before the class is taken as big without counting.
+CLASS_STRIKES = 3
+#: The ``"bounded"`` text of a bounded value's preview.
+BOUNDED_NOTE = f"over {PROBE_LIMIT:,} objects: one level kept at traced steps, no payload"
+
+#: Kinds that add nothing to walk: leaves of any capture (pickled by value or by reference).
+_LEAVES = frozenset({str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
+                     types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                     types.CodeType, types.FrameType, types.GetSetDescriptorType,
+                     types.MemberDescriptorType, types.WrapperDescriptorType,
+                     types.MethodDescriptorType, types.MethodWrapperType, property,
+                     staticmethod, classmethod, type(Ellipsis)})
+_BUILTIN = frozenset({dict, list, tuple, set, frozenset})
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+#: Children previewed by the ordinary builder (a bounded text); any other child is summarised
+#: by its type and size without running its repr or reading its items.
+_CHEAP = frozenset({str, bytes, int, float, complex, bool, type(None)})
+
+
+def reach(obj: Any, limit: int = PROBE_LIMIT) -> int | None:
+    """How many objects ``obj`` reaches (itself excluded, leaves of ``_LEAVES`` not counted),
+    or None as soon as it is more than ``limit``. Reads references through ``tp_traverse``
+    (``gc.get_referents``): no code of the program runs, no attribute is looked up."""
+    seen = {id(obj)}
+    todo = [obj]
+    count = 0
+    referents = gc.get_referents
+    leaves = _LEAVES
+    while todo:
+        for child in referents(todo.pop()):
+            cls = type(child)
+            if cls in leaves or isinstance(child, type):
+                continue
+            key = id(child)
+            if key in seen:
+                continue
+            seen.add(key)
+            count += 1
+            if count > limit:
+                return None
+            todo.append(child)
+    return count
+
+
+class BigValues:
+    """Decides which values a traced step stores bounded, and the options of their preview.
+
+    ``is_big(value)`` → bool, never raises; ``options``: ``ValueOptions`` of a bounded preview
+    (the run's own, one level deep).
+    """
+
+    def __init__(self, options: ValueOptions) -> None:
+        self.options = dataclasses.replace(options, max_depth=min(1, options.max_depth))
+        self._strikes: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()
+
+    def is_big(self, value: Any) -> bool:
+        """True when ``value`` reaches more than ``PROBE_LIMIT`` objects (or its class was
+        found big ``CLASS_STRIKES`` times)."""
+        cls = type(value)
+        builtin = cls in _BUILTIN
+        if not builtin and self._strikes.get(cls, 0) >= CLASS_STRIKES:
+            return True
+        try:
+            if reach(value) is not None:
+                return False
+        except Exception:  # noqa: BLE001 - an unreadable object: captured as before
+            return False
+        if not builtin:
+            try:
+                self._strikes[cls] = self._strikes.get(cls, 0) + 1
+            except TypeError:  # a class that cannot be weakly referenced: counted every time
+                pass
+        return True
+
+
+def shallow_key(obj: Any, limit: int) -> tuple | None:
+    """What a bounded preview of ``obj`` is made of — its type, length, and each shown child's
+    type and scalar value or size — so equal keys give equal previews (``ValueEncoder`` keeps
+    one reference per key instead of building the preview again); None when the preview also
+    depends on a repr of the program's (a class with its own ``__repr__``). Never raises."""
+    cls = type(obj)
+    try:
+        if isinstance(obj, dict):
+            parts = tuple((_key_part(k), _part(v))
+                          for k, v in itertools.islice(dict.items(obj), limit))
+            return (cls, dict.__len__(obj), parts)
+        if isinstance(obj, (list, tuple)):
+            base = list if isinstance(obj, list) else tuple
+            return (cls, base.__len__(obj),
+                    tuple(map(_part, itertools.islice(base.__iter__(obj), limit))))
+        if isinstance(obj, (set, frozenset)):
+            return (cls, (set if isinstance(obj, set) else frozenset).__len__(obj), ())
+        if cls.__repr__ is not object.__repr__:
+            return None
+        attrs = (static_attributes(obj) or []) if _plain_pickling(cls) else []
+        return (cls, id(obj), tuple((k, _part(v)) for k, v in attrs[:limit]))
+    except Exception:  # noqa: BLE001 - unreadable: the preview is built each time
+        return None
+
+
+def _part(value: Any) -> tuple:
+    cls = type(value)
+    if cls in _CHEAP:
+        return (cls, value.hex() if cls is float else value)
+    if isinstance(value, _CONTAINERS):
+        base = next(b for b in _CONTAINERS if isinstance(value, b))
+        return (cls, base.__len__(value))
+    return (cls,)
+
+
+def _key_part(key: Any) -> tuple:
+    """A dict key's part: its label is its repr, which for an object shows its address."""
+    cls = type(key)
+    return (cls, key.hex() if cls is float else key) if cls in _CHEAP else (cls, id(key))
+
+
+def bounded_preview(obj: Any, options: ValueOptions) -> dict[str, Any]:
+    """The preview of a bounded value: type, a repr, ``len`` of containers, and one level of
+    children (the attributes of an object that pickles plainly; one with its own pickling,
+    such as a sympy expression whose slots hold lazily filled caches, shows its repr alone) —
+    scalars and strings as usual (secret names and secret-shaped text redacted),
+    other children by type and size only (``truncated``) — plus ``"bounded": BOUNDED_NOTE``.
+    A set's members are not listed (their order is not canonical without walking them). Runs
+    no code of the program but the guarded repr of a non-container object; never raises."""
+    builder = PreviewBuilder(options)
+    cls = type(obj)
+    node: dict[str, Any] = {"type": class_name(cls), "bounded": BOUNDED_NOTE}
+    try:
+        items, total = _items(obj, options.max_items)
+        if total is not None:
+            node["len"] = total
+            node["repr"] = f"<{cls.__name__} of {total} items>"
+        elif cls.__repr__ is object.__repr__:  # no address: the same text in every process
+            node["repr"] = f"<{node['type']} object>"
+        else:  # its own repr, addresses blanked (" at 0x…"): the same text in every process
+            node["repr"] = _ADDRESS.sub(" at 0x…", builder.repr_of(obj))
+        kids = []
+        for label, key, value in items:
+            if key is not None and builder.is_secret(key) and options.redacts(key, value):
+                builder.secret_values.append(value)
+                kids.append([label, redacted_preview(value)])
+            elif type(value) in _CHEAP:
+                kids.append([label, builder.node(value, 1, set())])
+            else:
+                kids.append([label, _summary(value)])
+        if kids:
+            node["children"] = kids
+        shown = len(items) if total is None else total
+        if shown > len(kids):
+            node["more"] = shown - len(kids)
+        if isinstance(obj, (set, frozenset)) and total:
+            node["truncated"] = True
+    except Exception as exc:  # noqa: BLE001 - an object in a bad state: its type is kept
+        node["repr"] = f"<preview failed: {type(exc).__name__}>"
+    texts = secret_texts(builder.secret_values)
+    return scrub(node, texts) if texts else node
+
+
+def _items(obj: Any, limit: int) -> tuple[list[tuple[str, Any, Any]], int | None]:
+    """(label, secret-checked key or None, value) children and the container's length (None
+    for a plain object, whose attributes are read statically)."""
+    from ..values.preview import _key_label  # the labels every preview uses
+
+    if isinstance(obj, dict):
+        pairs = list(itertools.islice(dict.items(obj), limit))
+        return ([(_key_label(k), k if type(k) is str else None, v) for k, v in pairs],
+                dict.__len__(obj))
+    if isinstance(obj, (list, tuple)):
+        base = list if isinstance(obj, list) else tuple
+        values = list(itertools.islice(base.__iter__(obj), limit))
+        return [(f"[{i}]", None, v) for i, v in enumerate(values)], base.__len__(obj)
+    if isinstance(obj, (set, frozenset)):
+        base = set if isinstance(obj, set) else frozenset
+        return [], base.__len__(obj)
+    if not _plain_pickling(type(obj)):
+        return [], None  # its own pickling says what its state is (caches left out): repr only
+    attrs = static_attributes(obj) or []
+    return [(f".{k}", k, v) for k, v in attrs[:limit]], None
+
+
+def _summary(value: Any) -> dict[str, Any]:
+    cls = type(value)
+    node: dict[str, Any] = {"type": class_name(cls)}
+    if isinstance(value, _CONTAINERS):
+        base = next(b for b in _CONTAINERS if isinstance(value, b))
+        size = base.__len__(value)
+        node["len"] = size
+        node["repr"] = f"<{cls.__name__} of {size} items>"
+        if size:
+            node["truncated"] = True
+    else:
+        node["repr"] = f"<{cls.__name__}>"
+        node["truncated"] = True
+    return node

@@ -1,0 +1,95 @@
+"""Big objects at traced steps are stored bounded (``tracing/bounded.py``): a one-level preview
+marked ``bounded``, no payload, the same in every process — so they cost the same at every
+step however big they grow, replay without divergence, and a change to one of their
+attributes is still reported at the step it happens."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from snapstate_capture.options import ValueOptions
+from snapstate_capture.tracing.bounded import (BOUNDED_NOTE, PROBE_LIMIT, BigValues,
+                                               bounded_preview, reach, shallow_key)
+
+import snapstate_capture as snap
+from tests.conftest import PROGRAMS, run_cli
+from tests.e2e.replay_helpers import replay_json
+
+
+class Holder:
+    def __init__(self, items):
+        self.items = items
+        self.count = len(items)
+        self.api_key = "hunter2"
+
+
+def test_reach_counts_objects_not_scalars_and_stops_at_the_limit():
+    small = Holder([[i] for i in range(10)])
+    # the list and its ten lists (and the instance dict where Python makes one); strings and
+    # ints are not counted
+    assert reach(small) in (11, 12)
+    assert reach(Holder(list(range(10_000)))) in (1, 2)
+    assert reach(Holder([[i] for i in range(PROBE_LIMIT + 5)])) is None
+
+
+def test_big_values_are_judged_by_reach_then_by_class():
+    big = BigValues(ValueOptions())
+    assert not big.is_big(Holder([]))
+    for _ in range(3):
+        assert big.is_big(Holder([[i] for i in range(PROBE_LIMIT)]))
+    assert big.is_big(Holder([]))  # three big instances: the class is taken as big
+    assert big.is_big([[i] for i in range(PROBE_LIMIT + 1)])
+    assert not big.is_big([[1]])  # builtin containers are counted every time
+
+
+def test_a_bounded_preview_is_one_level_without_addresses_or_secrets():
+    value = Holder([[i] for i in range(PROBE_LIMIT)])
+    preview = bounded_preview(value, ValueOptions(max_depth=1))
+    assert preview["bounded"] == BOUNDED_NOTE
+    assert preview["repr"] == f"<{__name__}.Holder object>"
+    kids = dict(preview["children"])
+    assert kids[".items"] == {"type": "builtins.list", "len": PROBE_LIMIT,
+                              "repr": f"<list of {PROBE_LIMIT} items>", "truncated": True}
+    assert kids[".count"]["repr"] == str(PROBE_LIMIT)
+    assert kids[".api_key"]["redacted"] is True
+    key = shallow_key(value, 50)
+    value.items.append([1])
+    assert shallow_key(value, 50) != key  # its length is part of what it shows
+    value.items[0] = [2]
+    assert shallow_key(value, 50) == shallow_key(value, 50)
+
+
+def _record(workdir, *args):
+    out = workdir / "big.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/big_self.py", "-o", str(out),
+                   str(workdir / "big_self.py"), *args, cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_a_traced_big_self_replays_and_a_change_in_it_is_found(tmp_path):
+    shutil.copy(PROGRAMS / "big_self.py", tmp_path)
+    path = _record(tmp_path, "700")
+    with snap.open_timeline(path) as timeline:
+        selves = [(s.index, s.kind, s.function, f.locals["self"]) for s in timeline.runs[-1].steps
+                  for f in s.frames[-1:] if "self" in f.locals]
+        previews = [(index, kind, function, value.preview, value.has_payload)
+                    for index, kind, function, value in selves]
+    visits = [p for p in previews if p[1] == "call" and p[2] == "Visitor.visit"]
+    assert len(visits) >= 700
+    preview, has_payload = visits[60][3:]
+    assert preview["bounded"] == BOUNDED_NOTE and not has_payload
+    counts = [dict(p[3]["children"])[".visited"]["repr"] for p in visits]
+    assert counts[:3] == ["0", "1", "2"]  # a scalar attribute is seen at every step
+    assert "sk-" not in str(preview)
+    _, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
+    first_changed = next(p[0] for p in previews if p[2] == "Visitor.visit"
+                         and dict(p[3]["children"])[".visited"]["repr"] == "41")
+    # the change: nothing in the code or in any local, only in the bounded object's state
+    result = run_cli("replay", str(path), "--trust", "--json", env={"BIG_SELF_BUMP": "40"},
+                     timeout=120)
+    data = json.loads(result.stdout[result.stdout.find("{\n"):])
+    assert data["status"] == "divergence", data["message"]
+    assert data["divergence"]["step"] == first_changed
