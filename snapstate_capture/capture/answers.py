@@ -12,7 +12,10 @@ where the model class lives. Either refusal records nothing.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+from ..errors import SnapStateError
 
 _JSON_TYPES = (dict, list, str, int, float, bool, type(None))
 
@@ -77,4 +80,21 @@ def parse_typed(text: str, spec: dict[str, Any] | None) -> Any:
             return json.loads(text)
         except ValueError:
             return text
+    return text
+
+
+def read_answer_file(path: Path) -> Any:
+    """The answer held in file ``path``: its JSON value for a ``.json`` file, else its text
+    (UTF-8, as written). Raises ``SnapStateError`` naming the file when it cannot be read or
+    a ``.json`` file is not JSON. Used by ``snapstate resume --answer-file`` and by the
+    worker's ``--answers-from`` directory."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapStateError(f"{path}: cannot read the answer ({exc})") from None
+    if path.suffix == ".json":
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise SnapStateError(f"{path}: not JSON ({exc})") from None
     return text

@@ -12,7 +12,6 @@ holds is skipped, not waited for. ``serve`` repeats passes until stopped.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..capture.answers import read_answer_file
 from ..errors import SnapStateError
 from ..store.leases import LeaseHeld
 from ..store.locations import is_store_url, location_label
@@ -183,16 +183,10 @@ def _answer_file(answers: Path, run_id: str) -> Path | None:
 
 
 def _read_answer(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SnapStateError(f"{path}: cannot read the answer ({exc})") from None
-    if path.suffix == ".json":
-        try:
-            return json.loads(text)
-        except ValueError as exc:
-            raise SnapStateError(f"{path}: not JSON ({exc})") from None
-    return text.rstrip("\n")
+    """An answer file of the ``--answers-from`` directory; a text answer loses its final
+    newline (``echo yes > RUN.txt``)."""
+    answer = read_answer_file(path)
+    return answer.rstrip("\n") if isinstance(answer, str) else answer
 
 
 def _file_away(path: Path, folder: Path, why: str | None = None) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from snapstate_capture import SnapStateError
-from snapstate_capture.capture.answers import check_answer, parse_typed
+from snapstate_capture.capture.answers import check_answer, parse_typed, read_answer_file
 from snapstate_capture.durable.resume import NO_ANSWER, AnswerRefused, NeedsAnswer, resume
 
 from ..safe_text import escape_controls, plain
@@ -59,17 +59,7 @@ def read_answer(args: argparse.Namespace) -> Any:
         except ValueError as exc:
             raise SnapStateError(f"{args.file}: --answer-json is not JSON ({exc})") from None
     if args.answer_file is not None:
-        path = Path(args.answer_file)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SnapStateError(f"{path}: cannot read the answer ({exc})") from None
-        if path.suffix == ".json":
-            try:
-                return json.loads(text)
-            except ValueError as exc:
-                raise SnapStateError(f"{path}: not JSON ({exc})") from None
-        return text
+        return read_answer_file(Path(args.answer_file))
     return NO_ANSWER
 
 
