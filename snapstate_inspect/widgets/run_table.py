@@ -23,6 +23,7 @@ from textual.strip import Strip
 from ..model.run_list import RunList, RunRow
 from ..safe_text import escape_controls
 from .status import STATUS_STYLE
+from .timeline import CURSOR_BINDINGS
 
 #: (title, width) of the fixed columns after the name; the name takes what is left.
 COLUMNS = (("status", 9), ("user", 10), ("host", 14), ("start", 19), ("duration", 9),
@@ -62,15 +63,7 @@ class RunTable(ScrollView, can_focus=True):
     RunTable:focus > .run-table--cursor { background: $accent; }
     RunTable > .run-table--dim { color: $text-muted; }
     """
-    BINDINGS = [
-        Binding("up", "move(-1)", "Previous", show=False),
-        Binding("down", "move(1)", "Next", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
-        Binding("enter", "choose", "Show run", show=True),
-    ]
+    BINDINGS = [*CURSOR_BINDINGS, Binding("enter", "choose", "Show run", show=True)]
 
     cursor: reactive[int] = reactive(0, repaint=False)
 

@@ -51,7 +51,6 @@ def format_offset(seconds: float) -> str:
     return f"+{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
 
 
-
 #: Keys of a virtual list with a row cursor: arrows, pages, first and last. Handled by the
 #: widget's ``move``, ``page`` and ``jump`` actions (shared with ``AlignedTimeline``).
 CURSOR_BINDINGS = [
@@ -62,6 +61,7 @@ CURSOR_BINDINGS = [
     Binding("home", "jump(0)", "First", show=False),
     Binding("end", "jump(-1)", "Last", show=False),
 ]
+
 
 class TimelineView(ScrollView, can_focus=True):
     """Rows of a run's steps with a cursor on the selected step.
