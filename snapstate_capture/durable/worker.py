@@ -46,6 +46,8 @@ class Event:
     def line(self) -> str:
         """``2025-01-02 09:00:01 agent.snap 1a2b3c4d woke: continued as 5e6f7a8b (finished)``"""
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        if not self.action:  # a summary line (``pending``)
+            return f"{stamp} {self.detail}"
         return f"{stamp} {self.file} {self.run[:8]} {self.action}: {self.detail}"
 
 
@@ -111,12 +113,47 @@ def serve(files: Callable[[], list[Path | str]], *, answers: Path | None = None,
           trust: bool = False, allow_drift: bool = False, interval: float = DEFAULT_INTERVAL,
           once: bool = False, log: Callable[[Event], None] | None = None) -> None:
     """Run passes over ``files()`` (re-listed each pass) every ``interval`` seconds until
-    interrupted; one pass when ``once``."""
+    interrupted; one pass when ``once`` (and, when it resumed nothing, one ``pending`` line
+    handed to ``log`` as an event without file or run)."""
     while True:
-        run_pass(files(), answers=answers, trust=trust, allow_drift=allow_drift, log=log)
+        listed = files()
+        events = run_pass(listed, answers=answers, trust=trust, allow_drift=allow_drift,
+                          log=log)
         if once:
+            if not events and log is not None:
+                log(Event("", "", "", pending(listed)))
             return
         time.sleep(interval)
+
+
+def pending(files: list[Path | str]) -> str:
+    """One line on what is still paused in ``files`` once a pass resumed nothing:
+    ``nothing due: 1 sleeping run (next due 2025-01-02 09:00:45), 2 waiting for an answer``
+    (a file that cannot be read is left out: the pass has reported it)."""
+    now = time.time()
+    dues: list[float] = []
+    waiting = 0
+    for path in files:
+        try:
+            with open_timeline(path) as timeline:
+                for run in timeline.runs:
+                    if run.pause is None or run.continued_as:
+                        continue
+                    if run.status == "sleeping":
+                        dues.append(float(run.pause.get("due") or 0))
+                    elif run.status == "waiting":
+                        waiting += 1
+        except SnapStateError:
+            continue
+    parts = []
+    if dues:
+        soonest = min(dues)
+        when = ("due now" if soonest <= now else "next due " + time.strftime(
+            "%Y-%m-%d %H:%M:%S", time.localtime(soonest)))
+        parts.append(f"{len(dues)} sleeping run{'s' if len(dues) != 1 else ''} ({when})")
+    if waiting:
+        parts.append(f"{waiting} waiting for an answer")
+    return "nothing due: " + (", ".join(parts) if parts else "no paused runs")
 
 
 def _paused(path: Path | str) -> tuple[list[str], list[str]]:

@@ -47,6 +47,11 @@ def test_a_sleeping_run_is_woken_by_the_worker_only_once_it_is_due(tmp_path):
         assert events == []
         with pytest.raises(NotDue, match="sleeps until"):
             snap.resume(path)
+        # a --once pass that resumes nothing says what is still paused, and when it is due
+        early = run_cli("worker", str(tmp_path), "--once")
+        if time.time() < due:
+            assert early.returncode == 0, early.stderr
+            assert "nothing due: 1 sleeping run (next due " in early.stdout, early.stdout
     assert [r["status"] for r in runs_json(path)] == ["sleeping"]
     time.sleep(max(0.0, due - time.time()) + 0.1)
     woke = run_cli("worker", str(tmp_path), "--once", env=PAUSE_AT_ONCE)
@@ -61,7 +66,8 @@ def test_a_sleeping_run_is_woken_by_the_worker_only_once_it_is_due(tmp_path):
         assert [s.kind for s in wake] == ["waiting", "effect"]
         assert float(wake[1].extra["result"].repr) >= due
     again = run_cli("worker", str(tmp_path), "--once")
-    assert again.stdout == ""  # a woken run is not woken twice
+    # a woken run is not woken twice
+    assert again.stdout.endswith(" nothing due: no paused runs\n"), again.stdout
 
 
 def test_a_rate_limited_effect_sleeps_and_its_retry_runs_once_resumed(tmp_path):
