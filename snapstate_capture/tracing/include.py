@@ -6,6 +6,14 @@ files matching one of them are traced instead. ``exclude`` globs always win. A g
 (``fnmatch``) against the absolute path, the path relative to the current directory and the
 file's base name, so ``--include '*/json/*'``, ``--include 'agent/*.py'`` and
 ``--include tool.py`` all work. Snapstate's own files are never traced.
+
+Nor is what snapstate's own code calls: replay reading the recording with ``json`` while
+``--include '*/json/*'`` is on would otherwise be program steps the recording never had.
+``own_kind`` sorts snapstate's files for the tracer: ``MACHINERY`` (capture, replay and store
+work: whatever it calls is no program step) and ``HANDS_OVER`` (the modules whose functions call
+the program's own callables: ``record`` and ``@step`` wrappers, effects, the patched clocks and
+ids, the lineage hooks on threads, tasks and pools, the framework integrations' patches, the
+``snapstate record`` and replay runners — what they call is the program's).
 """
 
 from __future__ import annotations
@@ -15,6 +23,44 @@ import os
 from collections.abc import Iterable
 
 from ..capture.frames import _INSPECT_DIR, _LIBRARY_DIRS, _PACKAGE_DIR
+
+
+#: ``own_kind`` results.
+NOT_OWN, MACHINERY, HANDS_OVER = 0, 1, 2
+
+#: Snapstate's modules that hand control to the program (see the module docstring), relative
+#: to the folder holding both packages.
+_HANDS_OVER_FILES = tuple(os.path.join(*parts) for parts in (
+    ("snapstate_capture", "capture", "api.py"),
+    ("snapstate_capture", "capture", "effects.py"),
+    ("snapstate_capture", "capture", "nondeterminism.py"),
+    ("snapstate_capture", "capture", "lineage.py"),
+    ("snapstate_capture", "capture", "retry.py"),
+    ("snapstate_capture", "capture", "imports.py"),
+    ("snapstate_capture", "integrations", "base.py"),
+    ("snapstate_capture", "integrations", "calls.py"),
+    ("snapstate_capture", "integrations", "langgraph", "patches.py"),
+    ("snapstate_capture", "integrations", "pydantic_ai", "patches.py"),
+    ("snapstate_capture", "integrations", "openai_agents", "patches.py"),
+    ("snapstate_capture", "replay", "child.py"),
+    ("snapstate_inspect", "commands", "record.py"),
+))
+_ROOT = os.path.dirname(_PACKAGE_DIR)
+_own_kinds: dict[str, int] = {}
+
+
+def own_kind(filename: str) -> int:
+    """``NOT_OWN`` for a file that is not snapstate's, else ``MACHINERY`` or ``HANDS_OVER``."""
+    kind = _own_kinds.get(filename)
+    if kind is None:
+        kind = NOT_OWN
+        if not filename.startswith("<"):
+            real = os.path.realpath(filename)
+            if real.startswith((_PACKAGE_DIR + os.sep, _INSPECT_DIR + os.sep)):
+                relative = os.path.relpath(real, _ROOT)
+                kind = HANDS_OVER if relative in _HANDS_OVER_FILES else MACHINERY
+        _own_kinds[filename] = kind
+    return kind
 
 
 class IncludeRule:

@@ -31,7 +31,7 @@ from ..capture.tasks import current_task_name, pending_tasks
 from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
 from ..capture.frames import FrameCapturer
-from .include import IncludeRule
+from .include import MACHINERY, NOT_OWN, IncludeRule, own_kind
 from ..options import CaptureOptions
 from ..capture import lineage
 from ..store import task_column
@@ -224,10 +224,28 @@ class Tracer:
             self._fids[frame] = resumed[1]
             self._tasks_changed()
             return resumed[0]
+        if frame.f_back not in self._fids and self._called_by_snapstate(frame):
+            return None
         fid, pairs = self._open(frame, info, OPEN)
         if info.suspends:
             self._tasks_changed()
         return local_trace_function(self, frame, info, fid, pairs)
+
+    def _called_by_snapstate(self, frame: types.FrameType) -> bool:
+        """True when ``frame`` runs for snapstate's own work (``include.own_kind``): the nearest
+        traced caller or snapstate frame below it is a snapstate frame of the machinery (replay
+        reading its recording with ``json``, a store write), not one handing over to the
+        program. Such a call is never a program step, nor is anything it calls."""
+        back = frame.f_back
+        fids = self._fids
+        while back is not None:
+            if back in fids:
+                return False
+            kind = own_kind(back.f_code.co_filename)
+            if kind != NOT_OWN:
+                return kind == MACHINERY
+            back = back.f_back
+        return False
 
     def _fid_of(self, frame: types.FrameType) -> int:
         """The fid of ``frame``, adopting it (and its untraced included callers) if needed."""

@@ -61,3 +61,33 @@ def test_stop_points_in_traced_runs_are_refused_clearly(tmp_path):
     result = run_cli("replay", str(path), "--trust", "--to", "5", "--pdb")
     assert result.returncode == 2
     assert "--pdb at a step of a traced run is not supported yet" in result.stderr
+
+
+JSON_PROGRAM = '''\
+import json
+import snapstate_capture as snap
+
+data = json.loads('{"a": [1, 2, 3]}')
+snap.checkpoint("parsed", data=data)
+print(json.dumps(data, sort_keys=True))
+'''
+
+
+def test_a_library_snapstate_itself_uses_is_traced_only_where_the_program_calls_it(tmp_path):
+    """``--include '*/json/*'``: replay reads its recording with ``json`` under the tracer, and
+    a checkpoint's capture may use it too; only the program's two calls are steps, so the
+    replay is the recording's (it diverged at step 0 on replay's own ``json.loads``)."""
+    program = tmp_path / "uses_json.py"
+    program.write_text(JSON_PROGRAM)
+    path = tmp_path / "json.snap"
+    done = run_cli("record", "-o", str(path), "--trace", "calls", "--include", "*/json/*",
+                   str(program), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        steps = list(timeline.runs[-1].steps)
+    outer = [s.function for s in steps if s.kind == "call" and len(s.frames) == 1]
+    assert outer == ["loads", "dumps"], [(s.kind, s.function) for s in steps]
+    assert [s.label for s in steps if s.kind == "checkpoint"] == ["parsed"]
+    result, data = replay_json(path)
+    assert result.returncode == 0, (result.stdout[-2000:], result.stderr[-2000:])
+    assert data["message"] == f"replayed {len(steps)} steps, no divergence", data
