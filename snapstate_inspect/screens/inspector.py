@@ -24,6 +24,7 @@ from snapstate_capture import SnapStateError
 
 from .. import keymap
 from ..model.history import Selection
+from ..model.trust_state import SYNC_TRUST_STEPS, trust_verdict
 from ..model.values import REMOVED, SAME, frame_changes, matching_frame
 from ..safe_text import plain
 from ..widgets.detail import DetailView
@@ -82,6 +83,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
         self._was_complete = False  # the panels were drawn complete at least once
         self._detail_shown: tuple | None = None
         self._note = ""
+        self._trust: dict[str, str] = {}  # run id -> ``status.TRUST_LABELS`` key
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -303,7 +305,8 @@ class InspectorScreen(InspectorActions, Screen[None]):
         status = self.query_one(StatusBar)
         if run is None:
             status.update_status(file=str(app.reader.path), run_name="-", run_id="", status="-",
-                                 step=0, count=0, trusted=app.reader.trust, follow=False,
+                                 step=0, count=0, trust="flag" if app.reader.trust else
+                                 "untrusted", follow=False,
                                  note=self._note)
             return
         note = self._note
@@ -314,7 +317,26 @@ class InspectorScreen(InspectorActions, Screen[None]):
         status.update_status(file=os.path.basename(str(app.reader.path)), run_name=run.name,
                              run_id=run.id, status=run.status,
                              step=sel.step if sel else 0, count=self.query_one(TimelineView).count,
-                             trusted=app.reader.trust, follow=app.follow, note=note)
+                             trust=self._trust_of(run), follow=app.follow, note=note)
+
+    def _trust_of(self, run: Any) -> str:
+        """The status bar's trust state of ``run``: ``--trust``, else its signature's verdict,
+        checked once per run, in a worker for a long run (verifying reads all its steps)."""
+        if self.app.reader.trust:
+            return "flag"
+        state = self._trust.get(run.id)
+        if state is None and len(run.steps) <= SYNC_TRUST_STEPS:
+            state = self._trust[run.id] = trust_verdict(run)
+        elif state is None:
+            state = self._trust[run.id] = "checking"
+            self._check_trust(run)
+        return state
+
+    @work(thread=True, group="trust")
+    def _check_trust(self, run: Any) -> None:
+        self._trust[run.id] = trust_verdict(run)
+        self.app.call_from_thread(self._update_status)
+
 
     def say(self, message: str) -> None:
         """A short note in the status bar (and a toast), e.g. "no next exception"."""

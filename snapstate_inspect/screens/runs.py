@@ -46,7 +46,8 @@ def run_label(run: Run, current: bool) -> Text:
 class RunsScreen(ModalScreen[str | None]):
     """Dismisses with the chosen run's id, or None (q)."""
 
-    BINDINGS = [Binding("q,r", "cancel", "Close", show=True)]
+    BINDINGS = [Binding("q,r", "cancel", "Close", show=True),
+                Binding("a", "answer", "Answer this wait", show=True)]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="runs-box", classes="dialog"):
@@ -58,23 +59,26 @@ class RunsScreen(ModalScreen[str | None]):
         tree: Tree[str] = self.query_one("#runs-tree", Tree)
         tree.show_root = False
         current = self.app.current_run.id if self.app.current_run is not None else None
-        cursor = None
+        added = 0
+        cursor_line: int | None = None
 
         def add(parent: TreeNode[str], node: RunNode) -> None:
-            nonlocal cursor
+            # Every node is expanded, so a node's line is its place in this depth-first walk.
+            nonlocal added, cursor_line
             label = run_label(node.run, node.run.id == current)
+            if node.run.id == current:
+                cursor_line = added
+            added += 1
             item = (parent.add(label, node.run.id, expand=True) if node.children
                     else parent.add_leaf(label, node.run.id))
-            if node.run.id == current:
-                cursor = item
             for child in node.children:
                 add(item, child)
 
         for root in run_tree(self.app.runs):
             add(tree.root, root)
         tree.focus()
-        if cursor is not None:
-            tree.move_cursor(cursor)
+        if cursor_line is not None:  # the current run highlighted (``a`` acts on it)
+            tree.cursor_line = cursor_line
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         event.stop()
@@ -83,3 +87,15 @@ class RunsScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def action_answer(self) -> None:
+        """``a``: show the highlighted run and answer its wait (``answer.answer_wait``, which
+        says so when the run does not wait)."""
+        from .answer import answer_wait
+
+        node = self.query_one("#runs-tree", Tree).cursor_node
+        if node is None or not node.data:
+            return
+        app = self.app
+        self.dismiss(node.data)  # the inspector shows that run
+        app.call_after_refresh(answer_wait, app)

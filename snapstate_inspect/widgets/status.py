@@ -11,9 +11,19 @@ STATUS_STYLE = {"finished": "green", "failed": "red", "crashed": "bold red", "ru
                 "waiting": "bold magenta", "sleeping": "bold blue"}
 
 
+#: What the status bar says of the run's trust state (``status_text(trust=...)``): whether a
+#: fork, replay or the REPL would load its payloads without ``--trust`` (trust/gate.py).
+TRUST_LABELS = {"flag": ("trusted (--trust)", "green"),
+                "own": ("signed by you", "green"),
+                "teammate": ("signed by a trusted teammate", "green"),
+                "checking": ("checking its signature…", "dim"),
+                "untrusted": ("untrusted (previews only)", "dim")}
+
+
 def status_text(*, file: str, run_name: str, run_id: str, status: str, step: int, count: int,
-                trusted: bool, follow: bool, note: str = "") -> Text:
-    """The status line as plain text with styles (every value from the file escaped)."""
+                trust: str, follow: bool, note: str = "") -> Text:
+    """The status line as plain text with styles (every value from the file escaped);
+    ``trust`` is a key of ``TRUST_LABELS``."""
     text = Text()
     text.append_text(plain(file, "bold"))
     text.append("  run ", style="dim")
@@ -23,8 +33,8 @@ def status_text(*, file: str, run_name: str, run_id: str, status: str, step: int
     text.append("  step ", style="dim")
     text.append(f"{step} of {count}" if count else "- of 0", style="bold")
     text.append("  ")
-    text.append("trusted" if trusted else "untrusted (previews only)",
-                style="green" if trusted else "dim")
+    label, style = TRUST_LABELS.get(trust, TRUST_LABELS["untrusted"])
+    text.append(label, style=style)
     if follow:
         text.append("  following live", style="bold yellow")
     if note:

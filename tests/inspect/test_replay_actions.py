@@ -108,9 +108,7 @@ async def test_a_waiting_run_is_marked_and_answered_with_a(tmp_path):
             assert any("⏸ waits for 'legal': Legal ok?" in label for label in labels), labels
             assert any("✓ waited for 'approval', continued as" in label for label in labels)
             assert any("continues " in label and "⏸" in label for label in labels)
-            await pilot.press("q")
-            await settle(pilot)
-            await pilot.press("a")
+            await pilot.press("a")  # on the highlighted (waiting) run, in the runs tree
             await settle(pilot)
             assert isinstance(app.screen, AnswerScreen)
             await pilot.press(*"maybe", "enter")
@@ -125,3 +123,25 @@ async def test_a_waiting_run_is_marked_and_answered_with_a(tmp_path):
             assert app.current_run.parent.run_id == waiting.id
             assert app.current_run.status == "finished"
     assert side_lines(side) == ["draft cats", "draft cats (yes)"]
+
+
+async def test_the_status_bar_says_whose_signature_lets_payloads_load(tmp_path):
+    """Your own run is "signed by you" (a fork loads it without --trust), a stranger's run
+    "untrusted (previews only)": the bar tells which, not whether --trust was passed."""
+    from snapstate_inspect.widgets.status import StatusBar
+
+    own, _, _ = _signed_agent(tmp_path)
+    (tmp_path / "theirs").mkdir()
+    with as_stranger(tmp_path):
+        theirs, _, _ = record_agent(tmp_path / "theirs", rounds=1)
+    for path, expected in ((own, "signed by you"), (theirs, "untrusted (previews only)")):
+        with snap.open_timeline(path) as reader:
+            app = SnapStateApp(reader)
+            async with app.run_test(size=(140, 40)) as pilot:
+                await settle(pilot)
+                for _ in range(50):  # the signature is checked in a worker
+                    text = app.screen.query_one(StatusBar)._text.plain
+                    if "checking" not in text:
+                        break
+                    await pilot.pause(0.05)
+                assert expected in text, (path, text)
