@@ -17,7 +17,10 @@ preview (memory addresses blanked), so a change deeper inside is seen where it r
 local or a return value of its own. After ``CLASS_STRIKES`` instances of a class were found
 big, its instances are taken as big without counting (the count is the cost this module is
 there to avoid); the decision depends only on what the run did before, so a replay and a
-second recording of the same run decide alike. Builtin containers are counted every time.
+second recording of the same run decide alike. Builtin containers are counted every time,
+but a count stops as soon as it meets an instance of a class taken as big: whatever reaches a big
+object is big (pyflakes passes its list of scopes to thousands of calls; counting 1,000 objects
+of it at each one was a third of a traced run's time).
 
 Checkpoints, ``@step`` functions and effects are not bounded: they capture in full.
 """
@@ -65,9 +68,10 @@ _CONTAINERS = (dict, list, tuple, set, frozenset)
 _CHEAP = frozenset({str, bytes, int, float, complex, bool, type(None)})
 
 
-def reach(obj: Any, limit: int = PROBE_LIMIT) -> int | None:
+def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = ()) -> int | None:
     """How many objects ``obj`` reaches (itself excluded, leaves of ``_LEAVES`` not counted),
-    or None as soon as it is more than ``limit``. Reads references through ``tp_traverse``
+    or None as soon as it is more than ``limit`` or reaches an instance of a class in ``big``
+    (classes taken as big). Reads references through ``tp_traverse``
     (``gc.get_referents``): no code of the program runs, no attribute is looked up."""
     seen = {id(obj)}
     todo = [obj]
@@ -79,6 +83,8 @@ def reach(obj: Any, limit: int = PROBE_LIMIT) -> int | None:
             cls = type(child)
             if cls in leaves or isinstance(child, type):
                 continue
+            if cls in big:
+                return None
             key = id(child)
             if key in seen:
                 continue
@@ -100,22 +106,28 @@ class BigValues:
     def __init__(self, options: ValueOptions) -> None:
         self.options = dataclasses.replace(options, max_depth=min(1, options.max_depth))
         self._strikes: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()
+        #: the classes taken as big (``CLASS_STRIKES`` reached): a count stops at their instances.
+        #: A plain set (a ``WeakSet`` lookup cost more than the count it saves); the classes are
+        #: held as the encoder's caches hold them, until the recording ends.
+        self._big: set[type] = set()
 
     def is_big(self, value: Any) -> bool:
         """True when ``value`` reaches more than ``PROBE_LIMIT`` objects (or its class was
         found big ``CLASS_STRIKES`` times)."""
         cls = type(value)
         builtin = cls in _BUILTIN
-        if not builtin and self._strikes.get(cls, 0) >= CLASS_STRIKES:
+        if not builtin and cls in self._big:
             return True
         try:
-            if reach(value) is not None:
+            if reach(value, PROBE_LIMIT, self._big) is not None:
                 return False
         except Exception:  # noqa: BLE001 - an unreadable object: captured as before
             return False
         if not builtin:
             try:
-                self._strikes[cls] = self._strikes.get(cls, 0) + 1
+                strikes = self._strikes[cls] = self._strikes.get(cls, 0) + 1
+                if strikes >= CLASS_STRIKES:
+                    self._big.add(cls)
             except TypeError:  # a class that cannot be weakly referenced: counted every time
                 pass
         return True

@@ -43,6 +43,19 @@ def test_big_values_are_judged_by_reach_then_by_class():
     assert not big.is_big([[1]])  # builtin containers are counted every time
 
 
+def test_a_count_stops_at_an_instance_of_a_class_taken_as_big():
+    big = BigValues(ValueOptions())
+    small = Holder([])
+    assert not big.is_big([small, [1]])
+    for _ in range(3):
+        assert big.is_big(Holder([[i] for i in range(PROBE_LIMIT)]))
+    # Holder is taken as big now: whatever reaches one is big, without counting the rest
+    assert reach([[1], small], big={Holder}) is None
+    assert big.is_big([small, [1]])
+    assert big.is_big({"deep": [[small]]})
+    assert not big.is_big([[1], (2, [3])])
+
+
 def test_a_bounded_preview_is_one_level_without_addresses_or_secrets():
     value = Holder([[i] for i in range(PROBE_LIMIT)])
     preview = bounded_preview(value, ValueOptions(max_depth=1))
