@@ -62,6 +62,7 @@ _LEAVES = frozenset({str, bytes, int, float, complex, bool, type(None), type, ty
 _BUILTIN = frozenset({dict, list, tuple, set, frozenset})
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _CONTAINERS = (dict, list, tuple, set, frozenset)
+_BASES = {cls: cls for cls in _CONTAINERS}  # the containers themselves (subclasses: isinstance)
 
 #: Children previewed by the ordinary builder (a bounded text); any other child is summarised
 #: by its type and size without running its repr or reading its items.
@@ -141,8 +142,8 @@ def shallow_key(obj: Any, limit: int) -> tuple | None:
     cls = type(obj)
     try:
         if isinstance(obj, dict):
-            parts = tuple((_key_part(k), _part(v))
-                          for k, v in itertools.islice(dict.items(obj), limit))
+            parts = tuple([(_key_part(k), _part(v))
+                           for k, v in itertools.islice(dict.items(obj), limit)])
             return (cls, dict.__len__(obj), parts)
         if isinstance(obj, (list, tuple)):
             base = list if isinstance(obj, list) else tuple
@@ -153,7 +154,7 @@ def shallow_key(obj: Any, limit: int) -> tuple | None:
         if cls.__repr__ is not object.__repr__:
             return None
         attrs = (static_attributes(obj) or []) if _plain_pickling(cls) else []
-        return (cls, id(obj), tuple((k, _part(v)) for k, v in attrs[:limit]))
+        return (cls, id(obj), tuple([(k, _part(v)) for k, v in attrs[:limit]]))
     except Exception:  # noqa: BLE001 - unreadable: the preview is built each time
         return None
 
@@ -162,6 +163,9 @@ def _part(value: Any) -> tuple:
     cls = type(value)
     if cls in _CHEAP:
         return (cls, value.hex() if cls is float else value)
+    base = _BASES.get(cls)
+    if base is not None:
+        return (cls, base.__len__(value))
     if isinstance(value, _CONTAINERS):
         base = next(b for b in _CONTAINERS if isinstance(value, b))
         return (cls, base.__len__(value))

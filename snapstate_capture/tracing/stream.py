@@ -82,6 +82,11 @@ class ValueEncoder:
     items, the step holding ``(preview, payload, serializer)``. Equal contents captured twice
     give the same reference without a second capture (a bounded cache by content hash).
     Never raises.
+
+    Within one trace event (``begin_event``/``end_event``, the tracer's call events: the caller
+    caught up, the callee's locals taken) the program does not run, so an object met twice —
+    the caller's ``self`` is the callee's ``self`` — is captured once: the second capture under
+    the same name returns the first one's reference.
     """
 
     CACHE_LIMIT = 50_000
@@ -89,6 +94,10 @@ class ValueEncoder:
     def __init__(self, options: CaptureOptions, emit: Any) -> None:
         self.options = options
         self.emit = emit
+        #: during one event: ``(id, name) -> (value, ref)`` (the values held, so no id is
+        #: reused), for the thread ``_memo_thread`` only; None between events
+        self._memo: dict[tuple[int, str | None], tuple[Any, tuple]] | None = None
+        self._memo_thread = 0
         self.sent: set[str] = set()
         self._redacted: dict[str, tuple] = {}
         self._cache: dict[str, tuple] = {}
@@ -113,10 +122,35 @@ class ValueEncoder:
             self._redacted[preview["type"]] = ref
         return ref
 
+    def begin_event(self) -> bool:
+        """Start remembering this thread's captures until ``end_event`` (False, and nothing
+        remembered, while another event is open: another thread's)."""
+        if self._memo is not None:
+            return False
+        self._memo = {}
+        self._memo_thread = threading.get_ident()
+        return True
+
+    def end_event(self) -> None:
+        """Forget the event's captures (after a ``begin_event`` that returned True)."""
+        self._memo = None
+
     def capture(self, value: Any, name: str | None) -> tuple:
         """Capture one value (see the class docstring); returns its reference tuple."""
         if name is not None and self.options.values.redacts(name, value):
             return self.redacted(value)
+        memo = self._memo
+        if memo is None or self._memo_thread != threading.get_ident():
+            return self._capture(value, name)
+        key = (id(value), name)
+        hit = memo.get(key)
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        ref = self._capture(value, name)
+        memo[key] = (value, ref)
+        return ref
+
+    def _capture(self, value: Any, name: str | None) -> tuple:
         try:
             data = marshal.dumps(value)
         except (ValueError, TypeError, RecursionError):

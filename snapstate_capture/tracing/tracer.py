@@ -192,10 +192,15 @@ class Tracer:
             info = self._info(frame.f_code)
         if info is False:
             return theirs
+        encoder = self.encoder
+        mine = encoder.begin_event()
         try:
             ours = self._call(frame, info)
         except Exception:  # noqa: BLE001 - a capture failure never reaches the program
             ours = None
+        finally:
+            if mine:
+                encoder.end_event()
         if theirs is None:
             if ours is not None and not self.lines:
                 frame.f_trace_lines = False
