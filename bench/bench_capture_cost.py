@@ -79,21 +79,26 @@ def agent(messages: list, plan: list, scratchpad: dict, table: dict | None,
     return counter
 
 
+def _parts(variant: str, steps: int) -> tuple[list, list, dict, dict | None, list | None, int]:
+    """The variant's state, built in a frame of its own: the recorded stack starts at
+    ``run_workload``, whose locals must hold none of it (W1's state is the agent frame's)."""
+    state = storage.initial_state("w1")
+    table = {f"row{i}": i for i in range(100)} if variant == "w1dict" else None
+    records = _records() if variant == "w2dicts" else None
+    return (state["messages"], state["plan"], state["scratchpad"], table, records, steps)
+
+
 def run_workload(variant: str, steps: int, capture: bool, path: str) -> dict[str, Any]:
     import snapstate_capture as snap
 
     snap.checkpoint()  # the lazy import of the capture package, paid before timing
     storage._prepare(steps)
-    state = storage.initial_state("w1")
-    table = {f"row{i}": i for i in range(100)} if variant == "w1dict" else None
-    records = _records() if variant == "w2dicts" else None
-    parts = (state["messages"], state["plan"], state["scratchpad"], table, records, steps)
     _STAMPS.clear()
     if capture:
         with snap.record(path, name=f"bench-{variant}"):
-            agent(*parts)
+            agent(*_parts(variant, steps))
     else:
-        agent(*parts)
+        agent(*_parts(variant, steps))
     cpu = [b[0] - a[0] for a, b in zip(_STAMPS, _STAMPS[1:])]
     wall = [b[1] - a[1] for a, b in zip(_STAMPS, _STAMPS[1:])]
     tenth = max(len(cpu) // 10, 1)

@@ -96,6 +96,7 @@ class _Entry:
     chunked: ChunkState | None = None  # big exact list/dict: its chunks (``chunk_capture.py``)
     obj: Any = None                  # modules and functions: the object itself
     memo: dict[int, list] | None = None  # exact dict/list: its preview's children memo
+    ident: list[Any] | None = None   # exact dict: its identity digest's memo
 
 
 def _plain_pickling(cls: type) -> bool:
@@ -194,15 +195,17 @@ class ValueCache:
         """Capture ``value`` whole and remember ``detector`` for the next step; ``payload``:
         the detector is the value's plain pickle (which may then be its payload)."""
         previous = self._slots.get(slot)
-        memo = None
+        memo = ident = None
         if type(value) is dict or type(value) is list:
-            memo = (previous.memo if previous is not None and previous.memo is not None
-                    and previous.kind is type(value) else {})
+            same_kind = previous is not None and previous.kind is type(value)
+            memo = previous.memo if same_kind and previous.memo is not None else {}
+            if type(value) is dict:
+                ident = previous.ident if same_kind and previous.ident is not None else []
         plain = (detector if detector is not None and payload and self.options.payloads
                  and is_plain_payload(value, detector, self.options.values) else None)
         captured = capture_value(value, name=name, options=self.options.values,
                                  payloads=self.options.payloads, reuse=memo,
-                                 plain_payload=plain)
+                                 plain_payload=plain, identity_memo=ident)
         top_key, kids_key, kids_data = self._store_preview(captured.preview, previous, out,
                                                            split=False, memo=memo)
         ref: dict[str, Any] = {"p": top_key}
@@ -213,7 +216,7 @@ class ValueCache:
         if captured.error:  # no payload, placeholder parts, or not loadable: counted on the step
             out.errors.append(f"{name}: {captured.error}")
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data,
-                                   memo=memo)
+                                   memo=memo, ident=ident)
         return ref
 
     def _store_preview(self, preview: dict[str, Any], previous: _Entry | None, out: Any, *,
@@ -363,10 +366,10 @@ class ValueCache:
                 key = add_blob(out, canonical_json(top), entry.top_key)
                 return key, entry.kids_key, entry.kids_data, preview
             return add_blob(out, canonical_json(preview), entry.top_key), None, None, preview
-        captured = capture_value(value, name=name, options=self.options.values, payloads=False)
         # No identity digest for chunked containers: it would be stale in the reused preview
         # above and costs a walk of every element at each step; their chunk pickles compare.
-        captured.preview.pop("identity", None)
+        captured = capture_value(value, name=name, options=self.options.values, payloads=False,
+                                 identify=False)
         top_key, kids_key, kids_data = self._store_preview(captured.preview, entry, out)
         return top_key, kids_key, kids_data, captured.preview
 

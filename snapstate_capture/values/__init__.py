@@ -42,7 +42,8 @@ class CapturedValue:
 
 def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
                   payloads: bool = True, reuse: dict[int, list] | None = None,
-                  plain_payload: bytes | None = None, identify: bool = True) -> CapturedValue:
+                  plain_payload: bytes | None = None, identify: bool = True,
+                  identity_memo: list[Any] | None = None) -> CapturedValue:
     """Capture ``obj`` (found under ``name``) as preview + payload; never raises.
 
     Secret names (``options.redacts``) give a redacted preview and no payload; credentials
@@ -54,12 +55,15 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
     ``plain_payload``: the payload bytes when the caller has checked them with
     ``payload.is_plain_payload`` (then the value is not serialized again). ``identify``:
     store the identity digest in the preview (False for bounded traced values, which are
-    compared by their preview).
+    compared by their preview). ``identity_memo``: this slot's memo for
+    ``identity.capture_identity`` (kept by the caller, updated).
     """
     if name is not None and options.is_secret(name):
-        return _guarded(obj, name, options, payloads, reuse, plain_payload, identify)
+        return _guarded(obj, name, options, payloads, reuse, plain_payload, identify,
+                        identity_memo)
     with caught_warnings() as said:
-        captured = _guarded(obj, name, options, payloads, reuse, plain_payload, identify)
+        captured = _guarded(obj, name, options, payloads, reuse, plain_payload, identify,
+                            identity_memo)
     if not said:
         return captured
     note = "warning while capturing: " + "; ".join(said[:3])
@@ -70,7 +74,7 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
 
 def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
              reuse: dict[int, list] | None, plain_payload: bytes | None,
-             identify: bool = True) -> CapturedValue:
+             identify: bool = True, identity_memo: list[Any] | None = None) -> CapturedValue:
     try:
         if name is not None and options.redacts(name, obj):
             return CapturedValue(redacted_preview(obj), None, None)
@@ -82,7 +86,7 @@ def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
             preview["machinery"] = True
             return CapturedValue(preview, None, None)
         if identify and not builder.secret_values:  # a digest over a secret: guessable
-            digest = capture_identity(obj)
+            digest = capture_identity(obj, identity_memo)
             if digest is not None:
                 preview["identity"] = digest
         if not payloads:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import copyreg
 import hashlib
 import marshal
+from operator import and_ as _and, is_ as _is
 import types
 import weakref
 from typing import Any, Callable
@@ -379,19 +380,56 @@ def same_objects(a: Any, b: Any) -> bool:
     return first is not None and first == identity(b)
 
 
+#: ``_h``'s length prefix of a 16-byte part.
+_PREFIX16 = (16).to_bytes(4, "little")
+_DICT_TAG = len(b"dict").to_bytes(4, "little") + b"dict"
+
+
+def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
+    """``identity`` of an exact dict whose keys and values are all scalars, or None for any
+    other dict. Each item's digest is ``_h(_scalar(key), _scalar(value))`` (what the walker
+    computes); ``memo`` holds the previous call's keys, values and prefixed item digests, and
+    an item whose key and value are the same objects at the same position keeps its digest —
+    scalars are immutable, so that is exact. Comparisons and sorting run at C speed."""
+    keys = list(obj)
+    values = list(dict.values(obj))
+    if not (set(map(type, keys)) <= _SCALAR_TYPES and set(map(type, values)) <= _SCALAR_TYPES):
+        return None
+    if memo:
+        old_keys, old_values, old_parts = memo
+        same = list(map(_and, map(_is, keys, old_keys), map(_is, values, old_values)))
+        parts = old_parts[:len(keys)] + [b""] * (len(keys) - len(old_parts))
+        stale = [i for i in range(len(keys)) if i >= len(same) or not same[i]]
+    else:
+        parts = [b""] * len(keys)
+        stale = range(len(keys))
+    for i in stale:
+        key, value = keys[i], values[i]
+        parts[i] = _PREFIX16 + _h(_scalar(key, type(key)), _scalar(value, type(value)))
+    memo[:] = [keys, values, parts]
+    return _blake(_DICT_TAG + b"".join(sorted(parts)), digest_size=16).hexdigest()
+
+
 _OVER_BUDGET: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()
 _SIZED = (list, tuple, dict, set, frozenset)
 
 
-def capture_identity(obj: Any) -> str | None:
+def capture_identity(obj: Any, memo: list[Any] | None = None) -> str | None:
     """``identity(obj)`` within ``CAPTURE_BUDGET``, as stored in a preview (``"identity"``);
     None for scalars (their pickle is canonical), for values over budget, and at once for builtin containers longer than the budget
-    and for classes whose instances went over it ``OVER_BUDGET_LIMIT`` times."""
+    and for classes whose instances went over it ``OVER_BUDGET_LIMIT`` times.
+    ``memo``: kept by the caller between captures of the same slot (start with ``[]``); an
+    exact dict of scalars then re-hashes only the items that are not the same objects as at
+    the last call (``_flat_dict``)."""
     cls = type(obj)
     if cls in _SCALAR_TYPES:
         return None  # a scalar's payload pickle is its canonical form already
     if cls in _SIZED and len(obj) > CAPTURE_BUDGET:
         return None
+    if memo is not None and cls is dict:
+        digest = _flat_dict(obj, memo)
+        if digest is not None:
+            return digest
     misses = _OVER_BUDGET.get(cls, 0) if cls not in _SIZED else 0
     if misses >= OVER_BUDGET_LIMIT:
         return None

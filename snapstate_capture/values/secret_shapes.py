@@ -48,6 +48,22 @@ def holds(text: object) -> bool:
     return bool(find(text))  # type: ignore[arg-type]
 
 
+#: Every pattern holds one of these literals, and each literal holds its group's byte; a
+#: one-byte search is a ``memchr``, so data without ``-``, ``_``, ``A`` and ``J`` (lower-case
+#: prose, most pickles of it) is cleared in well under a microsecond per kilobyte, where the
+#: alternation of ``_BYTES`` costs ~25 µs per kilobyte.
+_LITERALS: tuple[tuple[bytes, tuple[bytes, ...]], ...] = (
+    (b"-", (b"sk-", b"xox", b"-----BEGIN")),
+    (b"_", (b"k_", b"gh", b"pat_")),  # [sr]k_…, gh[pousr]_…, github_pat_…
+    (b"A", (b"AKIA", b"ASIA", b"ABIA", b"ACCA", b"AIza")),
+    (b"J", (b"eyJ",)),
+)
+
+
 def in_bytes(data: bytes) -> bool:
-    """True when the bytes ``data`` (a pickle, for instance) hold a credential's text."""
-    return _BYTES.search(data) is not None
+    """True when the bytes ``data`` (a pickle, for instance) hold a credential's text. The
+    regular expression runs only when one of the patterns' fixed parts is there."""
+    for byte, literals in _LITERALS:
+        if byte in data and any(literal in data for literal in literals):
+            return _BYTES.search(data) is not None
+    return False

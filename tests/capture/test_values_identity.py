@@ -83,6 +83,38 @@ def test_dicts_by_items_lists_by_order_types_distinct():
     assert identity("x" * 40) != identity("x" * 41)
 
 
+def test_a_dict_of_scalars_rehashes_only_changed_items_and_gives_the_full_digest():
+    """``capture_identity(obj, memo)`` keeps each item's digest while its key and value are
+    the same objects; after any edit (a set key, a deleted one, ``True`` for ``1``, a new
+    order, a new dict) it equals the full walk's digest, and a dict holding a container
+    takes the walk."""
+    memo: list = []
+    table = {f"key{i}": f"text {i}" * 3 for i in range(100)}
+    table[1] = "one"
+    edits = [
+        lambda t: t.__setitem__("key7", "changed"),
+        lambda t: t.__setitem__("new", 3.5),
+        lambda t: t.pop("key0"),
+        lambda t: (t.pop(1), t.__setitem__(True, "one")),
+        lambda t: [t.pop(k) for k in list(t)[:50]],
+    ]
+    assert capture_identity(table, memo) == identity(table)
+    for edit in edits:
+        before = capture_identity(table, [])
+        edit(table)
+        assert capture_identity(table, memo) == identity(table) != before
+    before = identity(table)
+    reordered = dict(sorted(table.items(), key=lambda kv: str(kv[0]), reverse=True))
+    assert list(reordered) != list(table)
+    assert capture_identity(reordered, memo) == identity(reordered) == before  # order: no
+    again = dict(table)
+    assert capture_identity(again, memo) == identity(table)
+    table = {"a": 1, "b": [1, 2]}
+    assert capture_identity(table, memo) == identity(table)
+    table["b"].append(3)
+    assert capture_identity(table, memo) == identity(table)
+
+
 def test_shared_and_copied_parts_are_the_same_value():
     part = ["shared", "list"]
     assert identity([part, part]) == identity([part, list(part)])

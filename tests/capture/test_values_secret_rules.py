@@ -33,6 +33,9 @@ GITHUB = "ghp_" + RANDOM[:36]
 SLACK = "xoxb-" + "4815162342-" + RANDOM[:24]
 AWS = "AKIA" + RANDOM[:16]
 JWT = "eyJ" + RANDOM[:20] + ".eyJ" + RANDOM[5:25] + "." + RANDOM[:30]
+STRIPE = "sk_live_" + RANDOM[:24]
+GOOGLE = "AIza" + (RANDOM * 2)[:35]
+PAT = "github_pat_" + RANDOM[:32]
 PLAIN = "s3cr3t-" + RANDOM[:12]  # no known shape: only its name can give it away
 NUMBER = sum(ord(c) * 31 ** i for i, c in enumerate(RANDOM[:6]))
 HINT = "pet " + RANDOM[20:30]
@@ -62,6 +65,20 @@ def assert_absent(path, *secrets: str) -> None:
                                   "-----BEGIN RSA PRIVATE KEY-----"])
 def test_credential_shapes_are_recognised(text):
     assert secret_shapes.find(f"header: Bearer {text} (rotated)") == [text]
+
+
+@pytest.mark.parametrize("text", [OPENAI, GITHUB, SLACK, AWS, JWT, STRIPE, GOOGLE, PAT,
+                                  "-----BEGIN RSA PRIVATE KEY-----"])
+def test_credential_shapes_are_found_in_pickles(text):
+    """``in_bytes`` skips the regular expression when no fixed part of a pattern is there:
+    every kind is still found, inside the pickle of a list of chat messages."""
+    import pickle
+
+    messages = [{"role": "user", "content": "plain words " * 40} for _ in range(8)]
+    messages[5]["content"] += f" here: {text} (rotated)"
+    assert secret_shapes.in_bytes(pickle.dumps(messages, 5))
+    messages[5]["content"] = "plain words"
+    assert not secret_shapes.in_bytes(pickle.dumps(messages, 5))
 
 
 @pytest.mark.parametrize("text", ["scikit-learn is sk-learn", "ghp_", "the token dict",
