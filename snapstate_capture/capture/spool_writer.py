@@ -18,6 +18,7 @@ spool writer for the same store takes such orphans (spools no process holds) and
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import select
@@ -169,6 +170,8 @@ class StoreSink:
                 self._progress = time.monotonic()
                 return
             except Exception as exc:  # noqa: BLE001 - sorted below: retried or given up
+                _debug(f"run {self.run_id}: {type(exc).__name__}: {_words(exc)}"
+                       f" (step {self.step_pos}, stored {self.stored_steps})")
                 self._drop()
                 if not transient(exc):
                     raise GaveUp(_words(exc), permanent=True) from exc
@@ -184,10 +187,12 @@ class StoreSink:
         if self.writer is None:
             writer = TimelineWriter(self.url, signer=_signer())
             try:
-                writer.attach_run(self.run_id)
+                intact = writer.attach_run(self.run_id)
                 self.exists = True
                 self.stored_steps = writer.next_index(self.run_id)
                 self.stored_effects = writer.journal_size(self.run_id)
+                _debug(f"run {self.run_id}: attached at step {self.stored_steps}"
+                       f"{'' if intact else ', its seal or signature does not check'}")
             except KeyError:
                 self.exists = False
                 self.stored_steps = self.stored_effects = 0
@@ -210,11 +215,23 @@ class StoreSink:
         still be written (best effort)."""
         try:
             writer = self._connected()
-            if self.exists:
+            stored = writer.engine.signed_state(self.run_id) if self.exists else None
+            if stored is not None and stored[2] == "running":  # an ended run keeps its end
                 writer.end_run(self.run_id, "truncated",
                                {"reason": reason, "at_step": self.stored_steps,
                                 "ended": "unknown"})
         except Exception:  # noqa: BLE001 - the cut is said on stdout either way
+            pass
+
+
+def _debug(line: str) -> None:
+    """Say ``line`` on stderr when ``SNAPSTATE_DEBUG=1`` (the writer's stderr is the
+    recorder's then; otherwise it goes nowhere)."""
+    if os.environ.get("SNAPSTATE_DEBUG") == "1":
+        try:
+            sys.stderr.write(f"snapstate spool writer {os.getpid()}: {line}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
             pass
 
 
@@ -250,13 +267,22 @@ def drain(path: Path, *, liveness: Any = None, say: Any = None) -> tuple[str, st
         reader = SpoolReader(path)
     except (OSError, ValueError):
         return "busy", None
-    mode = fcntl.LOCK_SH if liveness is not None else fcntl.LOCK_EX
+    # The recorder's own writer waits its turn: between the recorder closing its spool and
+    # this process locking it, another store's writer may have taken it for an orphan.
+    mode = fcntl.LOCK_SH if liveness is not None else fcntl.LOCK_EX | fcntl.LOCK_NB
     try:
-        fcntl.flock(reader._handle.fileno(), mode | fcntl.LOCK_NB)
+        fcntl.flock(reader._handle.fileno(), mode)
     except OSError:
         reader.close()
+        _debug(f"{path.name}: busy (another process holds it)")
+        return "busy", None
+    if liveness is None and not _still_named(path, reader):
+        # Opened before the writer that held it stored it and deleted it: nothing to take.
+        reader.close()
+        _debug(f"{path.name}: stored by another process meanwhile")
         return "busy", None
     url, run_id = reader.header
+    _debug(f"{path.name}: storing{' (an orphan)' if liveness is None else ''}")
     sink = StoreSink(url, run_id, patience=_patience(), say=say)
     alive = liveness is not None
     try:
@@ -281,7 +307,8 @@ def drain(path: Path, *, liveness: Any = None, say: Any = None) -> tuple[str, st
         sink.close()
         if say is not None:
             say(f"cut {sink.stored_steps} {failure.reason}")
-        path.rename(path.with_suffix(".failed"))
+        with contextlib.suppress(OSError):  # gone: another process cut it already
+            path.rename(path.with_suffix(".failed"))
         reader.close()
         return "cut", url
     sink.close()
@@ -290,6 +317,15 @@ def drain(path: Path, *, liveness: Any = None, say: Any = None) -> tuple[str, st
     path.unlink(missing_ok=True)
     reader.close()
     return "stored", url
+
+
+def _still_named(path: Path, reader: SpoolReader) -> bool:
+    """Whether ``path`` still names the file ``reader`` has open (not deleted or replaced)."""
+    try:
+        named, held = os.stat(path), os.fstat(reader._handle.fileno())
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def take_orphans(url: str, skip: Path) -> None:

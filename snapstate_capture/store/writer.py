@@ -263,14 +263,18 @@ class TimelineWriter:
             if row is None:
                 raise KeyError(run_id)
             count, head, signature, key_id = row[:4]
-            seq, seal = row[13:15]
+            seq, seal, status, ended, error = row[13:18]
             version = sealing.VERSION if seal is not None else 1
             try:
+                # An ended run's seal covers its end (as ``trust.verify`` reads it): a state
+                # without it would take every finished run for an altered one.
+                end = None if status == "running" else sealing.end_fields(
+                    status=status, ended=ended, error=error)
                 state = RunState(
                     run_id, sealing.header_digest(run_id=run_id,
                                                   **dict(zip(_RUN_HEADER, row[4:13]))),
                     key_id=key_id if version >= 2 else None, seq=seq, steps=int(count),
-                    head=bytes(head) if head else GENESIS, version=version)
+                    head=bytes(head) if head else GENESIS, end=end, version=version)
                 for effect in self.engine.effect_rows(run_id):
                     state = state.with_effect(sealing.effect_fields(
                         **dict(zip(_EFFECT_COLUMNS, effect))))

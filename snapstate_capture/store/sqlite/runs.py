@@ -124,10 +124,12 @@ class RunWrites:
 
     def resume_row(self, run_id: str) -> tuple | None:
         """``(step_count, chain_head, signature, key_id, name, started, pid, host, proc_start,
-        entry, env, parent_run, parent_step, seq, seal)``: what continuing a run needs."""
+        entry, env, parent_run, parent_step, seq, seal, status, ended, error)``: what
+        continuing a run needs (its end too: the seal of an ended run covers it)."""
         return self.execute(
             "SELECT step_count, chain_head, signature, key_id, name, started, pid, host,"
-            " proc_start, entry, env, parent_run, parent_step, seq, seal FROM runs WHERE id=?",
+            " proc_start, entry, env, parent_run, parent_step, seq, seal, status, ended, error"
+            " FROM runs WHERE id=?",
             (run_id,)).fetchone()
 
     def signed_state(self, run_id: str) -> tuple | None:
