@@ -62,7 +62,7 @@ def sign_run(timeline: Timeline, run: Run, key: UserKey) -> SignResult:
     if state.version >= 2:  # the key id is part of what is sealed and signed
         state = replace(state, key_id=key.key_id)
         seal = seal_of(state)
-    writer = TimelineWriter(timeline.path)
+    writer = TimelineWriter(timeline.location)  # a store's URL with its password
     try:
         written = writer.set_signature(run.id, signature=signer.sign(state),
                                        key_id=key.key_id, steps=state.steps, head=state.head,

@@ -13,6 +13,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 _SEARCH = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
@@ -79,6 +80,30 @@ class PgServer:
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+    def require_password(self, database: str, role: str, password: str) -> str:
+        """Create login ``role`` with ``password``, make it own ``database``, and have the
+        server ask it for its password there (a ``pg_hba.conf`` line for that database and
+        role only, then a reload: every other connection stays trusted). Returns the URL with
+        the password in it."""
+        import psycopg
+
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(psycopg.sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                psycopg.sql.Identifier(role), psycopg.sql.Literal(password)))
+            conn.execute(psycopg.sql.SQL("ALTER DATABASE {} OWNER TO {}").format(
+                psycopg.sql.Identifier(database), psycopg.sql.Identifier(role)))
+            hba = self.data / "pg_hba.conf"
+            hba.write_text(f"local {database} {role} scram-sha-256\n" + hba.read_text())
+            conn.execute("SELECT pg_reload_conf()")
+        wrong = f"postgresql://{role}:not-{password}@/{database}?host={self.socket_dir}"
+        for _ in range(100):  # the server takes the new line for connections after the reload
+            try:
+                psycopg.connect(wrong).close()
+            except psycopg.OperationalError:
+                break
+            time.sleep(0.05)
+        return f"postgresql://{role}:{password}@/{database}?host={self.socket_dir}"
 
     def url(self, database: str) -> str:
         return f"postgresql://{self.user}@/{database}?host={self.socket_dir}"
