@@ -11,6 +11,10 @@ library it uses (a framework's ``uuid4`` ids and ``datetime.now`` timestamps):
   ``datetime.datetime.today``): patched on the classes themselves, so ``from datetime import
   datetime`` done earlier is covered too (CPython; elsewhere they are left alone);
 - ``random``'s module functions (the shared generator; ``random.seed()`` without a seed);
+- a ``random.Random()`` made without a seed (or reseeded with none): the seed the operating
+  system would give it is effect ``random.Random.seed``, so a library's own generator (sympy's
+  assumption-order shuffler, ``sympy.core.random._assumptions_rng``; ``tempfile``'s names)
+  draws the recorded numbers on replay. Made by snapstate's own work, it is left alone;
 - ``uuid.uuid1``, ``uuid4``, and ``uuid6``/``uuid7`` where present; ``os.urandom`` and
   ``os.getrandom``; ``secrets``' functions; ``input``.
 
@@ -20,14 +24,16 @@ library's machinery (``asyncio``'s event loop, ``threading``, ``concurrent.futur
 ``logging`` timestamps) and from snapstate itself. Effects called inside an effect are part of
 it. Functions bound by name before the patch (``from time import time``) keep the originals —
 ``snapstate record --patch-nondeterminism`` patches before the program imports anything, so
-there only code imported earlier by snapstate itself keeps them. ``random.Random()`` and
-``SystemRandom`` instances, numpy's generators and C code reading the clock are not covered.
+there only code imported earlier by snapstate itself keeps them. ``SystemRandom``, numpy's
+generators, a ``random.Random`` made before the patch (``random``'s shared one is restored
+from the recording instead) and C code reading the clock are not covered.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import random
 import sys
 import threading
 from dataclasses import dataclass
@@ -181,6 +187,44 @@ def _type_modified(cls: type) -> None:
     ctypes.pythonapi.PyType_Modified(ctypes.py_object(cls))
 
 
+#: The generator class whose unseeded instances take their seed from the journal.
+_RANDOM_SEED = Target("random", "seed", cls="Random")
+_urandom = os.urandom
+
+
+def _fresh_seed() -> int:
+    """What ``random.Random.seed(None)`` would use: 32 bytes from the operating system."""
+    return int.from_bytes(_urandom(32), "big")
+
+
+def _made_by_snapstate(frame: Any) -> bool:
+    """True when the nearest snapstate frame below ``frame`` is its machinery (a generator
+    made for snapstate's own work), not a wrapper handing over to the program."""
+    from ..tracing.include import MACHINERY, NOT_OWN, own_kind
+
+    while frame is not None:
+        kind = own_kind(frame.f_code.co_filename)
+        if kind != NOT_OWN:
+            return kind == MACHINERY
+        frame = frame.f_back
+    return False
+
+
+def _seed_patch(original: Callable[..., Any]) -> Callable[..., Any]:
+    def seed(self: random.Random, a: Any = None, version: int = 2) -> Any:
+        recorder = active_recorder()
+        caller = sys._getframe(1)
+        if (a is None and not _passes(recorder, _RANDOM_SEED, (), {}, caller)
+                and not _made_by_snapstate(caller)):
+            a = _effect_call(recorder, _RANDOM_SEED, _fresh_seed, (), {}, caller)
+        return original(self, a, version)
+
+    seed.__name__, seed.__qualname__ = "seed", "Random.seed"
+    seed.__doc__ = getattr(original, "__doc__", None)
+    seed.__wrapped__ = original  # type: ignore[attr-defined]
+    return seed
+
+
 class _Patch:
     """One installed target: how to put the original back."""
 
@@ -189,7 +233,11 @@ class _Patch:
 
         self.target = target
         module = importlib.import_module(target.module)
-        if target.cls is None:
+        if target is _RANDOM_SEED:  # a Python class: its method replaced by a plain function
+            self.owner = random.Random
+            self.original = random.Random.__dict__["seed"]
+            self.replacement = _seed_patch(self.original)
+        elif target.cls is None:
             self.owner: Any = module
             self.original = getattr(module, target.attribute)  # AttributeError: not here
             self.replacement: Any = _function_patch(target, self.original)
@@ -201,14 +249,14 @@ class _Patch:
             self.replacement = _class_patch(target, self.original)
 
     def install(self) -> None:
-        if self.target.cls is None:
+        if self.target.cls is None or self.target is _RANDOM_SEED:
             setattr(self.owner, self.target.attribute, self.replacement)
         else:
             _type_dict(self.owner)[self.target.attribute] = self.replacement
             _type_modified(self.owner)
 
     def remove(self) -> None:
-        if self.target.cls is None:
+        if self.target.cls is None or self.target is _RANDOM_SEED:
             if getattr(self.owner, self.target.attribute, None) is self.replacement:
                 setattr(self.owner, self.target.attribute, self.original)
         else:
@@ -237,7 +285,7 @@ def patch_nondeterminism() -> None:
         _depth += 1
         if _depth != 1:
             return
-        for target in TARGETS:
+        for target in (*TARGETS, _RANDOM_SEED):
             try:
                 patch = _Patch(target)
                 patch.install()

@@ -46,7 +46,7 @@ __all__ = ["BOUNDED_NOTE", "CLASS_STRIKES", "PROBE_LIMIT", "BigValues", "bounded
            "reach"]
 
 #: Objects an object may reach before it is bounded at traced steps.
-PROBE_LIMIT = 1_000
+PROBE_LIMIT = 300
 #: Instances of one class found big before the class is taken as big without counting.
 CLASS_STRIKES = 3
 #: The ``"bounded"`` text of a bounded value's preview.
