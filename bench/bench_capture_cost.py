@@ -24,7 +24,10 @@ its ratio to the baseline measured in the same run. The baseline's lazy import o
 - ``pyflakes``: ``tests/corpus/programs/lint.py`` (pyflakes' checker on a generated module)
   plain, under ``snapstate record --trace calls --include '*/pyflakes/*'`` and under VizTracer
   (``bench`` extra), whole processes: CPU ratios to plain, also with the interpreter's start-up
-  and imports (``python -c 'import pyflakes.api'``) subtracted (target: calls <= 20x).
+  and imports (``python -c 'import pyflakes.api'``) subtracted (target: calls <= 20x), and the
+  CPU of one call step: the traced run minus a traced run with nothing to lint
+  (``calls-empty``: the recorder's start, pyflakes' traced imports, the end) minus the linting,
+  over the steps the linting added. ``--only pyflakes`` runs this part alone.
 
 Exit 0 either way (figures, not a test).
 """
@@ -138,7 +141,10 @@ def run_child(config: str, steps: int, workdir: str) -> dict[str, Any] | str:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def timed_process(args: list[str], cwd: str) -> tuple[float, float]:
+def timed_process(args: list[str], cwd: str, said: list[str] | None = None
+                  ) -> tuple[float, float]:
+    """(wall, CPU of the child and what it waited for) of one command; its stderr is appended
+    to ``said`` when given."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -147,6 +153,8 @@ def timed_process(args: list[str], cwd: str) -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed: {done.stderr[-800:]}")
+    if said is not None:
+        said.append(done.stderr)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
@@ -223,12 +231,19 @@ def bench_workloads(args: argparse.Namespace, workdir: str) -> list[str]:
 
 def bench_pyflakes(args: argparse.Namespace, workdir: str) -> list[str]:
     python = sys.executable
+    snapstate = str(Path(python).parent / "snapstate")
+
+    def record(lines: int) -> list[str]:
+        return [snapstate, "record", "--trace", "calls", "--include", "*/pyflakes/*", "-o",
+                os.path.join(workdir, "lint.snap"), str(LINT), str(lines)]
+
     sides: dict[str, list[str]] = {
         "start-up": [python, "-c", "import pyflakes.api, pyflakes.reporter"],
         "plain": [python, str(LINT), str(args.lint_lines)],
-        "calls": [str(Path(python).parent / "snapstate"), "record", "--trace", "calls",
-                  "--include", "*/pyflakes/*", "-o", os.path.join(workdir, "lint.snap"),
-                  str(LINT), str(args.lint_lines)],
+        # the recorder's own start, pyflakes' traced imports and the end of the run, with
+        # (almost) nothing to lint: subtracted from "calls" for the cost of one call step
+        "calls-empty": record(0),
+        "calls": record(args.lint_lines),
     }
     try:
         import viztracer  # noqa: F401
@@ -236,28 +251,45 @@ def bench_pyflakes(args: argparse.Namespace, workdir: str) -> list[str]:
         sides["viztracer"] = [python, "-m", "viztracer", "--quiet", "-o",
                               os.path.join(workdir, "lint.json"), str(LINT), str(args.lint_lines)]
     except ImportError:
-        pass
+        print("(viztracer is not installed: pip install '.[bench]' to measure it alongside)")
     figures: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+    steps: dict[str, int] = {}
     for _ in range(args.repeats):
         for side, command in sides.items():
-            if side == "calls":
-                for leftover in ("lint.snap", "lint.snap-wal"):
+            if side.startswith("calls"):
+                for leftover in ("lint.snap", "lint.snap-wal", "lint.snap-shm"):
                     if os.path.exists(os.path.join(workdir, leftover)):
                         os.unlink(os.path.join(workdir, leftover))
-            figures[side].append(timed_process(command, workdir))
+            said: list[str] = []
+            figures[side].append(timed_process(command, workdir, said))
+            for line in said[0].splitlines():
+                if line.startswith("snapstate: ") and " steps, " in line:
+                    steps[side] = int(line.split()[1].replace(",", ""))
     lines = [f"pyflakes on a {args.lint_lines}-line module, {args.repeats} repeats, whole "
              "processes (s):"]
     start = statistics.median(c for _, c in figures["start-up"])
     plain = statistics.median(c for _, c in figures["plain"])
     for side, runs in figures.items():
         cpu = statistics.median(c for _, c in runs)
-        lines.append(f"  {side:<10} cpu {_mm([c for _, c in runs])}  wall "
+        counted = f"  {steps[side]:,} steps" if side in steps else ""
+        lines.append(f"  {side:<11} cpu {_mm([c for _, c in runs])}  wall "
                      f"{_mm([w for w, _ in runs])}  cpu/plain {cpu / plain:6.2f}x  "
-                     f"(start-up subtracted {(cpu - start) / max(plain - start, 1e-3):7.2f}x)")
+                     f"(start-up subtracted {(cpu - start) / max(plain - start, 1e-3):7.2f}x)"
+                     f"{counted}")
     calls = statistics.median(c for _, c in figures["calls"])
+    empty = statistics.median(c for _, c in figures["calls-empty"])
     ratio = (calls - start) / max(plain - start, 1e-3)
-    lines.append(f"pyflakes --trace calls: {ratio:.1f}x its plain CPU, start-up subtracted "
+    lines.append(f"pyflakes --trace calls: {calls / plain:.1f}x its plain CPU (whole processes); "
+                 f"{ratio:.1f}x with the interpreter's start-up and pyflakes' import subtracted "
                  f"(target <= 20) {'met' if ratio <= 20 else 'MISSED'}")
+    if "viztracer" in figures:
+        viz = statistics.median(c for _, c in figures["viztracer"])
+        lines.append(f"  beside VizTracer (no values kept): {viz / plain:.1f}x its plain CPU; "
+                     f"SnapState / VizTracer {calls / viz:.1f}x")
+    if "calls" in steps and "calls-empty" in steps and steps["calls"] > steps["calls-empty"]:
+        per_step = (calls - empty - (plain - start)) / (steps["calls"] - steps["calls-empty"])
+        lines.append(f"  one call/return step: {per_step * 1e6:.0f} us of CPU (calls minus "
+                     f"calls-empty minus the linting itself, over the steps it added)")
     return lines
 
 
