@@ -56,9 +56,10 @@ def run_python(*args: str, cwd: Path | None = None, env: dict[str, str] | None =
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = 60) -> subprocess.CompletedProcess:
+            input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run the ``snapstate`` command (as ``python -m snapstate_inspect``) in a child process."""
-    return run_python("-m", "snapstate_inspect", *args, cwd=cwd, env=env, timeout=timeout)
+    return run_python("-m", "snapstate_inspect", *args, cwd=cwd, env=env, input=input,
+                      timeout=timeout)
 
 
 def _summing_loop(n: int) -> int:

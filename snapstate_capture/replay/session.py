@@ -127,10 +127,12 @@ class ReplaySession:
                           "supported yet; nothing was recorded. Record a program that waits "
                           "without --trace (inside snap.record, with @snap.step or "
                           "checkpoints) to make its waits resumable")
-            if self.config.mode != "check":
+            from .traced_stop import STOP_MODES
+
+            if self.config.mode not in ("check", *STOP_MODES):
                 self.fail(f"--{self.config.mode} at a step of a traced run is not supported "
-                          "yet; replay it without a stop point, or with --to N to check the "
-                          "first steps")
+                          "yet (--pdb, --console and --debugpy are, at call steps); replay it "
+                          "without a stop point, or with --to N to check the first steps")
             self.recorder = TracedReplayRecorder(self, root=root, name=name, options=options,
                                                  trace=trace, include=include, exclude=exclude)
             return self.recorder

@@ -32,21 +32,22 @@ STEP_VALUES = "step_values"
 
 
 def interact(mode: str, frame: types.FrameType, index: int, step: Step,
-             values: dict[str, Any] | None = None, *, listen: str = "127.0.0.1:5678") -> None:
+             values: dict[str, Any] | None = None, *, listen: str = "127.0.0.1:5678",
+             then: str = "continues the replay") -> None:
     """Run pdb (``mode == "pdb"``), a console, or wait for an IDE's debugger (``debugpy``,
     listening on ``listen``) on ``frame`` until the user continues; ``values`` (the step's live
-    values) are ``step_values`` in pdb and the console."""
+    values) are ``step_values`` in pdb and the console; ``then`` says in the banner what
+    continuing does."""
     note = f"; the step's values are `{STEP_VALUES}`" if values else ""
     if mode == "debugpy":
         from .dap_stop import wait_for_ide
 
         wait_for_ide(frame, banner(index, step, "the live frame is stopped there"), listen)
     elif mode == "pdb":
-        debug(frame, banner(index, step, f"pdb on the live frame{note}; `c` continues the "
-                                          "replay"), values)
+        debug(frame, banner(index, step, f"pdb on the live frame{note}; `c` {then}"), values)
     else:
         console(frame, banner(index, step, f"console with the frame's locals and globals"
-                                          f"{note}; Ctrl-D continues the replay"), values)
+                                          f"{note}; Ctrl-D {then}"), values)
 
 
 def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = None) -> None:

@@ -56,12 +56,29 @@ class TracedReplayRecorder(Recorder):
         return entry.step if entry is not None and entry.step is not None else self.session.count
 
     def start(self) -> bool:
+        from .traced_stop import STOP_MODES, StopPoint
+
+        config = self.session.config
+        point = None
+        if config.mode in STOP_MODES and config.to is not None:
+            try:  # read before the program starts: a step that is no stop point fails now
+                point = StopPoint(self.session.run, config.to)
+            except ValueError as exc:
+                self.session.fail(str(exc))
         restore_recorded_rng(self.session)
         if not super().start():
             self.session.fail("cannot record the traced replay into a scratch timeline")
-        self._follower = _Follower(self)
+        self._follower = _Follower(self, stops=point is not None)
         self._follower.start()
+        if point is not None:
+            point.install(self)
         return True
+
+    def catch_up_to(self, index: int) -> None:
+        """Compare every scratch step written so far (in the calling thread) and check that
+        the recording's steps up to ``index`` were all met; else the replay diverges there."""
+        self._follower.catch_up()
+        self._follower.comparison.check_reached(index)
 
     def finish(self, exc: BaseException | None) -> None:
         """End the scratch run, compare what the follower has not compared yet, and end the
@@ -89,8 +106,10 @@ class _Follower(threading.Thread):
     ``FOLLOW_SECONDS``: the first divergence ends the replay at once (``session.diverge``
     ends the process), and with ``--to N`` the replay ends once step N is compared."""
 
-    def __init__(self, recorder: TracedReplayRecorder) -> None:
+    def __init__(self, recorder: TracedReplayRecorder, *, stops: bool = False) -> None:
         super().__init__(name="snapstate-replay-compare", daemon=True)
+        #: a stop point ends the comparison at ``--to`` in the program's thread, not here
+        self.stops = stops
         session = recorder.session
         self.session = session
         self.run_id = recorder.run_id
@@ -112,7 +131,8 @@ class _Follower(threading.Thread):
             except Exception:  # noqa: BLE001 - a half-written file: the end compares it all
                 pass
             config = self.session.config
-            if config.to is not None and self.comparison.first_left() is None:
+            if (config.to is not None and not self.stops
+                    and self.comparison.first_left() is None):
                 self.session.succeed(f"replayed {config.to + 1} steps (0-{config.to}), "
                                      "no divergence")
 

@@ -167,20 +167,29 @@ class TracedComparison:
         """The scratch run is complete: succeed, or report the first recorded step the
         program never made (never returns)."""
         session = self.session
+        self.check_reached(None)
+        if stopped_at is not None:
+            session.succeed(f"replayed {stopped_at + 1} steps (0-{stopped_at}), no divergence")
+        self.replayed = session.count  # skipped ones included: every step is accounted for
+        session.succeed(f"replayed {self.replayed} steps, no divergence")
+
+    def check_reached(self, index: int | None) -> None:
+        """Diverge (never returning) when a recorded step below ``limit`` — and at most
+        ``index``, when given — was not met by the scratch steps fed so far; steps of an
+        effect's own work, which replay serves, do not count."""
+        session = self.session
         left = self.first_left()
         while left is not None and self._inside_effect(left):
             self._waiting[self._lane(left)].popleft()  # first_left queued it at the head
             self.replayed += 1
             left = self.first_left()
-        if left is not None:
+        if left is not None and (index is None or left.index <= index):
+            when = ("the program's run ended" if index is None else
+                    f"the program reached the stop at step {index}")
             session.diverge(divergence(
-                left.index, "ended-early", f"the program's run ended without step "
+                left.index, "ended-early", f"{when} without step "
                 f"{left.index} ({left.kind} in {left.function} line {left.lineno}); the "
                 f"recording has {session.count} steps"))
-        if stopped_at is not None:
-            session.succeed(f"replayed {stopped_at + 1} steps (0-{stopped_at}), no divergence")
-        self.replayed = session.count  # skipped ones included: every step is accounted for
-        session.succeed(f"replayed {self.replayed} steps, no divergence")
 
 
     def _inside_effect(self, step: Step) -> bool:

@@ -335,7 +335,11 @@ class InspectorScreen(InspectorActions, Screen[None]):
     @work(thread=True, group="trust")
     def _check_trust(self, run: Any) -> None:
         self._trust[run.id] = trust_verdict(run)
-        self.app.call_from_thread(self._update_status)
+        self.app.call_from_thread(self._trust_checked)
+
+    def _trust_checked(self) -> None:
+        if self.query(StatusBar):  # none once the app is closing
+            self._update_status()
 
 
     def say(self, message: str) -> None:
@@ -396,7 +400,9 @@ class InspectorScreen(InspectorActions, Screen[None]):
         self.app.call_from_thread(self._apply_plot, data)
 
     def _apply_plot(self, data: list[float]) -> None:
-        self.query_one(RunPlot).data = data
+        plots = self.query(RunPlot)  # none once the app is closing: the worker came too late
+        if plots:
+            plots.first().data = data
 
     def _poll(self) -> None:
         """Live follow: pick up new steps (and the run's status) while recording goes on."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import queue
 import signal
 import socket
@@ -189,3 +190,58 @@ def test_listen_is_checked_before_anything_runs(tmp_path: Path):
     alone = run_cli("replay", str(path), "--to", "1", "--listen", "127.0.0.1:5678")
     assert alone.returncode == 2 and "--listen goes with --debugpy" in alone.stderr
     assert "Traceback" not in bad.stderr + alone.stderr
+
+
+def test_an_ide_attaches_at_a_call_step_of_a_traced_run(tmp_path: Path):
+    """A run recorded with ``snapstate record --trace lines`` (a program with no snapstate code
+    but an effect): the IDE sees the live frame entering call step N, with its recorded
+    arguments; continuing lets the program finish."""
+    from tests.conftest import PROGRAMS, run_cli
+
+    program = Path(shutil.copy(PROGRAMS / "traced_agent.py", tmp_path / "agent.py"))
+    path, side = tmp_path / "traced.snap", tmp_path / "side.txt"
+    done = run_cli("record", "-o", str(path), "--trace", "lines", str(program), str(side),
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        stop = next(s for s in timeline.runs[-1].steps if s.kind == "call"
+                    and s.function == "step" and s.frames[-1].locals["i"].repr == "2")
+        recorded = {name: value.repr for name, value in stop.frames[-1].locals.items()}
+    assert set(recorded) == {"i", "total"}
+    port = free_port("127.0.0.1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "snapstate_inspect", "replay", str(path), "--to", str(stop.index),
+         "--debugpy", "--listen", f"127.0.0.1:{port}"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+    try:
+        output = Output(proc)
+        banner = output.wait_for("waiting for a debugger")
+        assert any(f"reached step {stop.index} (call in step" in line for line in banner)
+        client = DapClient(("127.0.0.1", port))
+        client.request("initialize", clientID="snapstate-test", adapterID="debugpy",
+                       linesStartAt1=True, columnsStartAt1=True, pathFormat="path")
+        attached = client.send("attach", justMyCode=False)
+        client.event("initialized")
+        client.request("configurationDone")
+        client.response(attached)
+        thread_id = client.event("stopped")["threadId"]
+        top = client.request("stackTrace", threadId=thread_id, levels=5)["stackFrames"][0]
+        assert top["name"] == "step" and Path(top["source"]["path"]).name == "agent.py"
+        scopes = client.request("scopes", frameId=top["id"])["scopes"]
+        local = next(s for s in scopes if s["name"].lower().startswith("locals"))
+        shown = {v["name"]: v["value"] for v in client.request(
+            "variables", variablesReference=local["variablesReference"])["variables"]}
+        assert {name: shown.get(name) for name in recorded} == recorded
+        client.request("continue", threadId=thread_id)
+        client.send("disconnect")
+        proc.wait(timeout=90)
+        out, err = output.text(), proc.stderr.read()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    assert proc.returncode == 0, err
+    assert f"replayed {stop.index + 1} steps (0-{stop.index}), no divergence" in out

@@ -56,11 +56,83 @@ def test_traced_run_diverges_at_the_first_affected_line(tmp_path):
         assert (before.lineno, before.frames[-1].locals["i"].repr) == (changed_line, "3")
 
 
-def test_stop_points_in_traced_runs_are_refused_clearly(tmp_path):
+def _call_step(path, function, **locals_repr):
+    """Index of the recorded call step of ``function`` whose locals have these reprs."""
+    with snap.open_timeline(path) as timeline:
+        for step in timeline.runs[-1].steps:
+            if step.kind == "call" and step.function == function:
+                values = step.frames[-1].locals
+                if all(values[k].repr == v for k, v in locals_repr.items()):
+                    return step.index
+    raise AssertionError(f"no call of {function} with {locals_repr}")
+
+
+def test_pdb_stops_at_a_traced_call_step_with_the_recorded_locals(tmp_path):
+    path, side, _ = _record(tmp_path)
+    before = side_lines(side)
+    index = _call_step(path, "step", i="3")
+    with snap.open_timeline(path) as timeline:
+        total = timeline.runs[-1].steps[index].frames[-1].locals["total"].repr
+        final = timeline.runs[-1].steps[-1].frames[-1].locals["total"].repr
+    result = run_cli("replay", str(path), "--to", str(index), "--pdb",
+                     input="p i, total\nc\n")
+    assert result.returncode == 0, result.stderr
+    assert f"replay reached step {index} (call in step line " in result.stdout
+    assert f"(Pdb) (3, {total})" in result.stdout  # the live frame holds the recorded locals
+    # `c`: the program runs on to its end (untraced), its effects still served
+    assert f"total {final}" in result.stdout
+    assert f"replayed {index + 1} steps (0-{index}), no divergence" in result.stdout
+    assert side_lines(side) == before
+
+
+def test_a_traced_stop_at_a_step_that_is_no_call_names_the_call_of_its_frame(tmp_path):
     path, _, _ = _record(tmp_path)
-    result = run_cli("replay", str(path), "--trust", "--to", "5", "--pdb")
+    call = _call_step(path, "step", i="2")
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        line = next(s.index for s in steps.range(call + 1, len(steps)) if s.kind == "line")
+    result = run_cli("replay", str(path), "--to", str(line), "--console")
     assert result.returncode == 2
-    assert "--pdb at a step of a traced run is not supported yet" in result.stderr
+    (message,) = result.stderr.strip().splitlines()
+    assert (f"step {line} is a line step of a traced run; a traced replay stops at call steps "
+            f"only (the call of step: --to {call})") in message
+    live = run_cli("replay", str(path), "--to", str(call), "--live")
+    assert live.returncode == 2
+    assert "--live at a step of a traced run is not supported yet" in live.stderr
+
+
+def test_a_traced_stop_after_a_divergence_reports_the_divergence(tmp_path):
+    path, _, program = _record(tmp_path)
+    index = _call_step(path, "step", i="4")
+    program.write_text(program.read_text().replace("    total += i * 2\n",
+                                                   "    total += i * 2 if i != 1 else 0\n"))
+    result = run_cli("replay", str(path), "--to", str(index), "--pdb", "--allow-drift",
+                     input="c\n")
+    assert result.returncode == 1, result.stderr
+    assert "divergence at step" in result.stdout + result.stderr
+    assert "(Pdb)" not in result.stdout  # never stopped: the run had diverged before
+
+
+def test_pdb_stops_inside_a_package_we_did_not_write(tmp_path):
+    """mistune, traced with --trace calls: stop at the call of its inline parser for the
+    text 'second', and read the live frame's arguments."""
+    program = PROGRAMS.parent / "corpus" / "programs" / "render_markdown.py"
+    path = tmp_path / "md.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/site-packages/mistune/*",
+                   "-o", str(path), str(program), cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        target = next(s for s in steps if s.kind == "call" and "site-packages/mistune/" in
+                      (s.filename or "") and "text" in s.frames[-1].locals and
+                      s.frames[-1].locals["text"].repr == "'second'")
+        index, function = target.index, target.function
+    result = run_cli("replay", str(path), "--to", str(index), "--pdb", cwd=tmp_path,
+                     input="p text\nc\n", timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert f"replay reached step {index} (call in {function} line " in result.stdout
+    assert "(Pdb) 'second'" in result.stdout
+    assert f"replayed {index + 1} steps (0-{index}), no divergence" in result.stdout
 
 
 JSON_PROGRAM = '''\
