@@ -28,7 +28,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import SnapStateError
+from ..errors import SnapStateError, TimelineError
 
 #: Seconds a lease lasts without a heartbeat (``SNAPSTATE_LEASE_SECONDS`` overrides).
 DEFAULT_LEASE_SECONDS = 30.0
@@ -126,10 +126,18 @@ class LeaseStore:
     methods raise ``SnapStateError`` naming the store when it cannot be read or written."""
 
     def __init__(self, location: str | os.PathLike[str]) -> None:
-        from .locations import open_write_engine
+        from .locations import location_label, open_write_engine
 
         self.path = location
         self._engine: Any = open_write_engine(location)
+        if not self._engine.has_leases():
+            # A file gets the table when opened for writing; a database store only from its
+            # owner (a writer role may not add tables to an older store).
+            where = location_label(location)
+            self.close()
+            raise TimelineError(where, "this store is older than this SnapState and has no "
+                                       "leases table, which resuming needs: run `snapstate "
+                                       "store init URL` connected as the store's owner")
 
     def close(self) -> None:
         """Close the engine (safe twice); the store is left as it is (no compaction)."""

@@ -96,3 +96,55 @@ def test_the_reader_browses_and_verifies_but_cannot_write_and_the_writer_records
         assert owner_of.strip('"') == names["owner"]
 
 
+
+
+def test_a_writer_on_a_store_not_upgraded_is_told_who_upgrades_it(roles, tmp_path):
+    """A version-2 store (from before durable waits) has no leases table, and the writer role
+    may not add one: resuming says so in one line naming the store and what to run."""
+    import psycopg
+
+    from snapstate_capture.store.postgres.roles import grant
+
+    owner, agent, names = roles["owner"], roles["agent"], roles["names"]
+    _crashed_run(owner, tmp_path)
+    grant(owner, "writer", names["agent"])
+    with psycopg.connect(owner, autocommit=True) as conn:  # the store as version 2 left it
+        conn.execute("DROP TABLE snapstate.leases")
+        conn.execute("UPDATE snapstate.meta SET value = '2' WHERE key = 'version'")
+    resumed = run_cli("resume", agent)
+    assert resumed.returncode == 2
+    line = resumed.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line, resumed.stderr
+    assert line.startswith(f"snapstate: postgresql://{names['agent']}@/"), line
+    assert "no leases table" in line and "snapstate store init URL" in line \
+        and "owner" in line, line
+    upgraded = run_cli("store", "init", owner)  # the owner upgrades it ...
+    assert upgraded.returncode == 0, upgraded.stderr
+    again = run_cli("resume", agent)  # ... and the writer gets further
+    assert "no leases table" not in again.stderr, again.stderr
+
+
+def _crashed_run(url: str, tmp_path) -> str:
+    """A signed run whose recorder is gone (a crashed run, for ``resume``), written at ``url``."""
+    import socket
+    import subprocess
+    import time
+
+    from snapstate_capture.store.writer import StepRecord, TimelineWriter
+    from snapstate_capture.trust.keys import find_key, generate_key
+    from snapstate_capture.trust.signing import RunSigner
+
+    script = tmp_path / "agent.py"
+    script.write_text(PROGRAM)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    writer = TimelineWriter(url, signer=RunSigner(find_key() or generate_key()))
+    run_id = writer.begin_run(
+        name="agent", entry={"kind": "script", "path": str(script), "argv": []}, env={},
+        facts={"started": time.time(), "pid": dead.pid, "host": socket.gethostname(),
+               "proc_start": None})
+    writer.append_step(run_id, StepRecord(
+        kind="checkpoint", label="turn", wall=1.0, mono=1.0, thread="MainThread", task=None,
+        function="loop", filename=str(script), lineno=3, depth=0, frames=[]))
+    writer.close()
+    return run_id

@@ -20,6 +20,11 @@ class LeaseQueries:
             return []
         return self.query(f"SELECT {_LEASES} FROM leases")
 
+    def has_leases(self) -> bool:
+        """Whether the store has the ``leases`` table (a file of format 5 or older, or a
+        database store of version 2 not upgraded by its owner, has not)."""
+        return self._has_leases()
+
     def _has_leases(self) -> bool:
         """Whether the store has the table (a file of format 5 or older has not)."""
         return bool(self.query("SELECT name FROM sqlite_master WHERE type='table' AND"
