@@ -32,7 +32,8 @@ from __future__ import annotations
 import copyreg
 import hashlib
 import marshal
-from operator import and_ as _and, is_ as _is
+from itertools import compress
+from operator import and_ as _and, is_ as _is, not_ as _not
 import types
 import weakref
 from typing import Any, Callable
@@ -399,7 +400,7 @@ def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
         old_keys, old_values, old_parts = memo
         same = list(map(_and, map(_is, keys, old_keys), map(_is, values, old_values)))
         parts = old_parts[:len(keys)] + [b""] * (len(keys) - len(old_parts))
-        stale = [i for i in range(len(keys)) if i >= len(same) or not same[i]]
+        stale = [*compress(range(len(same)), map(_not, same)), *range(len(same), len(keys))]
     else:
         parts = [b""] * len(keys)
         stale = range(len(keys))

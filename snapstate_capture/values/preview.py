@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from ..options import ValueOptions
 from . import secret_shapes
+from .preview_again import _AGAIN, dict_again
 from .registry import TypeRegistry, class_name
 from .reprs import clip, safe_repr, type_name
 from .static import _class_lookup, static_attributes
@@ -219,6 +220,11 @@ class PreviewBuilder:
                            path_ids: set[int]) -> dict[str, Any]:
         """Exact ``dict`` and ``list``: the hot path of agent states (W1), kept lean."""
         limit = self.options.max_items
+        if depth == 0 and cls is dict and self.reuse is not None and \
+                self.options.max_depth > 0:
+            again = self._dict_again(obj, node, path_ids)
+            if again is not None:
+                return again
         try:
             total = len(obj)
             if cls is dict:
@@ -275,7 +281,23 @@ class PreviewBuilder:
         if total > len(kids):
             node["more"] = total - len(kids)
         node["repr"] = self._container_repr(obj, cls, items, total, kids)
+        if reuse is not None and cls is dict:
+            reuse.pop(_AGAIN, None)
+            if not self.secret_values:
+                keys, values = list(obj), list(dict.values(obj))
+                if len(keys) == total:  # (not resized by another thread meanwhile)
+                    reuse[_AGAIN] = (keys, values, items, kids)
         return node
+
+    def _dict_again(self, obj: dict, node: dict[str, Any], path_ids: set[int]
+                    ) -> dict[str, Any] | None:
+        """The top-level preview of an exact dict built from its previous one (``reuse``),
+        when its keys are the same objects in the same order and every shown value is an
+        immutable scalar: only the children whose value is another object are built again,
+        at C speed apart from them (W1's scratchpad: one of 100 keys set per step). None
+        when that does not hold, or when the last or a new child met a secret (names or
+        shapes): the caller then builds the whole preview."""
+        return dict_again(self, obj, node, path_ids)
 
     def _children(self, obj: Any, cls: type) -> tuple[list[tuple[str, Any]], int | None] | None:
         """Return (labelled children, total count or None) for containers; None for leaves."""

@@ -167,6 +167,48 @@ def test_reused_preview_children_give_the_bytes_of_a_fresh_preview():
                 assert payload_bytes == fresh.payload, (name, step)
 
 
+def test_a_dict_with_one_value_set_gives_the_preview_and_identity_of_a_fresh_capture(
+        monkeypatch):
+    """W1's scratchpad and a table of ints: the same keys, one value set per step. The preview
+    is rebuilt from the last one (``PreviewBuilder._dict_again``) and its identity from the
+    last item digests; both are byte for byte a fresh capture's, also when a value becomes a
+    credential, a long text, a list, or the value of a secret name."""
+    from snapstate_capture.store.hashing import canonical_json
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.capture.valuecache import ValueCache
+    from snapstate_capture.values import preview
+
+    again = []
+    original = preview.PreviewBuilder._dict_again
+
+    def counting(self, obj, node, path_ids):
+        found = original(self, obj, node, path_ids)
+        again.append(found is not None)
+        return found
+
+    monkeypatch.setattr(preview.PreviewBuilder, "_dict_again", counting)
+    cache = ValueCache(CaptureOptions())
+    pad = {f"key{i}": f"note {i}" for i in range(70)}
+    pad["api_token"] = "t" * 20
+    table = {f"row{i}": i for i in range(100)}
+    creds = {"api_token": "v" * 20, "user": "me"}  # a secret name among the shown keys
+    specials = {5: SECRET, 9: "y" * 500, 13: [1, 2], 17: "back to text", 21: 2 ** 70}
+    for step in range(30):
+        pad[f"key{(step * 7) % 70}"] = specials.get(step, f"changed at {step}")
+        table[f"row{step % 100}"] = step * 1000
+        creds["user"] = f"me {step}"
+        if step == 25:
+            pad["api_token"] = creds["api_token"] = "u" * 20
+        for name, value in (("pad", pad), ("table", table), ("creds", creds)):
+            ref, out = _slot_ref(cache, value, name)
+            fresh = capture_value(value, name=name, options=OPTIONS)
+            assert out.blobs[ref["p"]] == canonical_json(fresh.preview), (name, step)
+            assert out.blobs[ref["b"]] == fresh.payload, (name, step)
+    assert SECRET not in json.dumps(capture_value(pad, name="pad", options=OPTIONS).preview)
+    assert again.count(True) >= 40  # most steps of pad and table took the fast path
+    assert "u" * 20 not in json.dumps(capture_value(creds, name="c", options=OPTIONS).preview)
+
+
 def test_a_secret_key_at_a_reused_position_is_redacted():
     from snapstate_capture.options import CaptureOptions
     from snapstate_capture.capture.valuecache import ValueCache
