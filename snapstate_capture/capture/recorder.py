@@ -205,13 +205,15 @@ class Recorder:
     def _open_writer(self, signer: RunSigner) -> Any:
         """The run's writer: a ``TimelineWriter`` on a file; on a database store a
         ``SpoolingWriter`` (local spool, writer process: the program never waits on the
-        database) unless the run is traced (its trace writer process writes to the store
-        itself) or ``SNAPSTATE_SPOOL=0``."""
-        if is_store_url(self.path) and not self.trace and \
+        database; a traced run's trace writer process goes on with the spool) unless the run
+        is held (begun only when kept) or ``SNAPSTATE_SPOOL=0``."""
+        if is_store_url(self.path) and not self.held and \
                 os.environ.get(SPOOL_ENV, "1") != "0":
             from .spooled import SpoolingWriter
 
-            return SpoolingWriter(str(self.path), signer=signer)
+            # A traced run's steps are spooled by its trace writer process, which takes the
+            # spool over (and starts the spool's writer process) once the run is begun in it.
+            return SpoolingWriter(str(self.path), signer=signer, start=not self.trace)
         return TimelineWriter(self.path, signer=signer)
 
     def _start_tracing(self) -> None:
@@ -224,8 +226,12 @@ class Recorder:
         if tracing:
             raise RuntimeError("another record block is already tracing")
         assert self.run_id is not None
+        spool = None
         if self._writer is not None:
-            self._writer.close()
+            if getattr(self._writer, "spool_path", None) is not None:
+                spool = self._writer  # kept (locked) by the stream until the run has ended
+            else:
+                self._writer.close()
             self._writer = None
         from dataclasses import replace
 
@@ -235,8 +241,15 @@ class Recorder:
         from ..tracing.step_tally import StepTally
 
         stream = Stream(str(self.path), self.run_id, traced_options,
-                        begin=self._begin_in_file if self.held else None, tally=StepTally)
-        stream.start()
+                        begin=self._begin_in_file if self.held else None, tally=StepTally,
+                        spool=spool)
+        try:
+            stream.start()
+        except BaseException:
+            if spool is not None:  # checkpoints only: they go on into the spool
+                spool.start_writer()
+                self._writer = spool
+            raise
         self._stream = stream
         self._writer = StreamWriter(self)
         tracer = Tracer(mode=self.trace or "calls", options=self.options, stream=stream,

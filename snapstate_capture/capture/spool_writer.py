@@ -106,6 +106,8 @@ class StoreSink:
                 self._begin(change[1])
             elif change[0] == "effect":
                 self._effect(change[1], change[2])
+            elif change[0] == "chunk":
+                self._chunk(change[1], change[2], change[3])
             elif change[0] == "end":
                 self._end(change[1], change[2])
         if batch:
@@ -136,6 +138,16 @@ class StoreSink:
         self.step_pos += len(batch)
         self.effect_pos += effects
         self.stored_effects = max(self.stored_effects, self.effect_pos)
+
+    def _chunk(self, count: int, data: bytes, blobs: dict[str, bytes]) -> None:
+        first = self.step_pos
+
+        def work(writer: TimelineWriter) -> None:
+            if self.stored_steps <= first:  # (a chunk is stored whole or not at all)
+                writer.append_chunk(self.run_id, count, data, dict(sorted(blobs.items())))
+            self.stored_steps = max(self.stored_steps, first + count)
+        self._with_store(work)
+        self.step_pos += count
 
     def _effect(self, row: dict[str, Any], blobs: dict[str, bytes]) -> None:
         position = self.effect_pos

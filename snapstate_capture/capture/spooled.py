@@ -6,6 +6,11 @@ and a killed program loses at most the step it was writing.
 ``SpoolingWriter`` has the shape of ``store.writer.TimelineWriter`` as the recorder uses it
 (``begin_run``, ``append_step``, ``has_blob``, ``next_index``, ``end_run``, ``close``); the
 chain, seal and signature are made by the writer process, which signs with the same user key.
+
+A traced run (``--trace calls|lines``) is spooled too: the recorder makes the spool and spools
+the run's begin (``start=False``: no writer process yet), then its trace writer process adopts
+the spool (``adopt=``), appends the traced steps as chunks and starts the writer process; the
+recorder keeps its lock on the spool until the run has ended.
 """
 
 from __future__ import annotations
@@ -59,29 +64,46 @@ class SpoolingWriter:
     be written (a full disk) or the writer process gave up on the store (``cut``).
     """
 
-    def __init__(self, url: str, *, signer: Any = None) -> None:
+    def __init__(self, url: str, *, signer: Any = None, start: bool = True,
+                 adopt: Path | None = None, say: Any = None) -> None:
         self.url = url
         self.path = location_label(url)
         if importlib.util.find_spec("psycopg") is None:  # said now, not by the writer later
             raise TimelineError(self.path, "a PostgreSQL store needs psycopg: "
                                            "pip install 'snapstate[postgres]'")
-        self.run_id = uuid.uuid4().hex
-        directory = spool_dir()
-        final = directory / f"{self.run_id}.spool"
-        making = directory / f".{self.run_id}.new"
-        self._spool = SpoolFile(making, url, self.run_id)
-        # Held for the recorder's life: a spool nobody holds is an orphan, which the next
-        # spool writer for the store picks up (``capture.spool_writer``). Taken before the
-        # spool has its findable name, so no writer can take it for an orphan meanwhile.
-        fcntl.flock(self._spool._fd, fcntl.LOCK_SH)  # type: ignore[arg-type]
-        os.rename(making, final)
+        if adopt is not None:
+            # The trace writer process goes on with a spool its recorder made (and holds).
+            self.run_id = adopt.stem
+            self._spool = SpoolFile(adopt, url, self.run_id, existing=True)
+            fcntl.flock(self._spool._fd, fcntl.LOCK_SH)  # type: ignore[arg-type]
+            final = adopt
+        else:
+            self.run_id = uuid.uuid4().hex
+            directory = spool_dir()
+            final = directory / f"{self.run_id}.spool"
+            making = directory / f".{self.run_id}.new"
+            self._spool = SpoolFile(making, url, self.run_id)
+            # Held for the recorder's life: a spool nobody holds is an orphan, which the next
+            # spool writer for the store picks up (``capture.spool_writer``). Taken before the
+            # spool has its findable name, so no writer can take it for an orphan meanwhile.
+            fcntl.flock(self._spool._fd, fcntl.LOCK_SH)  # type: ignore[arg-type]
+            os.rename(making, final)
         self._spool.path = self.spool_path = final
         self._owner = os.getpid()
         self._sent: set[str] = set()
         self._steps = 0
         self._ended = False
         self._respawns = 0
-        self._proc: subprocess.Popen[bytes] | None = start_writer(final)
+        self._said = say
+        #: None when ``start`` is False: the run's changes go on in another process (a traced
+        #: run's trace writer adopts the spool and starts the writer process itself).
+        self._proc: subprocess.Popen[bytes] | None = start_writer(final) if start else None
+
+    def start_writer(self) -> None:
+        """Start the writer process of a spool made with ``start=False`` (tracing could not
+        start after all: the recorder goes on with checkpoints itself)."""
+        if self._proc is None:
+            self._proc = start_writer(self.spool_path)
 
     # -- the recorder's writer interface ------------------------------------------------------
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
@@ -111,8 +133,24 @@ class SpoolingWriter:
         self._steps += 1
         return index
 
+    def append_chunk(self, run_id: str, count: int, data: bytes,
+                     blob_items: dict[str, bytes]) -> int:
+        """Spool ``count`` traced steps encoded as one chunk (``store.chunks``) and the blobs
+        they refer to (``TimelineWriter.append_chunk``); return the first step's index."""
+        self._check_writer()
+        self._write(("chunk", count, data, blob_items))
+        self._sent.update(blob_items)
+        first = self._steps
+        self._steps += count
+        return first
+
     def next_index(self, run_id: str) -> int:
         return self._steps
+
+    def attach_run(self, run_id: str) -> bool:
+        """Nothing to read back: the spool holds the run from its start (the trace writer
+        process takes over a spool holding only its ``begin``). True."""
+        return True
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
         """Spool the run's end (stored after every step before it)."""
@@ -178,6 +216,9 @@ class SpoolingWriter:
             self._proc = start_writer(self.spool_path)
 
     def _say(self, message: str) -> None:
+        if self._said is not None:
+            self._said(f"snapstate: {self.path}: {message}")
+            return
         try:
             sys.stderr.write(f"snapstate: {self.path}: {message}\n")
         except Exception:  # noqa: BLE001 - stderr may be closed; there is nowhere else to say it

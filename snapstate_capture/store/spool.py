@@ -10,6 +10,8 @@ run_id)``; the others are changes in the order the recorder made them:
   and ``facts``);
 - ``("step", record_fields, effect_or_None)`` — one ``StepRecord`` as a dict;
 - ``("effect", row, blobs)`` — ``TimelineWriter.add_effect``;
+- ``("chunk", count, data, blobs)`` — ``TimelineWriter.append_chunk`` (a traced run's steps,
+  appended by its trace writer process, which takes the spool over after the ``begin``);
 - ``("end", status, error_or_None)``.
 
 Each frame is written with one ``os.write`` (the recorder's only cost per step); a recorder
@@ -62,13 +64,15 @@ def encode_frame(change: Any) -> bytes:
 
 class SpoolFile:
     """The recorder's end of a spool: created at ``path`` (owner-only, must not exist) with its
-    header frame; ``append`` writes one change. ``OSError`` on a failed write (a full disk):
+    header frame, or opened to append to (``existing``); ``append`` writes one change. ``OSError`` on a failed write (a full disk):
     the change is not in the spool, and a torn frame, if any, ends what readers take."""
 
-    def __init__(self, path: Path, url: str, run_id: str) -> None:
+    def __init__(self, path: Path, url: str, run_id: str, *, existing: bool = False) -> None:
         self.path = path
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND,
-                                       0o600)
+        if existing:  # appended to by a second process (a traced run's trace writer)
+            self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND)
+            return
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         self.append_bytes(MAGIC + encode_frame(("spool", VERSION, url, run_id)))
 
     def append(self, change: Any) -> None:

@@ -246,9 +246,13 @@ class Stream:
     """
 
     def __init__(self, path: str, run_id: str, options: CaptureOptions | None = None,
-                 begin: Any = None, tally: Any = None) -> None:
+                 begin: Any = None, tally: Any = None, spool: Any = None) -> None:
         self.path = path
         self.run_id = run_id
+        #: A run into a database store: its spool (``capture.spooled.SpoolingWriter``, whose
+        #: begin is in it), which the writer process takes over; held (locked) here until the
+        #: writer says the run ended, so it is never taken for an orphan meanwhile.
+        self.spool = spool
         self.options = options
         #: Held stream (``begin`` given): hand-overs wait here, as the marshal messages the
         #: writer would have read, until ``release()`` calls ``begin()`` (which creates the run
@@ -284,7 +288,7 @@ class Stream:
         debug = os.environ.get("SNAPSTATE_DEBUG") == "1"
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "snapstate_capture.tracing.trace_writer", str(self.path),
-             self.run_id],
+             self.run_id, *([str(self.spool.spool_path)] if self.spool is not None else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=None if debug else subprocess.DEVNULL, env=env, start_new_session=True,
             close_fds=True)
@@ -435,6 +439,8 @@ class Stream:
                 ready, _, _ = select.select([proc.stdout], [], [], timeout)
                 if ready:
                     line = proc.stdout.readline()  # "ended", or "ended cut STEP REASON"
+                    if line.startswith(b"ended note "):  # where a spool's steps wait
+                        _say(line[11:].decode("utf-8", "replace").rstrip("\n"))
                     if line.startswith(b"ended cut ") and self.cut is None:
                         at, _, reason = line.decode("utf-8", "replace")[10:].strip() \
                             .partition(" ")
@@ -446,6 +452,12 @@ class Stream:
         finally:
             if proc.stdout is not None:
                 proc.stdout.close()
+            self._let_go_of_spool()
+
+    def _let_go_of_spool(self) -> None:
+        spool, self.spool = self.spool, None
+        if spool is not None:
+            spool.close()  # its lock only: the writer process ended the run in it
 
     def hand_over(self, timeout: float = 10.0) -> None:
         """The process is ending without a word (``os._exit``): flush, close the pipe and wait
@@ -467,6 +479,7 @@ class Stream:
             proc.wait(timeout=timeout)
         except (OSError, ValueError, subprocess.TimeoutExpired):
             pass
+        self._let_go_of_spool()
 
     def abandon(self) -> None:
         """In a forked child: drop the buffer and the pipe without touching the writer."""
@@ -502,3 +515,11 @@ def _marshal_safe(item: Any) -> Any:
         if isinstance(item, tuple):
             return tuple(_marshal_safe(x) for x in item)
         return f"<unmarshallable {type(item).__name__}>"
+
+
+def _say(line: str) -> None:
+    """A line from the writer process for the user (``snapstate: …``) on stderr."""
+    try:
+        sys.stderr.write(line + "\n")
+    except Exception:  # noqa: BLE001 - stderr may be closed; there is nowhere else to say it
+        pass

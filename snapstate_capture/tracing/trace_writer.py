@@ -1,7 +1,8 @@
 """The trace writer process: reads the traced-step stream on stdin and stores it.
 
 Started by ``trace_stream.Stream`` as ``python -m snapstate_capture.tracing.trace_writer FILE
-RUN_ID``. Input: messages ``uint32 length`` + ``marshal`` data, each either a list of stream
+RUN_ID`` (for a run into a database store ``URL RUN_ID SPOOL``: the steps go into the
+recorder's spool, ``capture.spooled``). Input: messages ``uint32 length`` + ``marshal`` data, each either a list of stream
 items, the string ``"index?"`` (answered on stdout with the next step index, for
 ``checkpoint()``'s return value) or ``("end", status, error_json)``. Steps are stored in chunks
 (``store.chunks``) of up to ``CHUNK_STEPS`` steps, or sooner when ``CHUNK_SECONDS`` passed, so a
@@ -233,11 +234,29 @@ def _signer() -> Any:
         return RunSigner(None)
 
 
-def main(argv: list[str]) -> int:
-    """Serve one run: ``argv`` = ``[FILE, RUN_ID]``. Returns the exit code."""
-    path, run_id = argv
-    writer = TimelineWriter(path, signer=_signer())
+def _open(path: str, run_id: str, spool: str | None, notes: list[str]) -> Any:
+    """The run's writer: a ``TimelineWriter`` on ``path``, or with ``spool`` (a run traced
+    into a database store) the recorder's spool, taken over: steps go on into it and a spool
+    writer process this process starts stores them, so the program never waits on the
+    database. ``notes``: what the spool's writer has to say at the end (for the recorder)."""
+    if spool is None:
+        writer: Any = TimelineWriter(path, signer=_signer())
+    else:
+        from pathlib import Path
+
+        from ..capture.spooled import SpoolingWriter
+
+        writer = SpoolingWriter(path, adopt=Path(spool), say=notes.append)
     writer.attach_run(run_id)
+    return writer
+
+
+def main(argv: list[str]) -> int:
+    """Serve one run: ``argv`` = ``[FILE, RUN_ID]`` or ``[URL, RUN_ID, SPOOL]``. Returns the
+    exit code."""
+    path, run_id, spool = (*argv, None)[:3]
+    notes: list[str] = []
+    writer = _open(path, run_id, spool, notes)
     builder = ChunkBuilder(writer, run_id)
     inbox: queue.SimpleQueue = queue.SimpleQueue()
     # The drain thread needs the interpreter lock after every pipe read while this thread
@@ -294,8 +313,9 @@ def main(argv: list[str]) -> int:
                 pass
         writer.close()
     if ended:  # the recorder waits for this line, not for our exit
+        note = f"ended note {notes[-1]}\n" if notes else "ended\n"
         sys.stdout.write(f"ended cut {cut['at_step']} {cut['reason']}\n" if cut is not None
-                         else "ended\n")
+                         else note)
         sys.stdout.flush()
     return 0 if ended else 3
 

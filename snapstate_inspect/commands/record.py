@@ -32,6 +32,7 @@ from snapstate_capture.capture.environment import entry_facts
 from snapstate_capture.errors import SnapStateError
 
 from ..progress import bar as progress_bar, wanted as progress_wanted
+from ..safe_text import escape_controls
 from .common import open_file
 
 
@@ -254,10 +255,15 @@ def _check_before_running(module: str | None, target: str, output: str | Path) -
     be recorded: an output that exists and is no timeline (a run would silently go unrecorded),
     or a ``-m`` module that cannot be found (python says the same and exits without running).
     Returns the file the program starts in (None when not found without importing)."""
+    from snapstate_capture.errors import StoreUnreachable
     from snapstate_capture.store.locations import open_read_engine, open_write_engine
 
-    if isinstance(output, str):  # a store: reachable, and made on first use
-        open_write_engine(output).close()
+    if isinstance(output, str):  # a store: made on first use; out of reach, spooled
+        try:
+            open_write_engine(output).close()
+        except StoreUnreachable as exc:  # the run waits in the local spool meanwhile
+            print(escape_controls(f"snapstate: {exc}; recording into the local spool until "
+                                  "it can be reached", keep_newlines=False), file=sys.stderr)
     elif output.exists():
         open_read_engine(output).close()  # TimelineError names the file and the problem
     if module is None:

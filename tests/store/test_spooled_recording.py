@@ -138,3 +138,32 @@ def test_database_restarted_in_the_middle_of_recording(pg_server, tmp_path):
         assert [s.extra["turn"].preview["repr"] for s in run.steps] == \
             [str(i) for i in range(600)]
     _verified(url)
+
+
+def test_a_traced_run_is_spooled_while_the_store_is_out_of_reach(pg_server, tmp_path):
+    """``--trace calls|lines`` into a store goes through the spool too: with the database not
+    there yet, the program runs to its end at once, and its traced steps reach the store once
+    the database is there."""
+    url = pg_server.url("not_yet")
+    generate_key()
+    spool = tmp_path / "spool"
+    program = tmp_path / "loop.py"
+    program.write_text("total = 0\nfor i in range(40):\n    total += i\nprint(total)\n")
+    env = {**_env(spool), "SNAPSTATE_SPOOL_WAIT": "1"}
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "snapstate_inspect", "record", "-o", url,
+                           "--trace", "lines", str(program)], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout == "780\n", done.stderr
+    assert time.monotonic() - started < 60  # (a connection attempt alone waits 10 s)
+    assert "the store has not taken every step yet" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "not recording" not in done.stderr
+    assert list(spool.glob("*.spool"))  # the steps wait there
+    pg_server.create_database("not_yet")
+    _spools_stored(spool)
+    with snap.open_timeline(url) as timeline:
+        (run,) = timeline.runs
+        assert run.status == "finished"
+        assert len(run.steps) > 80
+        assert run.steps[-1].frames[-1].locals["total"].repr == "780"
+    _verified(url)
