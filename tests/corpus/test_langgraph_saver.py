@@ -102,6 +102,15 @@ def test_refuses_a_file_that_is_no_timeline(tmp_path):
         SnapStateSaver(bad)
 
 
+def test_a_store_url_is_refused_not_taken_for_a_file_name(tmp_path, monkeypatch):
+    """The saver's tables are the timeline file's; a postgresql:// URL made a folder named
+    ``postgresql:`` in the current directory."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(snap.SnapStateError, match="postgresql:// store is not supported"):
+        SnapStateSaver("postgresql://agent@localhost/timelines")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_replay_writes_no_checkpoint_and_a_live_fork_is_a_langgraph_fork(tmp_path):
     """Inside ``snap.record`` the saver's reads and writes are effects: a replay is served
     them (the file keeps the recorded history), and a fork from a super-step's checkpoint

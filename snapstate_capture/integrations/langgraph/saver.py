@@ -23,7 +23,9 @@ recording read and writes nothing, and a live fork (``--to N --live``, ``snapsta
 writes its checkpoints as a branch off the recorded checkpoint of the super-step it forked
 at, so ``get_state_history`` shows the fork as LangGraph users know them.
 
-Errors: ``TimelineError`` when the file exists and is no timeline.
+Errors: ``TimelineError`` when the file exists and is no timeline; ``SnapStateError`` for a
+``postgresql://`` URL: the checkpoints live in a timeline file only (a shared store has no
+checkpoint tables yet), refused rather than taken for a file name.
 """
 
 from __future__ import annotations
@@ -109,6 +111,15 @@ class SnapStateSaver(BaseCheckpointSaver[str]):
     def __init__(self, path: str | os.PathLike[str], *, serde: Any = None,
                  mirror: bool = True) -> None:
         super().__init__(serde=serde)
+        from ...store.locations import is_store_url
+
+        if is_store_url(path):
+            from ...errors import SnapStateError
+
+            raise SnapStateError(
+                "SnapStateSaver keeps LangGraph's checkpoints in a timeline file; a "
+                "postgresql:// store is not supported yet (record the program into the store "
+                "with snap.record and give the saver a file)")
         self.path = Path(path)
         _ensure_timeline(self.path)
         self._lock = threading.RLock()
