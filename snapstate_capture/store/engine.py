@@ -210,6 +210,10 @@ class WriteEngine(Protocol):
         """One atomic unit (see the module docstring); ``immediate`` takes the write lock at
         once (needed to read-then-write, e.g. ``seq``). Yields a handle for the writes below."""
 
+    def exclude_writers(self) -> None:
+        """Inside a transaction: keep every other writer's transactions out until it ends
+        (gc's sweep; a file's ``immediate`` transaction does already)."""
+
     def close(self, *, compact: bool = True) -> None:
         """Finish writing; ``compact`` reclaims free space where the engine can do that
         without leaving the store unreadable if killed meanwhile."""

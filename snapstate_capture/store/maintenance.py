@@ -193,7 +193,10 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
     more than this many seconds ago; ``max_size``: also remove the oldest runs until the live
     blobs fit in this many bytes. A fork copies its parent's steps, so removing a parent never
     takes what a kept fork needs: the blobs it names stay alive. Runs still being recorded are
-    never removed, and a file with one is refused (a live recorder assumes its blobs stay).
+    never removed, and a file with one is refused (a live recorder assumes its blobs stay). A
+    database store's recorders go on meanwhile: their runs are kept and marked, and the sweep
+    keeps writers out while it marks again what changed since (only the store's owner may
+    delete: ``store.postgres.roles``).
     Raises ``TimelineError`` (bad file, live recording) — nothing is changed then.
     ``progress(done, total)``: one unit per kept run marked, then one for removing, one for
     compacting.
@@ -204,12 +207,13 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
     with open_timeline(path) as timeline:
         runs = list(timeline.runs)
         live = [r for r in runs if r.status == "running"]
-    if live:
+    if live and not is_store_url(path):  # (a store's recorders go on: see the sweep below)
         raise TimelineError(path, f"run {live[0].id[:8]} is still being recorded; gc refused")
     doomed = choose_runs(runs, keep_runs=keep_runs, older_than=older_than, now=time.time())
     # A dry run reads only: opening for writing would switch the file to WAL (a byte change).
     engine: Any = open_read_engine(path) if dry_run else open_write_engine(path)
     try:
+        seen = set(engine.run_rows())  # what was marked; a row changed later is marked again
         marker = BlobMarker(_fetcher(engine))
         newest_first = sorted((r for r in runs if r.id not in doomed), key=lambda r: -r.seq)
         total = len(newest_first) + 2
@@ -230,12 +234,28 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
         if dry_run:
             return report
         with engine.transaction(immediate=True):
+            # Writers went on while runs were marked (a store's recorders): with them kept
+            # out now, runs begun or grown meanwhile are marked too, so a blob one of them
+            # took for stored (an insert that found it there) is not swept from under it.
+            engine.exclude_writers()
+            changed = [row[0] for row in engine.run_rows()
+                       if row not in seen and row[0] not in doomed]
+            for run_id in changed:
+                marker.mark(run_roots(engine, run_id))
+            if changed:
+                dead = [(key, size) for key, size in dead if key not in marker.live]
+                report.removed_blobs = len(dead)
+                report.freed_blob_bytes = sum(size for _, size in dead)
             engine.delete_runs(sorted(doomed))
             engine.delete_blobs([key for key, _ in dead])
         step(total - 1, total)
         engine.compact()
         step(total, total)
     except (*DB_ERRORS, *getattr(engine, "write_errors", ())) as exc:
+        if getattr(exc, "sqlstate", None) == "42501":  # a store's reader or writer role
+            raise TimelineError(path, "gc deletes runs and blobs, which only the store's owner "
+                                      "may: run it connected as the owner; nothing was "
+                                      "changed") from None
         raise TimelineError(path, f"gc failed ({exc}); the file is unchanged") from None
     finally:
         engine.close(**({} if dry_run else {"compact": False}))

@@ -38,6 +38,8 @@ _HEAD_CHAIN = _CHAIN.format(data="substring(data from 1 for 16)")
 _INSERT_BLOBS = ("INSERT INTO blobs (hash, codec, size, data) VALUES (%s,%s,%s,%s)"
                  " ON CONFLICT (hash) DO NOTHING")
 _DIALECT: dict[str, str] = {}
+_GC_LOCK_SHARED = "SELECT pg_advisory_xact_lock_shared(hashtext('snapstate-gc'))"
+_GC_LOCK = "SELECT pg_advisory_xact_lock(hashtext('snapstate-gc'))"
 
 
 def dialect(sql: str) -> str:
@@ -168,8 +170,16 @@ class PostgresWriteEngine(_Postgres, RunWrites, StepWrites, BlobWrites, ChunkWri
 
     @contextlib.contextmanager
     def transaction(self, *, immediate: bool = False) -> Iterator[PostgresWriteEngine]:
+        """One transaction; every writer's holds the gc lock shared (``exclude_writers``)."""
         with self._conn.transaction():
+            self._conn.execute(_GC_LOCK_SHARED)
             yield self
+
+    def exclude_writers(self) -> None:
+        """Inside a transaction: wait until no other writer's transaction is open, and keep
+        new ones waiting until this one ends (gc's sweep: no blob it found unreferenced is
+        taken for stored by a writer meanwhile)."""
+        self._conn.execute(_GC_LOCK)
 
     def next_run_seq(self) -> int:
         return int(self._conn.execute("SELECT nextval('run_seq')").fetchone()[0])

@@ -91,6 +91,9 @@ class SQLiteWriteEngine(RunWrites, StepWrites, BlobWrites, ChunkWrites, EffectWr
                 conn.execute("ROLLBACK")
             raise
 
+    def exclude_writers(self) -> None:
+        """Nothing to do: an ``immediate`` transaction already keeps other writers out."""
+
     def _worth_compacting(self) -> bool:
         """Whether VACUUM would reclaim much: not when trace chunks fill most pages. A chunk
         (~9 KB) takes a 16 KB page of its own and chunks are appended in key order, so
