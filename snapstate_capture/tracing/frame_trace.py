@@ -19,26 +19,23 @@ import types
 from typing import Any
 
 from ..values import secret_shapes
+from .call_frame import _BY_IDENTITY, CallFrame, _ends_await, _is_yield
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
 from .stream import INLINE_STR, SCALAR_TYPES
 
-_YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
-#: Where an ``await`` / ``yield from`` ends: the awaited iterator's ``StopIteration`` raises an
-#: ``exception`` event there (3.10: YIELD_FROM, 3.11: SEND) — the normal end of a wait, no error.
-_AWAIT_OPS = frozenset(__import__("dis").opmap[name] for name in ("SEND", "YIELD_FROM")
-                       if name in __import__("dis").opmap)
 _MISSING = object()
-#: Objects compared by identity only when re-checked (re-pickling a module is pointless).
-_BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType,
-                types.MethodType)
 
 
 def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
-                         pairs: list[Any]) -> Any:
+                         pairs: list[Any], values: dict[str, Any] | None = None) -> Any:
     """Return the local trace function of one frame of ``tracer`` (a ``tracer.Tracer``): a closure
     holding the frame's state. ``fid`` is the frame's id in the stream, ``pairs`` the
-    ``[name, ref, ...]`` its call step stored (so unchanged values are not stored again)."""
+    ``[name, ref, ...]`` its call step stored (so unchanged values are not stored again),
+    ``values`` the frame's locals they were read from (None: read again). Call tracing gets a
+    ``call_frame.CallFrame``'s instead: the same steps, far fewer objects made per call."""
+    if not tracer.lines:
+        return CallFrame(tracer, frame, info, fid, pairs, values).local
     touched = info.touched
     secret = info.secret  # names that may be secret: redacted when ``redacts`` says so
     redacts = tracer.encoder.options.values.redacts
@@ -239,17 +236,3 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
         if value is not _MISSING and (not lines or type(ref) is tuple):
             known[name] = (value, ref)
     return local
-
-
-def _ends_await(frame: types.FrameType) -> bool:
-    try:
-        return frame.f_code.co_code[frame.f_lasti] in _AWAIT_OPS
-    except (IndexError, AttributeError):
-        return False
-
-
-def _is_yield(frame: types.FrameType) -> bool:
-    try:
-        return frame.f_code.co_code[frame.f_lasti] == _YIELD_VALUE
-    except (IndexError, AttributeError):
-        return False

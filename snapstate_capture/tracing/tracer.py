@@ -231,10 +231,10 @@ class Tracer:
             return resumed[0]
         if frame.f_back not in self._fids and self._called_by_snapstate(frame):
             return None
-        fid, pairs = self._open(frame, info, OPEN)
+        fid, pairs, values = self._open(frame, info, OPEN)
         if info.suspends:
             self._tasks_changed()
-        return local_trace_function(self, frame, info, fid, pairs)
+        return local_trace_function(self, frame, info, fid, pairs, values)
 
     def _called_by_snapstate(self, frame: types.FrameType) -> bool:
         """True when ``frame`` runs for snapstate's own work (``include.own_kind``): the nearest
@@ -275,9 +275,10 @@ class Tracer:
             back = back.f_back
         return 0, None
 
-    def _open(self, frame: types.FrameType, info: CodeInfo, code: int) -> tuple[int, list]:
+    def _open(self, frame: types.FrameType, info: CodeInfo, code: int
+              ) -> tuple[int, list, dict[str, Any]]:
         """Register ``frame`` and emit its OPEN (a ``call`` step) or ADOPT (no step) item with a
-        snapshot of its locals; return ``(fid, [name, value, ...])``."""
+        snapshot of its locals; return ``(fid, [name, value, ...], the locals read)``."""
         parent, caller = self._parent(frame)
         if caller is not None and not self.lines:
             # Call tracing sees no lines: the caller ran since its last step; catch it up
@@ -290,14 +291,15 @@ class Tracer:
         thread = self._register_thread()
         task = current_task_name() if info.suspends or "asyncio" in sys.modules else None
         task = task_column.join(task, lineage.current())  # who made the frame, for replay
-        pairs = self._snapshot(frame, info)
+        values = frame.f_locals
+        pairs = self._snapshot(values, info)
         code_hash, source_hash = self._code_keys(frame)
         self.items.append((code, fid, parent, thread, task, info.function, info.filename,
                            code_hash, source_hash, frame.f_lineno, time.time(), time.monotonic(),
                            *pairs))
         if code == ADOPT and not self.lines:
-            local_trace_function(self, frame, info, fid, pairs)  # registers its catch-up
-        return fid, pairs
+            local_trace_function(self, frame, info, fid, pairs, values)  # registers its catch-up
+        return fid, pairs, values
 
     def _code_keys(self, frame: types.FrameType) -> tuple[str | None, str | None]:
         """Code hash and saved-source hash of the frame's code (source sent once per file)."""
@@ -315,11 +317,11 @@ class Tracer:
             keys = self._keys[frame.f_code] = (code_hash, source_hash)
         return keys
 
-    def _snapshot(self, frame: types.FrameType, info: CodeInfo) -> list[Any]:
+    def _snapshot(self, values: dict[str, Any], info: CodeInfo) -> list[Any]:
         pairs: list[Any] = []
         encode = self.encoder.encode
         secret = info.secret
-        for name, value in list(frame.f_locals.items()):
+        for name, value in list(values.items()):
             if info.module and name.startswith("__") and name.endswith("__"):
                 continue
             pairs.append(name)

@@ -1,0 +1,252 @@
+"""The per-frame part of call tracing: one small object per traced frame instead of a closure.
+
+``frame_trace.local_trace_function`` builds, for each traced frame, eight nested functions and
+the cells they share — some forty objects the cyclic garbage collector tracks, made at every
+call. Line tracing needs that shape (its ``line`` events read closure cells, the fastest path
+there is). Call tracing sees no line events, and there those allocations were the cost: a
+collection of the youngest generation every twenty-five calls, a quarter of a traced call's
+time. ``CallFrame`` holds the same state in slots (one object, one dict, two bound methods per
+frame) and does exactly what the closure does in calls mode: the call step's values remembered,
+``return`` and ``exception`` steps with the locals changed since the frame's last step, and the
+``REFRESH`` catch-up of a caller (``refresh``). A ``line`` event only reaches it when another
+tracer (coverage) asked for lines; it is then recorded as the closure records it.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from typing import Any
+
+from ..values import secret_shapes
+from .codeinfo import CodeInfo
+from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
+from .stream import INLINE_STR, SCALAR_TYPES
+
+_YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
+#: Where an ``await`` / ``yield from`` ends: the awaited iterator's ``StopIteration`` raises an
+#: ``exception`` event there (3.10: YIELD_FROM, 3.11: SEND) — the normal end of a wait, no error.
+_AWAIT_OPS = frozenset(__import__("dis").opmap[name] for name in ("SEND", "YIELD_FROM")
+                       if name in __import__("dis").opmap)
+#: Objects compared by identity only when re-checked (re-pickling a module is pointless).
+_BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType,
+                types.MethodType)
+_MISSING = object()
+_SCALAR = SCALAR_TYPES
+_INLINE = INLINE_STR
+_SHAPED = secret_shapes.find
+
+
+class CallFrame:
+    """The call-tracing state of one frame (see the module docstring). ``local`` is its local
+    trace function; ``refresh`` catches the frame up when one of its callees is called."""
+
+    __slots__ = ("tracer", "info", "fid", "fkey", "known", "prev", "secret", "redacts",
+                 "encoder", "app", "local", "refresh")
+
+    def __init__(self, tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
+                 pairs: list[Any], values: dict[str, Any] | None = None) -> None:
+        self.tracer = tracer
+        self.info = info
+        self.fid = fid
+        self.fkey = fid << LINE_BITS
+        self.secret = info.secret
+        self.redacts = tracer.encoder.options.values.redacts
+        self.encoder = tracer.encoder
+        self.app = tracer.items.append
+        self.prev = frame.f_lineno
+        self.local = self._local
+        self.refresh = self._refresh
+        known: dict[str, tuple[Any, Any]] = {}
+        self.known = known  # name -> (object, ref)
+        tracer._refresh[fid] = self.refresh
+        # Remember what the call step stored, so unchanged values are not stored again.
+        current = frame.f_locals if values is None else values
+        for name, ref in zip(pairs[::2], pairs[1::2]):
+            value = current.get(name, _MISSING)
+            if value is not _MISSING:
+                known[name] = (value, ref)
+
+    def _changed_ref(self, name: str, value: Any) -> Any:
+        """The reference to store for ``name`` now, or None when its content is unchanged."""
+        known = self.known
+        last = known.get(name)
+        if last is not None and last[0] is value and isinstance(value, _BY_IDENTITY):
+            return None
+        ref = self.encoder.capture(value, name)
+        if last is not None and last[1] == ref:
+            if last[0] is not value:
+                known[name] = (value, ref)
+            return None
+        known[name] = (value, ref)
+        return ref
+
+    def _snapshot_changes(self, frame: types.FrameType, out: list[Any]) -> None:
+        info, known, secret = self.info, self.known, self.secret
+        for name, value in list(frame.f_locals.items()):
+            if info.module and name.startswith("__") and name.endswith("__"):
+                continue
+            cls = value.__class__
+            if secret and name in secret and self.redacts(name, value):
+                last = known.get(name)
+                if last is None or last[0] is not value:
+                    known[name] = (value, None)
+                    out.append(name)
+                    out.append(self.encoder.redacted(value))
+            elif cls in _SCALAR or (cls is str and len(value) <= _INLINE and not _SHAPED(value)):
+                last = known.get(name)
+                if last is not None and last[0].__class__ is cls and last[0] == value:
+                    continue
+                known[name] = (value, value)
+                out.append(name)
+                out.append(value)
+            else:
+                ref = self._changed_ref(name, value)
+                if ref is not None:
+                    out.append(name)
+                    out.append(ref)
+
+    def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            self._line(frame)
+            return self.local
+        info, fid = self.info, self.fid
+        try:
+            if event == "return":
+                suspended = info.suspends and _is_yield(frame)
+                out = [RETURN, fid, frame.f_lineno, time.time(), time.monotonic(),
+                       "yield" if suspended else None, self._encode_value(arg, "return")]
+                self._snapshot_changes(frame, out)
+                self.app(tuple(out))
+                self.prev = frame.f_lineno
+                tracer = self.tracer
+                if suspended:
+                    tracer._suspend(frame, self.local, fid)
+                else:
+                    tracer._fids.pop(frame, None)
+                    tracer._refresh.pop(fid, None)
+                return self.local
+            if event == "exception":
+                if info.suspends and arg[0] is StopIteration and _ends_await(frame):
+                    return self.local  # an await (yield from) finished: not an exception step
+                exc = arg[1]
+                out = [EXCEPTION, fid, frame.f_lineno, time.time(), time.monotonic(),
+                       type(exc).__name__, self.encoder.capture(exc, None)]
+                self._snapshot_changes(frame, out)
+                self.app(tuple(out))
+                self.prev = frame.f_lineno
+        except Exception:  # noqa: BLE001 - never raise into the program
+            pass
+        return self.local
+
+    def _refresh(self, frame: types.FrameType) -> None:
+        """Append this frame's line and the locals changed since its last step as a
+        ``REFRESH`` item (not a step), when either changed."""
+        out = [REFRESH, self.fid, frame.f_lineno]
+        try:
+            self._snapshot_changes(frame, out)
+        except Exception:  # noqa: BLE001 - never raise into the program
+            pass
+        if len(out) > 3 or out[2] != self.prev:
+            self.app(tuple(out))
+        self.prev = out[2]
+
+    def _encode_value(self, value: Any, name: str) -> Any:
+        cls = value.__class__
+        if cls in _SCALAR or (cls is str and len(value) <= _INLINE and not _SHAPED(value)):
+            return value
+        return self.encoder.capture(value, name)
+
+    # -- line events: only when a chained tracer (coverage) asked for them ------------------
+    def _line(self, frame: types.FrameType) -> None:
+        """A ``line`` step, exactly as ``frame_trace``'s closure records it: the names the line
+        before touched, re-read."""
+        names = self.info.touched.get(self.prev)
+        self.prev = frame.f_lineno
+        key = self.fkey | self.prev
+        if names is None:
+            self.app(key)
+            return
+        if names.__class__ is not str:
+            store, loaded = names
+            if self.known and not self.known.keys().isdisjoint(loaded):
+                self._line_step(frame, names, key)
+                return
+            if store is None:
+                self.app(key)
+                return
+            if store.__class__ is not str:
+                self._line_step(frame, names, key)
+                return
+            names = store
+        value = frame.f_locals.get(names, _MISSING)
+        if value.__class__ in _SCALAR:
+            self.tracer.items.extend((names, value, key))
+        else:
+            self._line_step(frame, names, key)
+
+    def _line_step(self, frame: types.FrameType, names: Any, key: int) -> None:
+        out: list[Any] = [key]
+        try:
+            self._delta(frame, names, out)
+        except Exception:  # noqa: BLE001 - never raise into the program
+            pass
+        self.app(tuple(out) if len(out) > 1 else out[0])
+
+    def _delta(self, frame: types.FrameType, names: Any, out: list[Any]) -> None:
+        loc, info, known, secret = frame.f_locals, self.info, self.known, self.secret
+        if names.__class__ is str:
+            stored, loaded = (names,), ()
+        else:
+            stored, loaded = names
+            if stored is None:
+                stored = ()
+            elif stored.__class__ is str:
+                stored = (stored,)
+        for name in stored:
+            value = loc.get(name, _MISSING)
+            cls = value.__class__
+            if secret and name in secret and value is not _MISSING and self.redacts(name, value):
+                out.append(name)
+                out.append(self.encoder.redacted(value))
+                known.pop(name, None)
+            elif cls in _SCALAR or (cls is str and len(value) <= _INLINE and not _SHAPED(value)):
+                out.append(name)
+                out.append(value)
+                known.pop(name, None)
+            elif value is _MISSING:
+                if not info.module or name in known:
+                    out.append(name)
+                    out.append(DELETED)
+                    known.pop(name, None)
+            else:
+                ref = self._changed_ref(name, value)
+                if ref is not None:
+                    out.append(name)
+                    out.append(ref)
+        for name in loaded:
+            if name in known:  # held a non-scalar: maybe changed in place
+                value = loc.get(name, _MISSING)
+                cls = value.__class__
+                if cls in _SCALAR or (cls is str and len(value) <= _INLINE
+                                      and not _SHAPED(value)):
+                    del known[name]
+                elif value is not _MISSING:
+                    ref = self._changed_ref(name, value)
+                    if ref is not None:
+                        out.append(name)
+                        out.append(ref)
+
+
+def _ends_await(frame: types.FrameType) -> bool:
+    try:
+        return frame.f_code.co_code[frame.f_lasti] in _AWAIT_OPS
+    except (IndexError, AttributeError):
+        return False
+
+
+def _is_yield(frame: types.FrameType) -> bool:
+    try:
+        return frame.f_code.co_code[frame.f_lasti] == _YIELD_VALUE
+    except (IndexError, AttributeError):
+        return False
