@@ -1,0 +1,67 @@
+"""Call tracing keeps each frame's state in a ``CallFrame`` (``tracing/call_frame.py``): the same
+steps as before — a call's locals, the locals changed by its return, a caller caught up at its
+callee's call — and the line steps a chained tracer's ``line`` events bring, as line tracing
+records them."""
+
+from __future__ import annotations
+
+import sys
+
+import snapstate_capture as snap
+
+HERE = __file__
+
+
+def add(a, b):
+    c = a + b
+    return [c]
+
+
+def outer(n):
+    items = []
+    for i in range(n):
+        items.append(i)
+        total = add(i, len(items))
+    return total
+
+
+def _add_steps(path, function="add"):
+    with snap.open_timeline(path) as timeline:
+        return [(s.kind, s.lineno, {k: v.repr for k, v in s.frames[-1].locals.items()},
+                 {k: v.repr for k, v in s.extra.items()})
+                for s in timeline.runs[-1].steps if s.function == function]
+
+
+def test_a_chained_tracer_asking_for_lines_gets_them_and_they_are_recorded(snap_path):
+    seen = []
+
+    def theirs(frame, event, arg):
+        if frame.f_code is add.__code__:
+            seen.append(event)
+        return theirs
+
+    sys.settrace(theirs)
+    try:
+        with snap.record(snap_path, trace="calls", include=[HERE]):
+            add(1, 2)
+        assert sys.gettrace() is theirs
+    finally:
+        sys.settrace(None)
+    assert seen == ["call", "line", "line", "return"]
+    base = {"a": "1", "b": "2"}
+    assert _add_steps(snap_path) == [
+        ("call", add.__code__.co_firstlineno, base, {}),
+        ("line", add.__code__.co_firstlineno + 1, base, {}),
+        ("line", add.__code__.co_firstlineno + 2, {**base, "c": "3"}, {}),
+        ("return", add.__code__.co_firstlineno + 2, {**base, "c": "3"}, {"return": "[3]"})]
+
+
+def test_each_call_shows_its_caller_caught_up(snap_path):
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        outer(3)
+    with snap.open_timeline(snap_path) as timeline:
+        calls = [s for s in timeline.runs[-1].steps if s.function == "add" and s.kind == "call"]
+        callers = [{k: v.repr for k, v in s.frames[-2].locals.items()} for s in calls]
+    assert [c["items"] for c in callers] == ["[0]", "[0, 1]", "[0, 1, 2]"]
+    assert [c["i"] for c in callers] == ["0", "1", "2"]
+    assert "total" not in callers[0] and callers[2]["total"] == "[3]"
