@@ -105,7 +105,9 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
 
 def stream_effect(name: str, key: Key, fn: Callable[..., Iterator[Any]], args: tuple,
                   kwargs: dict, digest: dict[str, Any]) -> Iterator[Any]:
-    """Run the iterator ``fn(*args, **kwargs)`` as one effect whose result is its chunks."""
+    """Run the iterator ``fn(*args, **kwargs)`` as one effect whose result is its chunks; a
+    consumer that stops taking them (closes the stream: a ``break`` out of its loop) makes
+    the result the chunks it got, so a replay serves those and stops there too."""
     begun = begin(name, key, fn, args, kwargs, digest)
     if begun is None:
         yield from fn(*args, **kwargs)
@@ -113,15 +115,25 @@ def stream_effect(name: str, key: Key, fn: Callable[..., Iterator[Any]], args: t
     recorder, call = begun
     if not call.served:
         chunks: list[Any] = []
+        iterator: Any = None
+        stopped = False
         token = effects._inside.set(True)
         try:
-            for chunk in fn(*args, **kwargs):
+            iterator = fn(*args, **kwargs)
+            for chunk in iterator:
                 chunks.append(chunk)
                 effects._inside.reset(token)
                 try:
                     yield chunk
+                except GeneratorExit:  # the consumer stopped: it got these chunks
+                    stopped = True
+                    break
                 finally:
                     token = effects._inside.set(True)
+            if stopped:
+                close = getattr(iterator, "close", None)
+                if close is not None:
+                    close()
             call.value, call.outcome = chunks, "return"
         except effects._PASS_THROUGH:
             raise
@@ -134,8 +146,12 @@ def stream_effect(name: str, key: Key, fn: Callable[..., Iterator[Any]], args: t
     if call.outcome != "return":
         effects.end_call(recorder, call)  # raises the recorded exception
         return
-    # the effect step comes after the chunks, as when recorded (the consumer's steps first)
-    yield from list(call.value or [])
+    # the effect step comes after the chunks, as when recorded (the consumer's steps first),
+    # or where the consumer stopped taking them
+    try:
+        yield from list(call.value or [])
+    except GeneratorExit:
+        pass
     effects.end_call(recorder, call)
 
 
@@ -153,13 +169,17 @@ async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[An
         if call.outcome != "return":
             effects.end_call(recorder, call)  # raises the recorded exception
             return
-        for chunk in list(call.value or []):
-            yield chunk
+        try:
+            for chunk in list(call.value or []):
+                yield chunk
+        except GeneratorExit:  # where the consumer stopped, as when recorded
+            pass
         effects.end_call(recorder, call)  # after the chunks, as when recorded
         return
     chunks: list[Any] = []
     iterator = None
     done = False
+    stopped = False
     try:
         # the call's own work (its ids, clocks) is part of this effect; the consumer's,
         # between two chunks, is not
@@ -177,8 +197,12 @@ async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[An
             finally:
                 effects._inside.reset(token)
             chunks.append(chunk)
-            yield chunk
-        call.value, call.outcome, done = chunks, "return", True
+            try:
+                yield chunk
+            except GeneratorExit:  # the consumer stopped: it got these chunks
+                stopped = True
+                break
+        call.value, call.outcome, done = chunks, "return", not stopped
     except effects._PASS_THROUGH:
         raise
     except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
