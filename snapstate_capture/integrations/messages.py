@@ -176,12 +176,15 @@ def summary(found: dict[str, Any], limit: int = 80) -> str:
     return f"{role}: {content}"
 
 
-def register_previews(names: Iterable[str]) -> None:
+def register_previews(names: Iterable[str], through: str | None = None) -> None:
     """Previews of the message classes ``names`` (by ``module.qualname``, subclasses too)
-    carry ``"message": facts`` and ``summary`` as their repr; their fields stay children."""
+    carry ``"message": facts`` and ``summary`` as their repr; their fields stay children.
+    ``through``: the classes hold a message in that attribute (a recorded stream's final
+    response), whose facts and line they show."""
     def handler(builder: PreviewBuilder, obj: Any, node: dict, depth: int,
                 path_ids: set) -> dict | None:
-        found = facts(obj)
+        held = obj if through is None else dict(static_attributes(obj) or ()).get(through)
+        found = facts(held)
         if found is None:
             return None
         node["message"] = _bounded(found, builder.options.max_string)

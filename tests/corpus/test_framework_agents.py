@@ -179,6 +179,12 @@ def test_streamed_model_calls_are_effects_replayed_chunk_by_chunk(case, tmp_path
     assert effects.count(case.model) == agent.calls().count("model")
     assert tuple(label for _, kind, label in kinds if kind == "checkpoint") == case.checkpoints
     assert placeholders(path) == []
+    if case.framework == "pydantic_ai":  # the recorded stream reads as the reply it ended with
+        with snap.open_timeline(path) as timeline:
+            lines = [s.extra["result"].repr for s in timeline.runs[-1].steps
+                     if s.kind == "effect" and s.label == case.model]
+        assert lines[0] == "assistant: tool call read_notes, get_weather", lines
+        assert lines[-1].startswith("assistant: Yes: 24 C"), lines
     agent.reset()
     # the program's locals (the pieces it was streamed) are compared at every step
     results = agent.replays(path, 5)

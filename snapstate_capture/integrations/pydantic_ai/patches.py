@@ -32,6 +32,8 @@ def register_previews() -> None:
     ], _describe)
     messages.register_previews(["pydantic_ai.messages.ModelRequest",
                                 "pydantic_ai.messages.ModelResponse"])
+    # a streamed request's recorded result reads as the response it ended with
+    messages.register_previews([f"{__name__}.StreamedRequest"], through="response")
 
 
 def _describe(obj: Any) -> str:
