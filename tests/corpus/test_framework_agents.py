@@ -162,6 +162,19 @@ def test_recorded_unchanged_under_snapstate_record(case, tmp_path):
     results = agent.replays(path, 5)
     assert [r and r["status"] for r in results] == ["ok"] * 5, results
     assert agent.calls() == []
+    if case.framework == "langgraph":
+        # a traced run stops at call steps: the model node's last call, its state as recorded
+        # (pydantic-ai's and the SDK's scripted models run inside the model call, an effect
+        # replay serves, so no call step of theirs is reached; --live and resume of a traced
+        # run are refused: README limits)
+        with snap.open_timeline(path) as timeline:
+            index = [s.index for s in timeline.runs[-1].steps
+                     if s.kind == "call" and s.function == "agent"][-1]
+        result, data = agent.replay(path, "--to", str(index), "--pdb",
+                                    input=f"{case.pdb_command}\nc\n")
+        assert data is not None and data["status"] == "ok", result.stdout + result.stderr
+        assert case.pdb_shows in result.stdout
+        assert agent.calls() == []
 
 
 def test_streamed_model_calls_are_effects_replayed_chunk_by_chunk(case, tmp_path):
