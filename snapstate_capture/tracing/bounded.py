@@ -116,6 +116,11 @@ class BigValues:
         """True when ``value`` reaches more than ``PROBE_LIMIT`` objects (or its class was
         found big ``CLASS_STRIKES`` times)."""
         cls = type(value)
+        if cls in _LEAVES or isinstance(value, type):
+            # Captured by reference and compared by name (a module, a function, a class): what
+            # it reaches is no part of the value. ``sys`` reaches sys.path and sys.modules,
+            # which differ between a recording and its replay.
+            return False
         builtin = cls in _BUILTIN
         if not builtin and cls in self._big:
             return True

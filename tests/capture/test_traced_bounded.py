@@ -43,6 +43,23 @@ def test_big_values_are_judged_by_reach_then_by_class():
     assert not big.is_big([[1]])  # builtin containers are counted every time
 
 
+def test_modules_functions_and_classes_are_never_big():
+    """They are captured by reference and compared by name: ``sys`` reaches sys.path and
+    sys.modules (thousands of objects, different in a replay child), yet a module frame that
+    imports it must replay (mistune traced by lines diverged at ``import sys``)."""
+    import sys
+    import types
+
+    from snapstate_capture.tracing.bounded import reach
+
+    assert reach(sys, PROBE_LIMIT) is None  # it does reach more than the limit
+    big = BigValues(ValueOptions())
+    big_class = types.new_class("Big", exec_body=lambda ns: ns.update(
+        {f"a{i}": [i] for i in range(PROBE_LIMIT * 2)}))
+    for value in (sys, json, json.dumps, big_class, big_class):
+        assert not big.is_big(value), value
+
+
 def test_a_count_stops_at_an_instance_of_a_class_taken_as_big():
     big = BigValues(ValueOptions())
     small = Holder([])
