@@ -1,6 +1,7 @@
 """Reads nondeterministic sources under ``patch_nondeterminism``: input, clocks, uuid, urandom,
-random. With ``leak`` it also reads a source that is not routed (a new ``random.Random``, seeded
-by the operating system), which replay must report as a divergence. Usage: honest.py SNAP [leak]"""
+random. With ``leak`` it also reads a source that is not routed (``random.SystemRandom``, the
+operating system's generator, which the patch leaves alone), which replay must report as a
+divergence. Usage: honest.py SNAP [leak]"""
 
 import os
 import random
@@ -20,6 +21,6 @@ with snap.record(sys.argv[1], name="honest", patch_nondeterminism=True):
     random.shuffle(deck)  # not journaled: the restored generator state makes it repeat
     snap.checkpoint("asked", name=name)
     if sys.argv[2:] == ["leak"]:
-        fresh = random.Random().random()
+        fresh = random.SystemRandom().random()
         snap.checkpoint("leaked")
     print(f"hello {name}")
