@@ -8,6 +8,11 @@
 2. An agent-like loop (tool calls that build and parse JSON, dict updates, a 5 ms sleep standing
    for each tool's I/O; 200 steps, about 2.5 s) under SnapState call tracing. Target: <= 1.3x.
    The figure includes starting and ending the recording (printed apart as well).
+3. Small calls (issue 19 point 2: "a call step of a function with small locals costs a few
+   microseconds"): ``add(a, b)`` on two ints, called ``--small-calls`` times from a loop, under
+   SnapState call tracing and under an empty trace function (what Python charges for calling a
+   Python tracer at each call and return): CPU µs per call above the untraced loop. Each call
+   makes two steps (call, return) and catches its caller up.
 
 Each figure is the best of ``--repeat`` runs (wall clock, ``time.perf_counter``); the SnapState
 figures include starting the writer process, flushing to it and waiting for it to store
@@ -68,6 +73,18 @@ def agent_loop(steps: int) -> dict:
         state["history"].append({"step": step, "hits": len(found["docs"])})
         state["step"] = step
     return state
+
+
+def add(a: int, b: int) -> int:
+    c = a + b
+    return c
+
+
+def small_calls(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total = add(total, i) % 1000
+    return total
 
 
 def _timed(func, *args) -> float:
@@ -131,6 +148,7 @@ def main() -> None:
     parser.add_argument("--snoop-n", type=int, default=20_000,
                         help="iterations for PySnooper (slow; its ratio is per iteration)")
     parser.add_argument("--agent-steps", type=int, default=200)
+    parser.add_argument("--small-calls", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     n, r = args.n, args.repeat
@@ -156,12 +174,34 @@ def main() -> None:
     print(f"  (snapstate stored {lines_steps} steps; target <= 30x)")
 
     fixed = best(r, _snapstate, "calls", agent_loop, 0)
+    fixed_cpu = _snapstate.cpu  # type: ignore[attr-defined]
     agent_base = best(r, _timed, agent_loop, args.agent_steps)
     calls = best(r, _snapstate, "calls", agent_loop, args.agent_steps) / agent_base
     print(f"Agent-like loop, {args.agent_steps} steps: untraced {agent_base * 1e3:.1f} ms")
     print(f"  {'snapstate --trace calls':<34} {calls:8.2f}x")
     print(f"  (snapstate stored {_snapstate.steps} steps; target <= 1.3x; starting and "  # type: ignore
           f"ending a recording alone: {fixed * 1e3:.0f} ms)")
+    calls_n = args.small_calls
+    plain_cpu = best(r, _cpu_timed, small_calls, calls_n)
+
+    def empty_cpu() -> float:
+        sys.settrace(_empty)
+        try:
+            return _cpu_timed(small_calls, calls_n)
+        finally:
+            sys.settrace(None)
+
+    def traced_cpu() -> float:
+        _snapstate("calls", small_calls, calls_n)
+        return _snapstate.cpu  # type: ignore[attr-defined]
+
+    empty = best(r, empty_cpu)
+    traced = best(r, traced_cpu) - fixed_cpu
+    print(f"Small calls, {calls_n} calls of add(a, b): untraced {plain_cpu / calls_n * 1e6:.2f} "
+          f"µs CPU a call")
+    print(f"  {'empty trace function':<34} {(empty - plain_cpu) / calls_n * 1e6:8.2f} µs a call")
+    print(f"  {'snapstate --trace calls':<34} {(traced - plain_cpu) / calls_n * 1e6:8.2f} µs a call"
+          f" (two steps; starting and ending a recording, {fixed_cpu * 1e3:.0f} ms, subtracted)")
     print("Note: ratios measured on a shared machine; other load inflates them.")
 
 
