@@ -5,6 +5,7 @@ Run from the repository root::
     python bench/bench_capture_cost.py                      # everything (~10-20 min on 2 cores)
     python bench/bench_capture_cost.py --only w1 --lengths 1000,5000
     python bench/bench_capture_cost.py --only pyflakes --repeats 5
+    python bench/bench_capture_cost.py --quick                # 1k/5k-step W1, 100k-step file
 
 Every configuration runs in a fresh interpreter, ``--repeats`` times, interleaved (so load on a
 shared machine hits them alike); each prints CPU and wall, min and median of the repeats, and
@@ -21,6 +22,9 @@ its ratio to the baseline measured in the same run. The baseline's lazy import o
 - ``langgraph``: W1 as a LangGraph graph with ``messages`` in a ``DeltaChannel`` and the
   SqliteSaver, CPU per step over the same graph without a checkpointer, against SnapState's
   W1 CPU per step over the plain loop (target <= 0.5x).
+- ``read``: a ``--read-steps`` (1,000,000) step file recorded by ``snap.record`` from a long
+  agent loop (``long_agent``: real delta chains and chunk manifests), then opened cold in fresh
+  processes: open time, and CPU and wall of reading 200 random steps' locals previews.
 - ``pyflakes``: ``tests/corpus/programs/lint.py`` (pyflakes' checker on a generated module)
   plain, under ``snapstate record --trace calls --include '*/pyflakes/*'`` and under VizTracer
   (``bench`` extra), whole processes: CPU ratios to plain, also with the interpreter's start-up
@@ -121,8 +125,107 @@ def run_langgraph(steps: int, mode: str, path: str) -> dict[str, Any]:
             "bytes": os.path.getsize(path) if os.path.exists(path) else 0}
 
 
+# -- the million-step file, read cold ----------------------------------------------------------
+def long_agent(steps: int) -> int:
+    """A long agent run with realistic delta chains: each step sets one of 100 scratchpad
+    keys, appends a chat message (a new conversation, i.e. a new list, every 2,000 steps),
+    keeps the last 500-character reply, toggles a plan item every 10 steps; one checkpoint a
+    step. Its inputs come from a pool made before the loop (``_POOL``)."""
+    import snapstate_capture as snap
+
+    scratchpad = {f"key{i}": _POOL[i] for i in range(100)}
+    plan = [{"id": i, "task": _POOL[i][:60], "status": "todo"} for i in range(20)]
+    messages: list[dict[str, str]] = []
+    reply = ""
+    counter = 0
+    while counter < steps:
+        if counter % 2000 == 0:
+            messages = []
+        reply = _POOL[(counter * 7) % len(_POOL)]
+        messages.append({"role": "assistant" if counter % 2 else "user", "content": reply})
+        scratchpad[f"key{counter % 100}"] = _POOL[counter % len(_POOL)][:40]
+        if counter % 10 == 0:
+            item = plan[(counter // 10) % 20]
+            item["status"] = "done" if item["status"] == "todo" else "todo"
+        counter += 1
+        snap.checkpoint()
+    return counter
+
+
+_POOL: list[str] = []
+
+
+def build_long(steps: int, path: str) -> dict[str, Any]:
+    import snapstate_capture as snap
+
+    rng = storage.random.Random(19)
+    _POOL[:] = [storage._text(rng, 500) for _ in range(5000)]
+    cpu, wall = time.process_time(), time.perf_counter()
+    with snap.record(path, name="long"):
+        long_agent(steps)
+    return {"build_cpu_s": time.process_time() - cpu, "build_wall_s": time.perf_counter() - wall,
+            "bytes": os.path.getsize(path)}
+
+
+def read_cold(path: str, samples: int = 200) -> dict[str, Any]:
+    """In a fresh process: open the file, then read ``samples`` random steps' locals previews
+    (every blob decoded through its delta chain), CPU and wall per sample."""
+    import snapstate_capture as snap
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    timeline = snap.open_timeline(path)
+    run = timeline.runs[-1]
+    total = len(run.steps)
+    opened = (time.process_time() - cpu, time.perf_counter() - wall)
+    rng = storage.random.Random(5)
+    cpus, walls = [], []
+    for _ in range(samples):
+        index = rng.randrange(total)
+        cpu, wall = time.process_time(), time.perf_counter()
+        for frame in run.steps[index].frames:
+            for value in frame.locals.values():
+                value.preview  # noqa: B018 - the read being timed
+        cpus.append(time.process_time() - cpu)
+        walls.append(time.perf_counter() - wall)
+    timeline.close()
+    return {"steps": total, "open_cpu_ms": opened[0] * 1e3, "open_wall_ms": opened[1] * 1e3,
+            "cpu_ms": [c * 1e3 for c in cpus], "wall_ms": [w * 1e3 for w in walls]}
+
+
+def bench_read(args: argparse.Namespace, workdir: str) -> list[str]:
+    path = os.path.join(workdir, "long.snap")
+    built = run_child("read:build", args.read_steps, workdir)
+    if isinstance(built, str):
+        return [f"read: build {built}"]
+    lines = [f"a {args.read_steps:,}-step file recorded by snap.record (scratchpad, messages, "
+             f"plan, reply: delta chains and chunk manifests), {built['bytes'] / 1e6:.1f} MB, "
+             f"built in {built['build_wall_s']:.0f} s wall, "
+             f"{built['build_cpu_s'] / args.read_steps * 1e3:.3f} ms CPU a step"]
+    opens, cpus, walls = [], [], []
+    for _ in range(args.repeats):
+        result = run_child("read:cold", args.read_steps, workdir)
+        if isinstance(result, str):
+            return lines + [f"read: cold {result}"]
+        opens.append((result["open_cpu_ms"], result["open_wall_ms"]))
+        cpus += result["cpu_ms"]
+        walls += result["wall_ms"]
+    cpus.sort()
+    walls.sort()
+    p95 = int(len(cpus) * 0.95)
+    lines.append(f"  opened cold in a fresh process ({args.repeats} processes): open cpu "
+                 f"{_mm([o[0] for o in opens])} ms, wall {_mm([o[1] for o in opens])} ms")
+    lines.append(f"  a random step's locals previews ({len(cpus)} reads): cpu median "
+                 f"{statistics.median(cpus):.2f} p95 {cpus[p95]:.2f} max {cpus[-1]:.2f} ms; "
+                 f"wall median {statistics.median(walls):.2f} p95 {walls[p95]:.2f} max "
+                 f"{walls[-1]:.2f} ms")
+    return lines
+
+
 def child(config: str, steps: int, workdir: str) -> dict[str, Any]:
     kind, _, side = config.partition(":")
+    if kind == "read":
+        path = os.path.join(workdir, "long.snap")
+        return build_long(steps, path) if side == "build" else read_cold(path)
     path = os.path.join(workdir, f"{kind}-{side}-{steps}.snap")
     for leftover in (path, path + "-wal", path + "-shm"):
         if os.path.exists(leftover):
@@ -295,10 +398,14 @@ def bench_pyflakes(args: argparse.Namespace, workdir: str) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="w1,w1dict,w2dicts,langgraph,pyflakes")
+    parser.add_argument("--only", default="w1,w1dict,w2dicts,langgraph,read,pyflakes")
     parser.add_argument("--lengths", default="1000,5000,20000")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--lint-lines", type=int, default=300)
+    parser.add_argument("--read-steps", type=int, default=1_000_000,
+                        help="steps of the file read cold (read)")
+    parser.add_argument("--quick", action="store_true",
+                        help="W1 at 1,000 and 5,000 steps, a 100,000-step read file")
     parser.add_argument("--child")
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--workdir")
@@ -307,13 +414,19 @@ def main() -> int:
         print(json.dumps(child(args.child, args.steps, args.workdir)))
         return 0
     args.only = args.only.split(",")
+    if args.quick:
+        args.lengths, args.read_steps = "1000,5000", min(args.read_steps, 100_000)
     args.lengths = [int(n) for n in args.lengths.split(",")]
+    loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as workdir:
         lines = bench_workloads(args, workdir)
+        if "read" in args.only:
+            lines += ["", *bench_read(args, workdir)]
         if "pyflakes" in args.only:
             lines += ["", *bench_pyflakes(args, workdir)]
-    print(f"issue 19 capture-cost bench; load average {os.getloadavg()[0]:.1f} "
-          f"(2 cores, shared: figures are noisy)")
+    loads.append(os.getloadavg()[0])
+    print(f"issue 19 capture-cost bench; load average {loads[0]:.1f} at the start, "
+          f"{loads[1]:.1f} at the end (2 cores, shared: figures are noisy)")
     print("\n".join(lines))
     return 0
 

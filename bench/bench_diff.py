@@ -14,13 +14,17 @@ the ratio. Workloads:
 - Alignment of two recorded 10,000-step runs (25 steps inserted, 40 deleted): ``align`` on
   signatures, and the whole ``diff_runs`` (reading steps, aligning, comparing states).
 
-Targets: W1 ≤ 10 ms, 100k dicts ≤ 50 ms, aligning two 10,000-step runs ≤ 1 s.
+Targets: W1 ≤ 10 ms, 100k dicts ≤ 50 ms, aligning two 10,000-step runs ≤ 1 s; issue 19: the
+100k dicts' diff *from the file* finding all 10 changes ≤ 50 ms, and ``diff_runs`` of the two
+10,000-step runs end to end (both files opened afresh) ≤ 1 s. Every measurement is also
+printed as CPU and wall, min and median of its repeats.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import os
 import random
 import statistics
 import sys
@@ -63,13 +67,31 @@ def big_dicts() -> tuple[dict[str, int], dict[str, int]]:
     return a, b
 
 
-def median_ms(func: Callable[[], Any], repeat: int) -> float:
-    times = []
+_TIMES: dict[str, tuple[list[float], list[float]]] = {}
+
+
+def median_ms(func: Callable[[], Any], repeat: int, name: str | None = None) -> float:
+    """Median wall ms of ``repeat`` calls; with ``name``, the CPU and wall times of every call
+    are kept for ``timing_lines``."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        cpu, start = time.process_time(), time.perf_counter()
         func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    if name is not None:
+        _TIMES[name] = (cpus, walls)
+    return statistics.median(walls) * 1000
+
+
+def timing_lines() -> list[str]:
+    """CPU and wall, min and median (ms), of every named measurement."""
+    out = []
+    for name, (cpus, walls) in _TIMES.items():
+        out.append(f"  {name:<44} cpu min {min(cpus) * 1e3:8.1f} med "
+                   f"{statistics.median(cpus) * 1e3:8.1f}   wall min {min(walls) * 1e3:8.1f} "
+                   f"med {statistics.median(walls) * 1e3:8.1f}  ({len(cpus)} repeats)")
+    return out
 
 
 def _hold(messages: Any = None, plan: Any = None, scratchpad: Any = None, counter: Any = None,
@@ -84,15 +106,20 @@ def record_states(path: Path, a: dict[str, Any], b: dict[str, Any]) -> None:
         _hold(**b)
 
 
-def file_diffs(path: Path, repeat: int) -> tuple[float, float]:
-    """(preview ms, full-values ms) of diffing the two recorded steps, fresh reader each time
-    (no cache carried between repeats)."""
+def file_diffs(path: Path, repeat: int, name: str) -> tuple[float, float, int, int]:
+    """(preview ms, full-values ms, changes found by each) of diffing the two recorded steps,
+    opening the file again each time (no cache carried between repeats)."""
+    found: dict[bool, int] = {}
+
     def once(options: DiffOptions) -> None:
         with snap.open_timeline(path, trust=options.trust) as timeline:
             steps = timeline.run().steps
-            StepDiffer(options).diff(steps[0], steps[1])
-    return (median_ms(lambda: once(DiffOptions()), repeat),
-            median_ms(lambda: once(DiffOptions(full_values=True, trust=True)), repeat))
+            result = StepDiffer(options).diff(steps[0], steps[1])
+            found[options.full_values] = sum(len(var.changes) for _, var in result.variables())
+    preview = median_ms(lambda: once(DiffOptions()), repeat, f"{name}: file, previews")
+    full = median_ms(lambda: once(DiffOptions(full_values=True, trust=True)), repeat,
+                     f"{name}: file, full values")
+    return preview, full, found[False], found[True]
 
 
 def _long_work(steps: int, skip_from: int, skip_to: int, extra: frozenset) -> None:
@@ -121,6 +148,7 @@ def main() -> int:
     args = parser.parse_args()
     repeat = 3 if args.quick else 7
     rows: list[tuple[str, float, float, float, float, str]] = []
+    verdicts: list[str] = []
     folder = Path(tempfile.mkdtemp(prefix="snapstate-bench-diff-"))
 
     workloads = []
@@ -134,15 +162,24 @@ def main() -> int:
             # Separate objects, as two loaded checkpoints are (DeepDiff skips shared ones).
             b["messages"] = copy.deepcopy(a["messages"]) + [{"role": "user",
                                                              "content": "one more"}]
-        base = median_ms(lambda: DeepDiff(a, b), max(repeat // 2, 2))
-        ours = median_ms(lambda: diff_objects(a, b), repeat)
+        base = median_ms(lambda: DeepDiff(a, b), max(repeat // 2, 2), f"{name}: DeepDiff")
+        ours = median_ms(lambda: diff_objects(a, b), repeat, f"{name}: diff_objects")
         path = folder / f"{name.split()[0]}-{len(rows)}.snap"
         record_states(path, a, b)
-        preview, full = file_diffs(path, repeat)
+        preview, full, seen, seen_full = file_diffs(path, repeat, name)
         verdict = "met" if ours <= target else "MISSED"
         rows.append((name, base, ours, preview, full, f"≤ {target:g} ms: {verdict}"))
+        if "100k" in name:
+            best = min(t for t, n in ((preview, seen), (full, seen_full)) if n >= 10) \
+                if max(seen, seen_full) >= 10 else None
+            verdicts.append(
+                f"100k-entry dicts from the file: previews find {seen} change(s) in "
+                f"{preview:.1f} ms, full values {seen_full} in {full:.1f} ms (median wall); "
+                f"all 10 within 50 ms: "
+                f"{'met' if best is not None and best <= 50 else 'MISSED'}")
 
-    print("diff of two states (median ms; machine shared and loaded: figures are noisy)")
+    print(f"diff of two states (median wall ms; load average {os.getloadavg()[0]:.1f} on 2 "
+          "cores, shared: figures are noisy)")
     print(f"{'workload':<30}{'DeepDiff':>10}{'ours':>9}{'ratio':>8}{'file:preview':>14}"
           f"{'file:full':>11}  target (in memory)")
     for name, base, ours, preview, full, verdict in rows:
@@ -159,20 +196,31 @@ def main() -> int:
     with snap.open_timeline(path_a) as ta, snap.open_timeline(path_b) as tb:
         run_a, run_b = ta.run(), tb.run()
         read = median_ms(lambda: ([signature(s) for s in run_a.steps],
-                                  [signature(s) for s in run_b.steps]), 3)
+                                  [signature(s) for s in run_b.steps]), 3,
+                         "runs: read signatures (warm)")
         sig_a = [signature(s) for s in run_a.steps]
         sig_b = [signature(s) for s in run_b.steps]
-        aligned = median_ms(lambda: align(sig_a, sig_b), repeat)
-        whole = median_ms(lambda: diff_runs(run_a, run_b), 3)
+        aligned = median_ms(lambda: align(sig_a, sig_b), repeat, "runs: align signatures")
+        warm = median_ms(lambda: diff_runs(run_a, run_b), 3, "runs: diff_runs, files open")
         result = diff_runs(run_a, run_b)
+
+    def end_to_end() -> None:
+        with snap.open_timeline(path_a) as ta, snap.open_timeline(path_b) as tb:
+            diff_runs(ta.run(), tb.run())
+    whole = median_ms(end_to_end, 3, "runs: open both files + diff_runs (end to end)")
     print()
     print(f"alignment of two {steps:,}-step runs (recorded in {recorded:.1f} s)")
     print(f"  read signatures {read:8.1f} ms   align {aligned:8.1f} ms   "
-          f"diff_runs (read + align + compare states) {whole:8.1f} ms")
-    print(f"  counts {result.counts()}  regions {len(result.regions) + result.more_regions}  "
-          f"target ≤ 1000 ms (read + align): "
-          f"{'met' if read + aligned <= 1000 else 'MISSED'}; diff_runs: "
-          f"{'met' if whole <= 1000 else 'MISSED'}")
+          f"diff_runs with the files open {warm:8.1f} ms   end to end {whole:8.1f} ms")
+    print(f"  counts {result.counts()}  regions {len(result.regions) + result.more_regions}")
+    verdicts.append(f"diff_runs of two {steps:,}-step runs end to end (open, read, align, "
+                    f"compare states): {whole:.0f} ms median wall (target ≤ 1000): "
+                    f"{'met' if whole <= 1000 else 'MISSED'}")
+    print()
+    print("CPU and wall per measurement (ms):")
+    print("\n".join(timing_lines()))
+    print()
+    print("\n".join(verdicts))
     return 0
 
 
