@@ -220,6 +220,7 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
              "|---|---|---|---|---|---|---|"]
     overhead: dict[str, list[float]] = {}
     cpu: dict[str, list[float]] = {}
+    cpu_all: dict[str, list[float]] = {}  # with the spool writer process's CPU
     wall: dict[str, list[float]] = {}
     for side, runs in results.items():
         if side in ("baseline", "langgraph-none"):
@@ -227,7 +228,7 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         base = results["langgraph-none" if side.startswith("langgraph") else "baseline"]
         overhead[side] = [r["median_ms"] - b["median_ms"] for r, b in zip(runs, base)]
         cpu[side] = [r["cpu_ms"] - b["cpu_ms"] for r, b in zip(runs, base)]
-        with_writer = [c + r["writer_cpu_ms"] for c, r in zip(cpu[side], runs)]
+        with_writer = cpu_all[side] = [c + r["writer_cpu_ms"] for c, r in zip(cpu[side], runs)]
         wall[side] = [r["wall_ms"] - b["wall_ms"] for r, b in zip(runs, base)]
         lines.append(
             f"| {side} | {_pair(overhead[side])} | {_pair(wall[side])} | {_pair(cpu[side])} | "
@@ -247,9 +248,12 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
                           for a, b in zip(cpu[side], cpu[other])]
             wall_ratios = [a / b if b > 0 else float("inf")
                            for a, b in zip(wall[side], wall[other])]
+            all_ratios = [a / b if b > 0 else float("inf")
+                          for a, b in zip(cpu_all[side], cpu_all[other])]
             verdict = "met" if statistics.median(wall_ratios) <= goal else "missed"
             lines.append(f"{side} / {other}: run wall {_pair(wall_ratios, '.2f')}×, step "
-                         f"{_pair(ratios, '.2f')}×, CPU {_pair(cpu_ratios, '.2f')}× "
+                         f"{_pair(ratios, '.2f')}×, CPU {_pair(cpu_ratios, '.2f')}×, CPU with "
+                         f"the writer process {_pair(all_ratios, '.2f')}× "
                          f"(goal ≤ {goal}× on run wall: {verdict})")
     return "\n".join(lines)
 

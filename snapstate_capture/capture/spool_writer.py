@@ -39,6 +39,12 @@ BATCH_STEPS = 500
 BATCH_BYTES = 8 * 1024 * 1024
 #: Seconds between looks at the spool while nothing new is in it.
 IDLE_POLL = 0.02
+#: Seconds between transactions while a live recorder is followed (steps gather meanwhile);
+#: ``SNAPSTATE_SPOOL_LINGER`` sets another.
+try:
+    LINGER = max(float(os.environ.get("SNAPSTATE_SPOOL_LINGER", "0.1")), 0.0)
+except ValueError:
+    LINGER = 0.1
 _FIRST_DELAY, _MAX_DELAY = 0.05, 2.0
 
 
@@ -301,9 +307,18 @@ def drain(path: Path, *, liveness: Any = None, say: Any = None) -> tuple[str, st
         while True:
             changes = reader.read(limit=4 * BATCH_STEPS)
             if changes:
+                began = time.monotonic()
                 sink.apply(changes)
                 if sink.ended:
                     break
+                rest = LINGER - (time.monotonic() - began)
+                if alive and rest > 0 and len(changes) < BATCH_STEPS:
+                    # Following a live recorder: at most one transaction per LINGER, its next
+                    # steps gathering meanwhile (a transaction costs this process more than
+                    # its steps do); its end — the pipe closing — cuts the wait short.
+                    ready, _, _ = select.select([liveness], [], [], rest)
+                    if ready and not os.read(liveness.fileno(), 4096):
+                        alive = False
                 continue
             if not alive:
                 break
