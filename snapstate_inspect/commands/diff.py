@@ -95,8 +95,9 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
                              "your key, or any run with --trust; others fall back to previews)")
     parser.add_argument("--trust", action="store_true",
                         help="allow loading payloads (runs code from the files)")
-    parser.add_argument("--time-limit", type=float, default=5.0, metavar="S",
-                        help="seconds per step diff before it stops as partial (default 5)")
+    parser.add_argument("--time-limit", type=float, default=None, metavar="S",
+                        help="seconds a diff may take before it stops as partial (default 5 "
+                             "for a step diff, 60 for the state comparison of a run diff)")
     parser.add_argument("--max-regions", type=int, default=20, metavar="N",
                         help="divergent regions shown with their diff (default 20)")
     parser.add_argument("--strict", action="store_true",
@@ -187,9 +188,10 @@ def run(args: argparse.Namespace) -> int:
     from ..model.value_diff import DiffOptions
 
     sides = parse_operands(args)
-    if args.time_limit <= 0:
+    if args.time_limit is not None and args.time_limit <= 0:
         raise DiffUsageError("--time-limit must be positive")
-    options = DiffOptions(time_limit=args.time_limit, full_values=args.full, trust=args.trust)
+    options = DiffOptions(time_limit=args.time_limit or 5.0, full_values=args.full,
+                          trust=args.trust)
     timelines: dict[str, Timeline] = {}
     try:
         opened = []
@@ -210,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_SAME if result.identical else EXIT_DIFFERENT
         with progress_bar("comparing", quiet=args.quiet or args.json) as update:
             run_diff = diff_runs(ra, rb, options=options, max_regions=max(args.max_regions, 0),
-                                 strict=args.strict, progress=update)
+                                 time_limit=args.time_limit or 60.0, strict=args.strict,
+                                 progress=update)
         if args.json:
             print_json(run_report_json(run_diff, ta, tb))
         else:
