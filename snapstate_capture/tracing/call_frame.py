@@ -5,8 +5,9 @@ the cells they share — some forty objects the cyclic garbage collector tracks,
 call. Line tracing needs that shape (its ``line`` events read closure cells, the fastest path
 there is). Call tracing sees no line events, and there those allocations were the cost: a
 collection of the youngest generation every twenty-five calls, a quarter of a traced call's
-time. ``CallFrame`` holds the same state in slots (one object, one dict, two bound methods per
-frame) and does exactly what the closure does in calls mode: the call step's values remembered,
+time. ``CallFrame`` holds the same state in slots (one object and one dict per frame, and no
+reference cycle: it is freed with its frame, and so are the values it remembers, where the
+closures' cycle kept them until the next collection) and does exactly what the closure does in calls mode: the call step's values remembered,
 ``return`` and ``exception`` steps with the locals changed since the frame's last step, and the
 ``REFRESH`` catch-up of a caller (``refresh``). A ``line`` event only reaches it when another
 tracer (coverage) asked for lines; it is then recorded as the closure records it.
@@ -42,7 +43,7 @@ class CallFrame:
     trace function; ``refresh`` catches the frame up when one of its callees is called."""
 
     __slots__ = ("tracer", "info", "fid", "fkey", "known", "prev", "secret", "redacts",
-                 "encoder", "app", "local", "refresh")
+                 "encoder", "app")
 
     def __init__(self, tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
                  pairs: list[Any], values: dict[str, Any] | None = None) -> None:
@@ -55,8 +56,6 @@ class CallFrame:
         self.encoder = tracer.encoder
         self.app = tracer.items.append
         self.prev = frame.f_lineno
-        self.local = self._local
-        self.refresh = self._refresh
         known: dict[str, tuple[Any, Any]] = {}
         self.known = known  # name -> (object, ref)
         tracer._refresh[fid] = self.refresh
@@ -106,7 +105,7 @@ class CallFrame:
                     out.append(name)
                     out.append(ref)
 
-    def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+    def local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event == "line":
             self._line(frame)
             return self.local
@@ -139,7 +138,7 @@ class CallFrame:
             pass
         return self.local
 
-    def _refresh(self, frame: types.FrameType) -> None:
+    def refresh(self, frame: types.FrameType) -> None:
         """Append this frame's line and the locals changed since its last step as a
         ``REFRESH`` item (not a step), when either changed."""
         out = [REFRESH, self.fid, frame.f_lineno]

@@ -5,7 +5,9 @@ records them."""
 
 from __future__ import annotations
 
+import gc
 import sys
+import weakref
 
 import snapstate_capture as snap
 
@@ -65,3 +67,25 @@ def test_each_call_shows_its_caller_caught_up(snap_path):
     assert [c["items"] for c in callers] == ["[0]", "[0, 1]", "[0, 1, 2]"]
     assert [c["i"] for c in callers] == ["0", "1", "2"]
     assert "total" not in callers[0] and callers[2]["total"] == "[3]"
+
+
+class Thing:
+    pass
+
+
+def make_thing():
+    thing = Thing()
+    return weakref.ref(thing)
+
+
+def test_a_traced_frame_keeps_nothing_alive_after_it_returned(snap_path):
+    """Capture never changes when the program's objects are freed: a call's state goes with
+    its frame (no reference cycle waiting for the cyclic collector)."""
+    gc.disable()
+    try:
+        with snap.record(snap_path, trace="calls", include=[HERE]):
+            ref = make_thing()
+            alive = ref() is not None
+    finally:
+        gc.enable()
+    assert not alive
