@@ -284,8 +284,11 @@ class PreviewBuilder:
         if reuse is not None and cls is dict:
             reuse.pop(_AGAIN, None)
             if not self.secret_values:
-                keys, values = list(obj), list(dict.values(obj))
-                if len(keys) == total:  # (not resized by another thread meanwhile)
+                keys, values = list(obj), [item[2] for item in items]
+                # Kept only when they are immutable scalars (which no weak reference can
+                # see), so the memo never keeps a program's object alive.
+                if (len(keys) == total and set(map(type, keys)) <= _IMMUTABLE
+                        and set(map(type, values)) <= _IMMUTABLE):
                     reuse[_AGAIN] = (keys, values, items, kids)
         return node
 

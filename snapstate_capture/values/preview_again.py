@@ -40,6 +40,7 @@ def dict_again(builder: "PreviewBuilder", obj: dict, node: dict[str, Any], path_
     if (total != len(old_keys) or len(values) != total
             or not all(map(is_, keys, old_keys))
             or not set(map(type, values[:limit])) <= _IMMUTABLE):
+        # (the keys were immutable scalars at the last build: the same objects still are)
         return None
     items, kids = list(old_items), list(old_kids)
     text_limit = min(builder.options.max_string, builder.options.max_repr)
@@ -65,7 +66,7 @@ def dict_again(builder: "PreviewBuilder", obj: dict, node: dict[str, Any], path_
         items[position] = (label, key, value)
         kids[position] = [label, child]
         memo[position] = [label, value, child, None]  # type: ignore[index]
-    memo[_AGAIN] = (keys, values, items, kids)  # type: ignore[index]
+    memo[_AGAIN] = (keys, values[:limit], items, kids)  # type: ignore[index]
     node["len"] = total
     node["children"] = kids
     if total > len(kids):
