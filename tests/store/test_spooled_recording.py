@@ -167,3 +167,26 @@ def test_a_traced_run_is_spooled_while_the_store_is_out_of_reach(pg_server, tmp_
         assert len(run.steps) > 80
         assert run.steps[-1].frames[-1].locals["total"].repr == "780"
     _verified(url)
+
+
+def test_a_traced_recorder_killed_with_sigkill_keeps_its_steps(pg_server, tmp_path):
+    url = pg_server.create_database("traced_killed")
+    generate_key()
+    spool = tmp_path / "spool"
+    program = tmp_path / "slow.py"
+    program.write_text("import time\ntotal = 0\nfor i in range(10_000):\n    total += i\n"
+                       "    print(i, flush=True)\n    time.sleep(0.01)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", "record", "-o", url,
+                             "--trace", "lines", str(program)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=_env(spool))
+    for _ in range(60):  # well into the loop
+        assert proc.stdout.readline()
+    time.sleep(0.5)  # its trace writer has handed some chunks on (every 0.25 s)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    _spools_stored(spool)  # the trace writer spools what it had, its spool writer stores it
+    with snap.open_timeline(url) as timeline:
+        (run,) = timeline.runs
+        assert run.status == "crashed"
+        assert len(run.steps) > 100
+    _verified(url)
