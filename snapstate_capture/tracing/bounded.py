@@ -60,6 +60,10 @@ _LEAVES = frozenset({str, bytes, int, float, complex, bool, type(None), type, ty
                      types.MethodDescriptorType, types.MethodWrapperType, property,
                      staticmethod, classmethod, type(Ellipsis)})
 _BUILTIN = frozenset({dict, list, tuple, set, frozenset})
+#: Leaves that may be pickled by value: bound to an instance (``obj.method``, ``[].append``,
+#: ``obj.__eq__``) or a function that cannot be imported by name (a closure, a lambda).
+_BY_VALUE = frozenset({types.MethodType, types.BuiltinFunctionType, types.MethodWrapperType,
+                       types.FunctionType})
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _CONTAINERS = (dict, list, tuple, set, frozenset)
 _BASES = {cls: cls for cls in _CONTAINERS}  # the containers themselves (subclasses: isinstance)
@@ -116,10 +120,15 @@ class BigValues:
         """True when ``value`` reaches more than ``PROBE_LIMIT`` objects (or its class was
         found big ``CLASS_STRIKES`` times)."""
         cls = type(value)
-        if cls in _LEAVES or isinstance(value, type):
+        if (cls in _LEAVES and not (cls in _BY_VALUE and _by_value(value))
+                or isinstance(value, type)):
             # Captured by reference and compared by name (a module, a function, a class): what
             # it reaches is no part of the value. ``sys`` reaches sys.path and sys.modules,
-            # which differ between a recording and its replay.
+            # which differ between a recording and its replay. A method bound to an instance
+            # and a nested function or lambda are not: their pickles hold the instance or the
+            # closure (pyflakes' handlers are bound methods of its Checker, returned by
+            # ``getNodeHandler`` thousands of times; its deferred ``runFunction`` closures hold
+            # the Checker too), so they are counted.
             return False
         builtin = cls in _BUILTIN
         if not builtin and cls in self._big:
@@ -137,6 +146,19 @@ class BigValues:
             except TypeError:  # a class that cannot be weakly referenced: counted every time
                 pass
         return True
+
+
+def _by_value(leaf: Any) -> bool:
+    """True when a function or method of ``_BY_VALUE`` is pickled with what it holds: a method
+    bound to an instance (not a module or class), a function with a closure or not importable
+    by its qualified name. Reads C-level slots only: no program code runs."""
+    if type(leaf) is types.FunctionType:
+        return leaf.__closure__ is not None or "<" in leaf.__qualname__
+    try:
+        owner = leaf.__self__
+    except AttributeError:
+        return False
+    return not (owner is None or isinstance(owner, (types.ModuleType, type)))
 
 
 def shallow_key(obj: Any, limit: int) -> tuple | None:

@@ -60,6 +60,23 @@ def test_modules_functions_and_classes_are_never_big():
         assert not big.is_big(value), value
 
 
+def test_a_method_bound_to_a_big_object_is_big():
+    """Its pickle holds the object: pyflakes returns its Checker's bound handlers thousands of
+    times, and capturing each in full pickled the Checker each time."""
+    import sys
+
+    big = BigValues(ValueOptions())
+    holder = Holder([[i] for i in range(PROBE_LIMIT)])
+    assert big.is_big(holder.__init__)
+    assert big.is_big(holder.items.append)
+    assert not big.is_big(Holder([]).__init__)
+    assert not big.is_big(sys.getrecursionlimit)  # bound to a module: by reference
+    assert not big.is_big(dict.fromkeys)  # bound to a class: by reference
+    world = [[i] for i in range(PROBE_LIMIT)]
+    assert big.is_big(lambda: world)  # a closure holding a big list
+    assert not big.is_big(test_a_method_bound_to_a_big_object_is_big)  # importable by name
+
+
 def test_a_count_stops_at_an_instance_of_a_class_taken_as_big():
     big = BigValues(ValueOptions())
     small = Holder([])
