@@ -125,6 +125,29 @@ class Output:
         return "".join(self.seen)
 
 
+def attach(port: int) -> tuple[DapClient, int, dict[str, Any]]:
+    """Attach as an IDE does to the replay child's debugpy on ``port``; (client, the stopped
+    thread's id, its top stack frame)."""
+    client = DapClient(("127.0.0.1", port))
+    client.request("initialize", clientID="snapstate-test", adapterID="debugpy",
+                   linesStartAt1=True, columnsStartAt1=True, pathFormat="path")
+    attached = client.send("attach", justMyCode=False)
+    client.event("initialized")
+    client.request("configurationDone")
+    client.response(attached)
+    thread_id = client.event("stopped")["threadId"]
+    top = client.request("stackTrace", threadId=thread_id, levels=5)["stackFrames"][0]
+    return client, thread_id, top
+
+
+def frame_locals(client: DapClient, frame: dict[str, Any]) -> dict[str, str]:
+    """The locals the IDE shows for ``frame``: name -> displayed value."""
+    scopes = client.request("scopes", frameId=frame["id"])["scopes"]
+    local = next(s for s in scopes if s["name"].lower().startswith("locals"))
+    return {v["name"]: v["value"] for v in client.request(
+        "variables", variablesReference=local["variablesReference"])["variables"]}
+
+
 def test_an_ide_attaches_at_step_n_and_sees_the_recorded_locals(tmp_path: Path):
     script, path = tmp_path / "agent.py", tmp_path / "agent.snap"
     script.write_text(PROGRAM)
@@ -145,21 +168,10 @@ def test_an_ide_attaches_at_step_n_and_sees_the_recorded_locals(tmp_path: Path):
         output = Output(proc)
         banner = output.wait_for("waiting for a debugger")
         assert any(f"reached step {where[2]}" in line for line in banner), banner
-        client = DapClient(("127.0.0.1", port))
-        client.request("initialize", clientID="snapstate-test", adapterID="debugpy",
-                       linesStartAt1=True, columnsStartAt1=True, pathFormat="path")
-        attached = client.send("attach", justMyCode=False)
-        client.event("initialized")
-        client.request("configurationDone")
-        client.response(attached)
-        thread_id = client.event("stopped")["threadId"]
-        top = client.request("stackTrace", threadId=thread_id, levels=5)["stackFrames"][0]
+        client, thread_id, top = attach(port)
         assert (top["name"], top["line"]) == where[:2]
         assert Path(top["source"]["path"]).name == "agent.py"
-        scopes = client.request("scopes", frameId=top["id"])["scopes"]
-        local = next(s for s in scopes if s["name"].lower().startswith("locals"))
-        shown = {v["name"]: v["value"] for v in client.request(
-            "variables", variablesReference=local["variablesReference"])["variables"]}
+        shown = frame_locals(client, top)
         assert {name: shown.get(name) for name in recorded} == recorded
         client.request("next", threadId=thread_id)  # stepping works from the stop on
         client.event("stopped")
@@ -218,20 +230,9 @@ def test_an_ide_attaches_at_a_call_step_of_a_traced_run(tmp_path: Path):
         output = Output(proc)
         banner = output.wait_for("waiting for a debugger")
         assert any(f"reached step {stop.index} (call in step" in line for line in banner)
-        client = DapClient(("127.0.0.1", port))
-        client.request("initialize", clientID="snapstate-test", adapterID="debugpy",
-                       linesStartAt1=True, columnsStartAt1=True, pathFormat="path")
-        attached = client.send("attach", justMyCode=False)
-        client.event("initialized")
-        client.request("configurationDone")
-        client.response(attached)
-        thread_id = client.event("stopped")["threadId"]
-        top = client.request("stackTrace", threadId=thread_id, levels=5)["stackFrames"][0]
+        client, thread_id, top = attach(port)
         assert top["name"] == "step" and Path(top["source"]["path"]).name == "agent.py"
-        scopes = client.request("scopes", frameId=top["id"])["scopes"]
-        local = next(s for s in scopes if s["name"].lower().startswith("locals"))
-        shown = {v["name"]: v["value"] for v in client.request(
-            "variables", variablesReference=local["variablesReference"])["variables"]}
+        shown = frame_locals(client, top)
         assert {name: shown.get(name) for name in recorded} == recorded
         client.request("continue", threadId=thread_id)
         client.send("disconnect")
