@@ -7,10 +7,11 @@ there is). Call tracing sees no line events, and there those allocations were th
 collection of the youngest generation every twenty-five calls, a quarter of a traced call's
 time. ``CallFrame`` holds the same state in slots (one object and one dict per frame, and no
 reference cycle: it is freed with its frame, and so are the values it remembers, where the
-closures' cycle kept them until the next collection) and does exactly what the closure does in calls mode: the call step's values remembered,
+closures' cycle kept them until the next collection): the call step's values remembered,
 ``return`` and ``exception`` steps with the locals changed since the frame's last step, and the
-``REFRESH`` catch-up of a caller (``refresh``). A ``line`` event only reaches it when another
-tracer (coverage) asked for lines; it is then recorded as the closure records it.
+``REFRESH`` catch-up of a caller (``refresh``). A ``line`` event only reaches its ``local`` when
+another tracer (coverage) asked for lines. Line tracing uses it too, for everything but the
+``line`` event itself, whose fast path stays a closure (``frame_trace``).
 """
 
 from __future__ import annotations
@@ -43,11 +44,14 @@ class CallFrame:
     trace function; ``refresh`` catches the frame up when one of its callees is called."""
 
     __slots__ = ("tracer", "info", "fid", "fkey", "known", "prev", "secret", "redacts",
-                 "encoder", "app")
+                 "encoder", "app", "lines")
 
     def __init__(self, tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
                  pairs: list[Any], values: dict[str, Any] | None = None) -> None:
         self.tracer = tracer
+        #: line tracing: a return or exception step carries the last line's touched names;
+        #: call tracing: every local changed since the frame's last step
+        self.lines = tracer.lines
         self.info = info
         self.fid = fid
         self.fkey = fid << LINE_BITS
@@ -57,13 +61,14 @@ class CallFrame:
         self.app = tracer.items.append
         self.prev = frame.f_lineno
         known: dict[str, tuple[Any, Any]] = {}
-        self.known = known  # name -> (object, ref)
-        tracer._refresh[fid] = self.refresh
+        self.known = known  # name -> (object, ref); line tracing: non-scalars only
+        if not self.lines:
+            tracer._refresh[fid] = self.refresh
         # Remember what the call step stored, so unchanged values are not stored again.
         current = frame.f_locals if values is None else values
         for name, ref in zip(pairs[::2], pairs[1::2]):
             value = current.get(name, _MISSING)
-            if value is not _MISSING:
+            if value is not _MISSING and (not self.lines or type(ref) is tuple):
                 known[name] = (value, ref)
 
     def _changed_ref(self, name: str, value: Any) -> Any:
@@ -115,7 +120,7 @@ class CallFrame:
                 suspended = info.suspends and _is_yield(frame)
                 out = [RETURN, fid, frame.f_lineno, time.time(), time.monotonic(),
                        "yield" if suspended else None, self._encode_value(arg, "return")]
-                self._snapshot_changes(frame, out)
+                self._finish(frame, out)
                 self.app(tuple(out))
                 self.prev = frame.f_lineno
                 tracer = self.tracer
@@ -131,12 +136,21 @@ class CallFrame:
                 exc = arg[1]
                 out = [EXCEPTION, fid, frame.f_lineno, time.time(), time.monotonic(),
                        type(exc).__name__, self.encoder.capture(exc, None)]
-                self._snapshot_changes(frame, out)
+                self._finish(frame, out)
                 self.app(tuple(out))
                 self.prev = frame.f_lineno
         except Exception:  # noqa: BLE001 - never raise into the program
             pass
         return self.local
+
+    def _finish(self, frame: types.FrameType, out: list[Any]) -> None:
+        """The locals a return or exception step carries (see ``lines``)."""
+        if not self.lines:
+            self._snapshot_changes(frame, out)
+            return
+        names = self.info.touched.get(self.prev)
+        if names is not None:
+            self._delta(frame, names, out)
 
     def refresh(self, frame: types.FrameType) -> None:
         """Append this frame's line and the locals changed since its last step as a
@@ -156,9 +170,9 @@ class CallFrame:
             return value
         return self.encoder.capture(value, name)
 
-    # -- line events: only when a chained tracer (coverage) asked for them ------------------
+    # -- line events: in call tracing only when a chained tracer (coverage) asked for them --
     def _line(self, frame: types.FrameType) -> None:
-        """A ``line`` step, exactly as ``frame_trace``'s closure records it: the names the line
+        """A ``line`` step, as ``frame_trace``'s line closure records it: the names the line
         before touched, re-read."""
         names = self.info.touched.get(self.prev)
         self.prev = frame.f_lineno
@@ -185,6 +199,7 @@ class CallFrame:
             self._line_step(frame, names, key)
 
     def _line_step(self, frame: types.FrameType, names: Any, key: int) -> None:
+        """A line step whose touched names need the full check (``_delta``)."""
         out: list[Any] = [key]
         try:
             self._delta(frame, names, out)
