@@ -150,6 +150,7 @@ class TimelineWriter:
         self._tainted: set[str] = set()
         #: The effect-journal ``seq`` numbers each run has (``_insert_effect``).
         self._effect_seqs: dict[str, set[int]] = {}
+        self._effect_next: dict[str, int] = {}  # run id -> the seq its next journal row gets
 
     def begin_run(self, *, name: str, entry: dict[str, Any], env: dict[str, Any],
                   parent: tuple[str, int] | None = None,
@@ -279,6 +280,8 @@ class TimelineWriter:
                     state = state.with_effect(sealing.effect_fields(
                         **dict(zip(_EFFECT_COLUMNS, effect))))
                     self._effect_seqs.setdefault(run_id, set()).add(effect[0])
+                    self._effect_next[run_id] = max(self._effect_next.get(run_id, 0),
+                                                    int(effect[0]) + 1)
                 intact = seal == sealing.seal_of(state) if version >= 2 else True
             except (TypeError, ValueError):
                 raise KeyError(run_id) from None
@@ -451,12 +454,14 @@ class TimelineWriter:
         """Insert one journal row inside the caller's transaction; return ``state`` with it
         (the caller stores it with ``_store_state`` and keeps it once committed)."""
         used = self._effect_seqs.setdefault(run_id, set())
-        seq = row["seq"]
-        if seq in used:
-            # A number the run's journal has already (a call in flight when a replay went
-            # live, numbered among the served calls before the fork's journal was copied):
-            # journaled after every row there is, never as a duplicate that cannot be written.
-            seq = max(used) + 1
+        # The journal is numbered here, in the order rows are written — the order the seal
+        # chains them in, and the order verify reads them back (by seq). The caller's number,
+        # taken when the call began, can be out of that order: two tools of one model turn
+        # in a thread pool end in either order (the LangGraph example failed verify about one
+        # run in twelve), and a call in flight when a replay went live was numbered among the
+        # served calls before the fork's journal was copied.
+        seq = self._effect_next.get(run_id, 0)
+        self._effect_next[run_id] = seq + 1
         fields = sealing.effect_fields(
             seq=seq, step=row.get("step"), site=row["site"], task=row.get("task"),
             ordinal=row["ordinal"], name=row["name"], args_hash=row.get("args_hash"),

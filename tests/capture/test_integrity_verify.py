@@ -147,3 +147,42 @@ def _env():
     import os
 
     return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def test_effects_that_end_out_of_their_starting_order_still_verify(snap_path, no_key_can_be_made):
+    """Two tools of one model turn run in a thread pool (LangGraph's ToolNode): the first to
+    start is the last to end. The journal is numbered in the order it is written, the order
+    the seal chains it in, so the run verifies (it failed about one run in twelve)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    second_done = threading.Event()
+
+    @snap.effect(name="slow")
+    def slow():
+        assert second_done.wait(10)
+        return "slow"
+
+    @snap.effect(name="fast")
+    def fast():
+        return "fast"
+
+    def fast_then_signal():
+        try:
+            return fast()
+        finally:
+            second_done.set()
+
+    with snap.record(snap_path):
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(slow)  # starts first: takes the first number
+            while not first.running():
+                pass
+            results = [pool.submit(fast_then_signal).result(), first.result()]
+    assert results == ["fast", "slow"]
+    with snap.open_timeline(snap_path) as timeline:
+        names = [row[5] for row in timeline.engine.effect_rows(timeline.runs[-1].id)]
+    assert names == ["fast", "slow"]  # journal order: the order the calls ended
+    report = _verify(snap_path)
+    run = report.runs[0]
+    assert report.intact, (run.chain_problem, run.corrupt)
