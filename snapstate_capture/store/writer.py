@@ -461,13 +461,13 @@ class TimelineWriter:
         # run in twelve), and a call in flight when a replay went live was numbered among the
         # served calls before the fork's journal was copied.
         seq = self._effect_next.get(run_id, 0)
-        self._effect_next[run_id] = seq + 1
         fields = sealing.effect_fields(
             seq=seq, step=row.get("step"), site=row["site"], task=row.get("task"),
             ordinal=row["ordinal"], name=row["name"], args_hash=row.get("args_hash"),
             outcome=row["outcome"], value=json.dumps(row.get("value")))
         self.engine.insert_effect(run_id, fields)
-        used.add(seq)  # kept even if rolled back: a number is never given twice
+        self._effect_next[run_id] = seq + 1  # a row refused by the database takes no number
+        used.add(seq)
         return state.with_effect(fields)
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
