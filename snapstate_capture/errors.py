@@ -37,6 +37,12 @@ class StoreUnreachable(TimelineError):
     trying again later, unlike the other ``TimelineError``s."""
 
 
+class StoreRefused(TimelineError):
+    """A store's database answered and refused this URL's credentials (a wrong or missing
+    password, no ``pg_hba.conf`` entry for this user and host): trying again will not help,
+    so a recording is refused before the program starts instead of spooling and waiting."""
+
+
 class NotFoundError(TimelineError):
     """A run id, step index or blob named by the caller is not in the file."""
 

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import StoreUnreachable
+from ..errors import StoreRefused, StoreUnreachable
 from ..store.spool import SpoolReader, spool_dir
 from ..store.writer import StepRecord, TimelineWriter
 
@@ -67,6 +67,8 @@ def transient(exc: BaseException) -> bool:
                                                         psycopg.InterfaceError)
     except ImportError:
         operational = ()
+    if isinstance(exc, StoreRefused):
+        return False  # the server answered and said no: a retry gets the same answer
     seen = 0
     while exc is not None and seen < 8:
         if isinstance(exc, StoreUnreachable) or isinstance(exc, operational):

@@ -391,9 +391,12 @@ def _report(block: record_block, output: str | Path) -> None:
             summary = f"{len(run.steps)} steps, {run.status}"
     except Exception:  # noqa: BLE001 - the report line is best effort
         summary = "recording"
+    from snapstate_capture.store.locations import location_label
+
+    shown = location_label(output)  # a store URL without its password: never printed
     try:
-        sys.stderr.write(f"snapstate: {summary} -> {output}\n"
-                         f"snapstate: open it with: snapstate inspect {output}\n")
+        sys.stderr.write(f"snapstate: {summary} -> {shown}\n"
+                         f"snapstate: open it with: snapstate inspect {shown}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import StoreUnreachable, TimelineError
+from ...errors import StoreRefused, StoreUnreachable, TimelineError
 from .schema import DDL, SCHEMA_NAME, STORE_VERSION
 
 
@@ -37,14 +37,18 @@ def connect(url: str, *, create: bool) -> Any:
 
     ``create``: make the schema when it is missing (writers; ``snapstate store init``).
     Raises ``TimelineError`` naming the (redacted) URL when the database cannot be reached
-    (``StoreUnreachable``: worth trying again), holds no store (and ``create`` is False), or
-    holds a newer store version.
+    (``StoreUnreachable``: worth trying again), refuses the URL's credentials
+    (``StoreRefused``: it will not pass on a retry), holds no store (and ``create`` is False),
+    or holds a newer store version.
     """
     psycopg = driver()
     where = redacted(url)
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
+        if refused(exc):
+            raise StoreRefused(where, f"the server refused the connection ({_reason(exc)}): "
+                                      "check the URL's user and password") from None
         raise StoreUnreachable(where, f"cannot connect ({_first_line(exc)})") from None
     try:
         present = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname=%s",
@@ -84,6 +88,28 @@ def _create(conn: Any, psycopg: Any, *, first: bool) -> None:
         if first:
             raise
         # not the owner: the tables are the owner's to create and upgrade
+
+
+#: What PostgreSQL's server says (libpq's ``FATAL:`` text; psycopg gives connection errors no
+#: SQLSTATE) when it refuses a connection's credentials (28P01, 28000): a retry gets the same
+#: answer. A database or role that does not exist yet is not here: a store may be recorded
+#: into before its database is made, and the spool keeps the run until it is (a server
+#: starting up, shutting down or full answers ``FATAL:`` too, and is retried as well).
+_REFUSALS = ("password authentication failed", "authentication failed",
+             "no pg_hba.conf entry", "no password supplied")
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether a connection error is the server refusing the URL for good (see ``_REFUSALS``),
+    as opposed to the server being out of reach or busy."""
+    text = str(exc)
+    return any(words in text for words in _REFUSALS)
+
+
+def _reason(exc: BaseException) -> str:
+    """The server's own words after ``FATAL:`` (the socket path and libpq's preamble left out)."""
+    text = _first_line(exc)
+    return " ".join(text.rpartition("FATAL:")[2].split()) or text
 
 
 def _first_line(exc: BaseException) -> str:
