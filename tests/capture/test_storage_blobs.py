@@ -111,3 +111,56 @@ def test_rolled_back_blobs_are_forgotten(tmp_path):
     writer.close()
     with snap.open_timeline(tmp_path / "rb.snap") as timeline:
         assert timeline.blob(key) == data
+
+
+def _w1_like_versions(count: int, size: int) -> list[bytes]:
+    """Successive versions of one value as W1 writes them: words, one region changed each time
+    (a scratchpad key set, a message appended), ``size`` bytes."""
+    import random
+
+    rng = random.Random(size)
+    words = "agent tool call result plan step search fetch summary answer user".split()
+    text = " ".join(rng.choice(words) for _ in range(size)).encode()[:size]
+    out = []
+    for i in range(count):
+        at = rng.randrange(max(len(text) - 40, 1))
+        text = text[:at] + f" version {i} {rng.choice(words)} ".encode() + text[at + 20:]
+        out.append(text)
+    return out
+
+
+@pytest.mark.parametrize("size", [300, 1000, 1100, 5000, 8000, 15000, 70000])
+def test_a_cheap_delta_reads_back_the_same_bytes_and_is_as_small(size):
+    """The deltas the writer makes cheaply (zlib for small blobs, zstandard with a capped hash
+    table) read back byte for byte through the reader's decoding, and are within a few bytes
+    of the careful path's (zstandard's own level 1 parameters, a fresh compressor each time)."""
+    import zstandard  # a dependency: the careful path to compare with
+
+    rows: dict = {}
+    versions = _w1_like_versions(6, size)
+    base_key, _ = _store(rows, versions[0])
+    cheap = careful = 0
+    for old, new in zip(versions, versions[1:]):
+        key, codec = _store(rows, new, (base_key, old))
+        assert _source(rows).content(key) == new
+        assert codec == (blobs.ZDELTA if len(new) <= blobs.ZDELTA_SMALL else blobs.SDELTA)
+        cheap += len(rows[key][2])
+        table = zstandard.ZstdCompressionDict(old, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+        careful += blobs.DIGEST_SIZE + len(zstandard.ZstdCompressor(
+            level=1, dict_data=table, write_checksum=False, write_dict_id=False).compress(new))
+        base_key = key
+    assert cheap <= careful * 1.1 + 5 * 8  # measured: the same within 1%, or 1-8 bytes a delta
+
+
+def test_delta_parameters_cap_the_hash_table_and_cover_the_window():
+    """Level 1 for a blob and base under 16 kB together wants 2^15 hash entries (the tables
+    then cost ~100 µs to allocate at every delta); the cap keeps 2^14, and the window still
+    covers the blob and its base."""
+    import zstandard  # a dependency: the careful path to compare with
+
+    level = zstandard.ZstdCompressionParameters.from_level(1, source_size=8000, dict_size=8000)
+    assert level.hash_log > blobs.DELTA_HASH_LOG  # what the cap is for
+    for size in (100, 8000, 300_000):
+        params = blobs._delta_params(size, size)
+        assert params.hash_log <= blobs.DELTA_HASH_LOG
+        assert 1 << params.window_log >= size
