@@ -8,7 +8,9 @@
   and the program goes on live as the run's **continuation** — a new run in the same file
   whose parent is the waiting run at that step;
 - a ``sleeping`` run is woken the same way once its due time has come;
-- a ``crashed`` (or interrupted) run is replayed to its last step and continued live.
+- a ``crashed`` (or interrupted) run is replayed to its last step and continued live — a
+  traced run to its last checkpoint or effect step (``replay/traced_stop.resume_point``:
+  every completed effect is at or before it), the traced steps after it made again live.
 
 One resumer at a time: the run's lease (``store/leases.py``) is taken first — a second
 resumer is refused with who holds it and since when — and the continuation claims it when it
@@ -169,6 +171,13 @@ def _plan(run: Run, answer: Any, by: str | None, wake_early: bool, orphan: bool 
     if count == 0:
         raise ResumeError(f"{path}: run {short} has no steps to resume from")
     last = max(count - 2, 0) if interrupted else count - 1
+    if run.timeline.engine.run_has_chunks(run.id):  # traced: forks at a step stored at once
+        from ..replay.traced_stop import resume_point
+
+        try:
+            last = resume_point(run, last)
+        except ValueError as exc:
+            raise ResumeError(f"{path}: run {short} cannot be resumed: {exc}") from None
     return last, "live", None
 
 

@@ -1,9 +1,10 @@
 """Starting a fork: a new run in the same file whose first steps are its parent's.
 
-The fork's steps ``0 … N`` are copies of the parent's step rows (they refer to the same blobs,
-so they cost a row each) and its journal holds the parent's effects up to step N; from step
-N + 1 on the fork is recorded live. A fork is therefore a complete run: it can be browsed,
-replayed and forked again on its own.
+The fork's steps ``0 … N`` are copies of the parent's steps (``store/step_copy.py``: step
+rows refer to the same blobs, so they cost a row each; a traced parent's trace chunks are
+copied whole, the one holding step N cut after it) and its journal holds the parent's effects
+up to step N; from step N + 1 on the fork is recorded live. A fork is therefore a complete
+run: it can be browsed, replayed and forked again on its own.
 """
 
 from __future__ import annotations
@@ -11,12 +12,9 @@ from __future__ import annotations
 import json
 
 from ..capture.environment import environment_facts
-from ..store import task_column
 from ..store.reader import Run
-from ..store.writer import StepRecord, TimelineWriter
-
-#: Steps copied per read.
-_CHUNK = 500
+from ..store.step_copy import copy_steps
+from ..store.writer import TimelineWriter
 
 
 def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | None = None,
@@ -30,21 +28,8 @@ def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | No
     """
     run_id = writer.begin_run(name=name or f"{parent.name} fork@{step}", entry=parent.entry,
                               env=environment_facts(), parent=(parent.id, step), claim=claim)
-    start = 0
-    while start <= step:
-        for recorded in parent.steps.range(start, min(start + _CHUNK, step + 1)):
-            writer.append_step(run_id, StepRecord(
-                kind=recorded.kind, label=recorded.label, wall=recorded.wall_time,
-                mono=recorded.mono_time, thread=recorded.thread,
-                task=task_column.join(recorded.task, recorded.lineage),
-                function=recorded.function, filename=recorded.filename,
-                lineno=recorded.lineno, depth=recorded.depth, frames=recorded.frame_keys,
-                extra=recorded._extra_refs, errors=recorded.errors,
-                n_changed=recorded.n_changed))
-        start += _CHUNK
+    copy_steps(parent, 0, step + 1, writer, run_id)
     rows = parent.timeline.engine.effect_rows(parent.id, max_step=step)
-
-
     for seq, at, site, task, ordinal, effect_name, args_hash, outcome, value in rows:
         writer.add_effect(run_id, {"seq": seq, "step": at, "site": site, "task": task,
                                    "ordinal": ordinal, "name": effect_name,

@@ -121,18 +121,17 @@ class ReplaySession:
             return None
         if trace:
             from .traced import TracedReplayRecorder
-
-            if self.config.lease:
-                self.fail("resuming a run recorded with tracing (--trace calls/lines) is not "
-                          "supported yet; nothing was recorded. Record a program that waits "
-                          "without --trace (inside snap.record, with @snap.step or "
-                          "checkpoints) to make its waits resumable")
             from .traced_stop import STOP_MODES
 
+            if self.config.mode == "resume":
+                self.fail("resuming a run recorded with tracing (--trace calls/lines) at a "
+                          "wait is not supported yet; nothing was recorded. Record a program "
+                          "that waits without --trace (inside snap.record, with @snap.step or "
+                          "checkpoints) to make its waits resumable")
             if self.config.mode not in ("check", *STOP_MODES):
                 self.fail(f"--{self.config.mode} at a step of a traced run is not supported "
-                          "yet (--pdb, --console and --debugpy are, at call steps); replay it "
-                          "without a stop point, or with --to N to check the first steps")
+                          "(--pdb, --console and --debugpy are, at call steps; --live at "
+                          "call, checkpoint and effect steps)")
             self.recorder = TracedReplayRecorder(self, root=root, name=name, options=options,
                                                  trace=trace, include=include, exclude=exclude)
             return self.recorder

@@ -6,8 +6,16 @@ same tracer, the same options — into a scratch timeline, with effects served f
 journal (never executed) and the random state restored. A follower thread compares the scratch
 run with the recording as its chunks are written, step by step and per lineage
 (``traced_compare.py``): the first difference ends the replay at once, without running the
-rest of the program; the end of the block compares what is left. Stop points (pdb, console,
-live) at a traced step are not offered yet: ``--to N`` checks the first N + 1 steps.
+rest of the program; the end of the block compares what is left. ``--to N`` checks the first
+N + 1 steps; with ``--pdb``/``--console``/``--debugpy`` the replay stops at call step N
+(``traced_stop.py``).
+
+``--live`` (and resuming a crashed run) forks at step N — a call, checkpoint or effect step:
+once the replay reached it and every step up to it compared, ``go_live`` creates the fork in
+the recording's file with the parent's steps ``0 … N`` (``fork.py``), and the trace writer
+process goes on into it (``tracing/trace_fork.py``): the tracer keeps its frames and the
+fork's steps are numbered on from N + 1. From then on effects run for real and are journaled
+in the fork.
 """
 
 from __future__ import annotations
@@ -50,6 +58,9 @@ class TracedReplayRecorder(Recorder):
                          entry=session.run.entry)
         self.session = session
         self._served_exceptions: set[int] = set()
+        #: Notified when the replay goes live (a call in flight waits for it: ``_serve``).
+        self._turn = threading.Condition()
+        self._point: Any = None
 
     def effect_step(self, entry: Any) -> int:
         """The step an effect divergence is reported at: the recorded call's step."""
@@ -62,9 +73,10 @@ class TracedReplayRecorder(Recorder):
         point = None
         if config.mode in STOP_MODES and config.to is not None:
             try:  # read before the program starts: a step that is no stop point fails now
-                point = StopPoint(self.session.run, config.to)
+                point = StopPoint(self.session.run, config.to, full=config.mode == "live")
             except ValueError as exc:
                 self.session.fail(str(exc))
+        self._point = point
         restore_recorded_rng(self.session)
         if not super().start():
             self.session.fail("cannot record the traced replay into a scratch timeline")
@@ -80,15 +92,83 @@ class TracedReplayRecorder(Recorder):
         self._follower.catch_up()
         self._follower.comparison.check_reached(index)
 
+    def capture(self, kind: str, frame: types.FrameType | None, *, label: str | None = None,
+                extra: dict[str, Any] | None = None, lineno: int | None = None,
+                effect: dict[str, Any] | None = None) -> int | None:
+        """Store a checkpoint or effect step (into the scratch run, or live into the fork);
+        at a fork point that is such a step, go live once it is stored."""
+        index = super().capture(kind, frame, label=label, extra=extra, lineno=lineno,
+                                effect=effect)
+        point = self._point
+        if (point is not None and not self.live and point.full
+                and point.reached_full(kind, label, self.lane())):
+            tracer = self._tracer
+            saved = tracer.pause() if tracer is not None else None
+            try:
+                self.go_live(point.index)
+            finally:
+                if tracer is not None:
+                    tracer.resume(saved)
+        return index
+
+    def go_live(self, index: int) -> None:
+        """At fork point ``index`` (the program just made it): compare every step up to it,
+        create the fork with the parent's steps ``0 … index`` and move the trace writer onto
+        it (see the module docstring). Failing ends the replay with the reason."""
+        from ..store.leases import LeaseLost
+        from ..store.writer import TimelineWriter
+        from ..trust.signing import RunSigner
+        from .fork import start_fork
+
+        session = self.session
+        self._stream.request_index()  # flushed, and the writer has taken it all
+        self.catch_up_to(index)
+        follower = self._follower
+        matched = follower.comparison.matched_at
+        if matched is None:
+            session.fail(f"the replay reached step {index} without comparing it; cannot fork")
+        lease = session.config.lease
+        claim = (lease["run"], lease["token"]) if lease else None
+        try:
+            writer = TimelineWriter(session.config.file, signer=RunSigner(self._user_key()))
+            try:
+                fork_id = start_fork(writer, session.run, index, name=session.config.name,
+                                     claim=claim)
+            finally:
+                writer.close()
+            self._stream.fork(session.config.file, fork_id, matched + 1)
+        except LeaseLost as exc:
+            session.fail(str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - reported as the replay's error
+            session.fail(f"cannot start the fork: {type(exc).__name__}: {exc}")
+            return
+        follower.stop()
+        self.run_id = fork_id
+        self.parent = (session.run.id, index)
+        self.path = session.config.file
+        session.fork = {"run": fork_id, "parent": session.run.id, "step": index}
+        with self._turn:
+            self.live = True
+            self._turn.notify_all()
+
     def finish(self, exc: BaseException | None) -> None:
         """End the scratch run, compare what the follower has not compared yet, and end the
-        replay with the outcome."""
+        replay with the outcome; live, end the fork run (the child reports it)."""
         follower = getattr(self, "_follower", None)
         if follower is not None:
             follower.stop()
         super().finish(exc)
+        if self.live:
+            return
         if follower is None:
             self.session.fail("the traced replay never started")
+        config = self.session.config
+        if config.mode == "live" and config.to is not None:
+            follower.catch_up()
+            follower.comparison.check_reached(None)
+            self.session.fail(f"the program ended without reaching step {config.to} (the "
+                              "fork point): nothing was forked")
         follower.catch_up()
         follower.comparison.end(self.session.config.to)
 

@@ -45,6 +45,9 @@ class TracedComparison:
         self.limit = limit
         self.by_lineage = bool(recorded.entry.get("lineage"))
         self.replayed = 0
+        #: The index of the scratch step that matched the recording's last compared one,
+        #: ``limit - 1`` (where a fork goes live: ``traced.py``), once it was met.
+        self.matched_at: int | None = None
         self._recorded: Iterator[Step] = (s for s in recorded.steps if not self._skipped(s))
         self._waiting: dict[str, deque[Step]] = defaultdict(deque)
         self._exhausted = False
@@ -112,6 +115,8 @@ class TracedComparison:
                 session.diverge(report)
         if expected.kind == "effect":
             self._effects[lane].append(expected.index)
+        if expected.index == self.limit - 1:
+            self.matched_at = actual.index
         self.replayed += 1
         session.progress(self.replayed - 1)  # the index of the last step replayed, as before
 

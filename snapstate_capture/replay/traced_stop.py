@@ -1,4 +1,5 @@
-"""Stopping a traced replay at a call step: pdb, a console or an IDE's debugger on the live frame.
+"""Stopping a traced replay at a step: pdb, a console or an IDE's debugger on the live frame,
+or a fork that goes on live from there.
 
 A traced run's steps are numbered by the trace writer process, not in the program, so the
 program cannot ask "is this step N?". It can recognise step N's call instead: ``StopPoint``
@@ -14,6 +15,12 @@ tracer is removed and the frame handed to ``stops.interact``. After the user con
 program runs on to its end untraced (effects still served from the journal); the replay's
 result is "replayed N + 1 steps". Only ``call`` steps are stop points: for another step the
 refusal names the call step of the same frame.
+
+A fork (``--live``, and resuming a crashed run) stops at a call step the same way, and also at
+a checkpoint or effect step — steps the recorder stores one by one, recognised when the replay
+stores its own (kind, label, lineage and occurrence; ``TracedReplayRecorder.capture``). There
+the replay goes live (``TracedReplayRecorder.go_live``) and the tracer stays: it goes on into
+the fork. Line and return steps are no fork points (their frame's call step is named).
 """
 
 from __future__ import annotations
@@ -28,44 +35,64 @@ if TYPE_CHECKING:
     from ..store.reader import Step
     from .traced import TracedReplayRecorder
 
-#: Modes that stop the traced replay at a call step (``live``, a fork, is not offered yet).
-STOP_MODES = ("pdb", "console", "debugpy")
+#: Modes that stop the traced replay at a step: a debugger or console on the live frame, or
+#: a fork going on live from there (``live``; a resume of a crashed run is one too).
+STOP_MODES = ("pdb", "console", "debugpy", "live")
+#: Steps stored one by one in a traced run (through ``Recorder.capture``): fork points too.
+FULL_KINDS = ("checkpoint", "effect")
 
 
 class StopPoint:
-    """Where a traced replay stops: recorded call step ``index`` (see module docstring).
+    """Where a traced replay stops: recorded step ``index`` (see module docstring).
 
     ``function``, ``filename`` (base name), ``lineno``: what the tracer records for that call;
-    ``occurrence``: how many earlier call steps match the same three. Raises ``ValueError``
-    (with the message the replay fails with) when step ``index`` is no call step or does not
-    exist.
+    ``occurrence``: how many earlier call steps match the same three. With ``full`` (a
+    ``live`` fork), a checkpoint or effect step is a stop point too, recognised by its kind,
+    label and lineage and how many earlier steps had the same. Raises ``ValueError`` (with the
+    message the replay fails with) when step ``index`` is no stop point or does not exist.
     """
 
-    def __init__(self, run: Any, index: int) -> None:
+    def __init__(self, run: Any, index: int, *, full: bool = False) -> None:
         steps = run.steps
         if not 0 <= index < len(steps):
             raise ValueError(f"the run has {len(steps)} steps; there is no step {index}")
         target = steps[index]
-        if target.kind != "call":
-            raise ValueError(_not_a_call(steps, index, target))
+        self.full = full and target.kind in FULL_KINDS
+        if target.kind != "call" and not self.full:
+            raise ValueError(_not_a_call(steps, index, target, full))
         self.index = index
         self.step = target
         self.function = target.function
         self.filename = os.path.basename(target.filename or "")
         self.lineno = target.lineno
+        self.key = (target.kind, target.label, target.lineage or "")
         self.occurrence = 0
         for start in range(0, index, 4096):
-            for step in steps.range(start, min(index, start + 4096)):
-                if step.kind == "call" and self._matches(step.function, step.filename,
-                                                          step.lineno):
+            for step in steps.summaries(start, min(index, start + 4096)):
+                if self.full:
+                    self.occurrence += (step.kind, step.label, step.lineage or "") == self.key
+                elif step.kind == "call" and self._matches(step.function, step.filename,
+                                                            step.lineno):
                     self.occurrence += 1
+        self._seen = 0
 
     def _matches(self, function: str | None, filename: str | None, lineno: int | None) -> bool:
         return (function == self.function and lineno == self.lineno
                 and os.path.basename(filename or "") == self.filename)
 
+    def reached_full(self, kind: str, label: str | None, lane: str) -> bool:
+        """For a full stop point: True at the step the replay just stored when it is the
+        stop's (``kind``, ``label``, the calling lineage ``lane``), counting occurrences."""
+        if not self.full or (kind, label, lane) != self.key:
+            return False
+        self._seen += 1
+        return self._seen > self.occurrence
+
     def install(self, recorder: TracedReplayRecorder) -> None:
-        """Wrap the recorder's tracer so that the stop's call hands its frame to ``_stop``."""
+        """Wrap the recorder's tracer so that the stop's call hands its frame to ``_stop``
+        (a full stop point is recognised by ``TracedReplayRecorder.capture`` instead)."""
+        if self.full:
+            return
         tracer = recorder._tracer
         original = tracer._call
         fids = tracer._fids
@@ -81,6 +108,9 @@ class StopPoint:
                 seen += 1
                 if seen > point.occurrence:
                     tracer._call = original  # one stop per replay
+                    if recorder.session.config.mode == "live":
+                        recorder.go_live(point.index)  # traced on, into the fork
+                        return result
                     return point._stop(recorder, frame)
             return result
 
@@ -99,7 +129,20 @@ class StopPoint:
         return frame.f_trace
 
 
-def _not_a_call(steps: Any, index: int, target: Step) -> str:
+def resume_point(run: Any, last: int) -> int:
+    """Where a crashed traced run is continued: its last checkpoint or effect step at or
+    before ``last`` — stored at once by the recorder, so every effect that completed is at or
+    before it and the one in flight after it (the traced steps after it are made again, live).
+    Raises ``ValueError`` when the run has none."""
+    for stop in range(last + 1, 0, -4096):
+        for step in reversed(run.steps.summaries(max(0, stop - 4096), stop)):
+            if step.kind in FULL_KINDS:
+                return step.index
+    raise ValueError("it ended before its first effect or checkpoint: nothing to continue "
+                     "from (record it again)")
+
+
+def _not_a_call(steps: Any, index: int, target: Step, full: bool = False) -> str:
     """The refusal for a stop at a step that is no call: names the call of the same frame
     (the nearest call step before it at the same depth, in the same function)."""
     call = None
@@ -113,5 +156,8 @@ def _not_a_call(steps: Any, index: int, target: Step) -> str:
         if call is not None:
             break
     where = f" (the call of {call.function}: --to {call.index})" if call is not None else ""
+    if full:
+        return (f"step {index} is a {target.kind} step of a traced run; a traced run forks at "
+                f"call, checkpoint and effect steps only{where}")
     return (f"step {index} is a {target.kind} step of a traced run; a traced replay stops at "
             f"call steps only{where}")

@@ -405,6 +405,22 @@ class Stream:
             except (OSError, ValueError):
                 return None
 
+    def fork(self, path: str, run_id: str, tail: int) -> int:
+        """Flush, then have the writer go on into run ``run_id`` of ``path`` — a traced
+        replay's fork (``trace_fork.py``) — after copying this run's steps from ``tail`` on
+        onto it; returns the index the fork's next step gets. Raises ``OSError`` naming the
+        reason when the writer refused or is gone (it then goes on as before)."""
+        self.flush()
+        with self._lock:
+            if self._fd is None or self._proc is None or self._proc.stdout is None:
+                raise OSError("the trace writer is gone")
+            self._send(marshal.dumps(("fork", str(path), run_id, int(tail))))
+            line = self._proc.stdout.readline().decode("utf-8", "replace").strip()
+        if line.startswith("forked "):
+            self.path, self.run_id = str(path), run_id
+            return int(line[7:])
+        raise OSError(line.partition(" ")[2] or "the trace writer is gone")
+
     def close(self, status: str, error: dict[str, Any] | None, timeout: float = 60.0) -> None:
         """Flush, end the run with ``status``/``error`` and wait for the writer to finish.
         A held stream keeps the end with its steps, for ``release`` or ``drop``; closing again

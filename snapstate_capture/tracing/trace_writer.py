@@ -4,7 +4,9 @@ Started by ``trace_stream.Stream`` as ``python -m snapstate_capture.tracing.trac
 RUN_ID`` (for a run into a database store ``URL RUN_ID SPOOL``: the steps go into the
 recorder's spool, ``capture.spooled``). Input: messages ``uint32 length`` + ``marshal`` data, each either a list of stream
 items, the string ``"index?"`` (answered on stdout with the next step index, for
-``checkpoint()``'s return value) or ``("end", status, error_json)``. Steps are stored in chunks
+``checkpoint()``'s return value), ``("fork", FILE, RUN_ID, TAIL)`` (a traced replay going
+live: the stream goes on into that fork, ``trace_fork.py``; answered ``forked N`` or
+``refused REASON``) or ``("end", status, error_json)``. Steps are stored in chunks
 (``store.chunks``) of up to ``CHUNK_STEPS`` steps, or sooner when ``CHUNK_SECONDS`` passed, so a
 recording can be watched from another terminal (``snapstate ls`` shows the count growing).
 
@@ -274,7 +276,8 @@ def main(argv: list[str]) -> int:
         try:
             work()
         except WriteFailed as failure:  # the recorder says it, at its next step or its end
-            cut = {"reason": failure.problem, "at_step": writer.next_index(run_id)}
+            cut = {"reason": failure.problem,
+                   "at_step": builder.writer.next_index(builder.run_id)}
 
     try:
         while True:
@@ -291,7 +294,10 @@ def main(argv: list[str]) -> int:
             elif message == "index?":
                 guarded(builder.write_chunk)
                 sys.stdout.write(f"cut {cut['at_step']} {cut['reason']}\n" if cut is not None
-                                 else f"{writer.next_index(run_id)}\n")
+                                 else f"{builder.writer.next_index(builder.run_id)}\n")
+                sys.stdout.flush()
+            elif isinstance(message, tuple) and message and message[0] == "fork":
+                sys.stdout.write(_fork(builder, path, message, cut is not None) + "\n")
                 sys.stdout.flush()
             elif isinstance(message, tuple) and message and message[0] == "end":
                 guarded(builder.write_chunk)
@@ -300,7 +306,7 @@ def main(argv: list[str]) -> int:
                 if cut is not None:  # the run says it was cut short, and why
                     status, ending = "truncated", _cut_end(cut, status, ending)
                 try:
-                    writer.end_run(run_id, status, ending)
+                    builder.writer.end_run(builder.run_id, status, ending)
                 except WriteFailed:
                     pass  # said once already: the end could not be written either
                 ended = True
@@ -311,13 +317,27 @@ def main(argv: list[str]) -> int:
                 builder.write_chunk()
             except WriteFailed:
                 pass
-        writer.close()
+        builder.writer.close()
     if ended:  # the recorder waits for this line, not for our exit
         note = f"ended note {notes[-1]}\n" if notes else "ended\n"
         sys.stdout.write(f"ended cut {cut['at_step']} {cut['reason']}\n" if cut is not None
                          else note)
         sys.stdout.flush()
     return 0 if ended else 3
+
+
+def _fork(builder: ChunkBuilder, scratch: str, message: tuple, cut: bool) -> str:
+    """Answer a ``("fork", FILE, RUN_ID, TAIL)`` message (``trace_fork.py``): ``forked N``
+    (the fork's next index) or ``refused REASON``, the builder left as it was then."""
+    if cut:
+        return "refused the scratch recording was cut short"
+    from .trace_fork import fork_into
+
+    _, path, fork_id, tail = message
+    try:
+        return f"forked {fork_into(builder, scratch, path, fork_id, int(tail), _signer())}"
+    except Exception as exc:  # noqa: BLE001 - said to the replay, which ends with it
+        return f"refused {type(exc).__name__}: {exc}".replace("\n", " ")
 
 
 def _cut_end(cut: dict[str, Any], status: str, error: Any) -> dict[str, Any]:

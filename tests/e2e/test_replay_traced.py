@@ -96,9 +96,6 @@ def test_a_traced_stop_at_a_step_that_is_no_call_names_the_call_of_its_frame(tmp
     (message,) = result.stderr.strip().splitlines()
     assert (f"step {line} is a line step of a traced run; a traced replay stops at call steps "
             f"only (the call of step: --to {call})") in message
-    live = run_cli("replay", str(path), "--to", str(call), "--live")
-    assert live.returncode == 2
-    assert "--live at a step of a traced run is not supported yet" in live.stderr
 
 
 def test_a_traced_stop_after_a_divergence_reports_the_divergence(tmp_path):

@@ -1,0 +1,114 @@
+"""A traced run (``snapstate record``, always traced) forks live and resumes after SIGKILL: the
+replay serves the recorded effects up to the fork point, then the trace stream goes on into a
+new run of the same file, numbered on from there, and only the effects after it run (counted in
+the program's side file)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import snapstate_capture as snap
+from tests.conftest import PROGRAMS, ROOT, run_cli
+from tests.e2e.replay_helpers import replay_json, side_lines
+
+
+def _record(tmp_path, trace="lines"):
+    program = shutil.copy(PROGRAMS / "traced_agent.py", tmp_path / "agent.py")
+    path, side = tmp_path / "traced.snap", tmp_path / "side.txt"
+    done = run_cli("record", "-o", str(path), "--trace", trace, str(program), str(side),
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    side.unlink()
+    return path, side
+
+
+def _shape(step):
+    """What a step shows: kind, place, and every frame's function, line and scalar locals
+    (a function's repr names its address, which differs between processes)."""
+    return (step.kind, step.label, step.function, step.lineno, step.depth,
+            [(f.function, f.lineno, {k: v.repr for k, v in f.locals.items()
+                                     if "0x" not in v.repr}) for f in step.frames])
+
+
+def _index(path, kind, function, **locals_repr):
+    with snap.open_timeline(path) as timeline:
+        for step in timeline.runs[0].steps:
+            if step.kind == kind and step.function == function and all(
+                    step.frames[-1].locals[k].repr == v for k, v in locals_repr.items()):
+                return step.index
+    raise AssertionError(f"no {kind} step in {function} with {locals_repr}")
+
+
+def _check_fork(path, index):
+    """The fork's first ``index + 1`` steps are the parent's, stored the same; the rest are
+    the program's steps made live, which here (effects return what they returned: the random
+    state is the recording's) show the parent's too. The file verifies."""
+    with snap.open_timeline(path) as timeline:
+        parent, fork = timeline.runs[0], timeline.runs[-1]
+        assert (fork.parent.run_id, fork.parent.step, fork.status) == (parent.id, index,
+                                                                       "finished")
+        before, after = list(parent.steps), list(fork.steps)
+        assert len(after) == len(before)
+        for a, b in zip(before[:index + 1], after[:index + 1]):
+            assert [(f.function, f.lineno, {k: v.repr for k, v in f.locals.items()})
+                    for f in a.frames] == [(f.function, f.lineno,
+                                            {k: v.repr for k, v in f.locals.items()})
+                                           for f in b.frames]
+        assert [_shape(s) for s in after] == [_shape(s) for s in before]
+        journal = [row[1] for row in timeline.engine.effect_rows(fork.id)]
+        assert journal == [s.index for s in after if s.kind == "effect"]
+    verified = run_cli("verify", str(path))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_live_fork_at_a_traced_call_step_runs_only_the_effects_after_it(tmp_path):
+    path, side = _record(tmp_path)
+    index = _index(path, "call", "step", i="2")
+    result, data = replay_json(path, "--to", str(index), "--live")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert data["fork"]["step"] == index and data["fork_status"] == "finished"
+    assert side_lines(side) == ["fetch 2", "fetch 3", "fetch 4"]  # 0 and 1 were served
+    _check_fork(path, index)
+    # the fork is a run like any other: it replays, every effect served
+    side.unlink()
+    result, data = replay_json(path)
+    assert result.returncode == 0 and data["status"] == "ok", result.stdout + result.stderr
+    assert side_lines(side) == []
+
+
+def test_live_fork_at_a_traced_effect_step_and_a_fork_of_the_fork(tmp_path):
+    path, side = _record(tmp_path, trace="calls")
+    index = _index(path, "effect", "step", i="1")
+    result, data = replay_json(path, "--to", str(index), "--live")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert side_lines(side) == ["fetch 2", "fetch 3", "fetch 4"]  # fetch 1 is step `index`
+    _check_fork(path, index)
+    side.unlink()
+    with snap.open_timeline(path) as timeline:
+        fork = timeline.runs[-1]
+        later = [s.index for s in fork.steps if s.kind == "effect"][3]
+    result, data = replay_json(path, "--run", fork.id, "--to", str(later), "--live")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert side_lines(side) == ["fetch 4"]
+    with snap.open_timeline(path) as timeline:
+        assert timeline.runs[-1].parent.run_id == fork.id
+    assert run_cli("verify", str(path)).returncode == 0
+
+
+def test_live_fork_at_a_traced_line_step_is_refused_naming_its_call(tmp_path):
+    path, side = _record(tmp_path)
+    call = _index(path, "call", "fetch", n="3")
+    line = call + 1
+    result = run_cli("replay", str(path), "--trust", "--to", str(line), "--live")
+    assert result.returncode == 2
+    assert (f"step {line} is a line step of a traced run; a traced run forks at call, "
+            f"checkpoint and effect steps only (the call of fetch: --to {call})"
+            ) in result.stderr
+    assert side_lines(side) == []
+    with snap.open_timeline(path) as timeline:
+        assert len(timeline.runs) == 1  # nothing forked
