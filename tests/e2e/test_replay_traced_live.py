@@ -112,3 +112,55 @@ def test_live_fork_at_a_traced_line_step_is_refused_naming_its_call(tmp_path):
     assert side_lines(side) == []
     with snap.open_timeline(path) as timeline:
         assert len(timeline.runs) == 1  # nothing forked
+
+
+def _kill_during_fetch_3(tmp_path):
+    """Record ``traced_crash_agent.py`` under ``snapstate record`` and SIGKILL it while
+    fetch 3 is in flight; returns ``(file, side file, program)``."""
+    program = shutil.copy(PROGRAMS / "traced_crash_agent.py", tmp_path / "agent.py")
+    path, side = tmp_path / "killed.snap", tmp_path / "side.txt"
+    slow = tmp_path / "side.txt.slow"
+    slow.touch()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", "record", "-o",
+                              str(path), str(program), str(side)], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while "fetch 3" not in side_lines(side) and time.monotonic() < deadline:
+        assert child.poll() is None, child.communicate()
+        time.sleep(0.05)
+    time.sleep(0.3)  # the traced steps of the call in flight reach the writer process
+    child.send_signal(signal.SIGKILL)
+    child.communicate()
+    slow.unlink()
+    return path, side, program
+
+
+def test_resume_of_a_traced_run_killed_mid_effect_reruns_only_the_effect_in_flight(tmp_path):
+    path, side, program = _kill_during_fetch_3(tmp_path)
+    assert side_lines(side) == ["fetch 0", "fetch 1", "fetch 2", "fetch 3"]
+    with snap.open_timeline(path) as timeline:
+        crashed = timeline.runs[0]
+        assert crashed.status == "crashed"
+        last_effect = [s.index for s in crashed.steps if s.kind == "effect"][-1]
+    side.unlink()
+    result = run_cli("resume", str(path), "--trust", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert side_lines(side) == ["fetch 3", "fetch 4"]  # in flight, then what came after
+    # the continuation is the run an uninterrupted recording makes, step by step
+    whole = tmp_path / "whole.snap"
+    done = run_cli("record", "-o", str(whole), str(program), str(side), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == result.stdout.splitlines(keepends=True)[0]  # "total N"
+    with snap.open_timeline(path) as timeline, snap.open_timeline(whole) as reference:
+        continued = timeline.runs[-1]
+        assert continued.status == "finished" and continued.continues == crashed.id
+        assert (continued.parent.run_id, continued.parent.step) == (crashed.id, last_effect)
+        expected = [_shape(s) for s in reference.runs[0].steps]
+        got = [_shape(s) for s in continued.steps]
+        assert [s for s in got if s[0] != "checkpoint"] == [
+            s for s in expected if s[0] != "checkpoint"]
+    verified = run_cli("verify", str(path))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    again = run_cli("resume", str(path), "--trust", "--run", crashed.id, cwd=tmp_path)
+    assert again.returncode == 2 and "already continued" in again.stderr
