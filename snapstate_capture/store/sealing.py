@@ -125,9 +125,12 @@ def run_statement(state: RunState) -> bytes:
     return canonical_json(statement)
 
 
-def seal_of(state: RunState) -> bytes:
+def seal_of(state: RunState, statement: bytes | None = None) -> bytes:
     """The ``runs.seal`` of ``state``: BLAKE2b-128 of its statement and ``seq`` (16 bytes).
-    Raises ``TypeError`` when ``seq`` is not an integer."""
+    ``statement``: ``run_statement(state)``, when the caller made it already. Raises
+    ``TypeError`` when ``seq`` is not an integer."""
     if not isinstance(state.seq, int) or isinstance(state.seq, bool):
         raise TypeError("a run's seq is an integer")
-    return content_hash(run_statement(state) + b"\nseq=" + str(state.seq).encode("ascii"))
+    if statement is None:
+        statement = run_statement(state)
+    return content_hash(statement + b"\nseq=" + str(state.seq).encode("ascii"))

@@ -193,8 +193,13 @@ class TimelineWriter:
         tainted run, whose stored ones stay (and no seal for a run from before seals)."""
         if run_id in self._tainted:
             return None, None
-        seal = sealing.seal_of(state) if state.version >= 2 else None
-        return seal, self._signer.sign(state) if state.key_id is not None else None
+        statement = sealing.run_statement(state)
+        seal = sealing.seal_of(state, statement) if state.version >= 2 else None
+        if state.key_id is None:
+            return seal, None
+        if getattr(self._signer, "takes_statement", False):
+            return seal, self._signer.sign(state, statement)  # the statement made once
+        return seal, self._signer.sign(state)
 
     def has_blob(self, key: str) -> bool:
         """True when blob ``key`` (hex) was written by this writer already (cheap, in memory)."""

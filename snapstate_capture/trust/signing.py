@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Any
 
 from ..store.sealing import (RunState, effect_fields, end_fields, header_digest,  # noqa: F401
                              run_statement)
@@ -102,25 +103,50 @@ class RunSigner:
     HMAC over ~400 bytes (a few µs), or one Ed25519 signature (some 50 µs) with ``public``.
     """
 
+    #: ``sign`` takes the statement the writer sealed (``TimelineWriter._seal``).
+    takes_statement = True
+
     def __init__(self, key: UserKey | None, *, public: bool | None = None) -> None:
         self.key = key
         #: Ed25519 signatures (``sign_state_public``) for sealed runs: by default whenever the
         #: ``crypto`` extra is installed, so teammates can check them; else HMAC.
         self.public = key is not None and (public_keys.available() if public is None
                                            else public)
+        #: What every signature of a run repeats, made once (``sign``): the run tags, the
+        #: HMAC subkey and the Ed25519 private key (each an HMAC derivation to make).
+        self._tags: dict[str, bytes] = {}
+        self._signing: bytes | None = None
+        self._private: Any = None
 
     @property
     def key_id(self) -> str | None:
         """The id of the key runs are signed with (None: unsigned)."""
         return self.key.key_id if self.key else None
 
-    def sign(self, state: RunState) -> bytes | None:
-        """The signature of ``state`` (None when this signer has no key)."""
-        if self.key is None:
+    def sign(self, state: RunState, statement: bytes | None = None) -> bytes | None:
+        """The signature of ``state`` (None when this signer has no key): the bytes
+        ``sign_state_public`` or ``sign_state`` give (Ed25519 and HMAC are deterministic; a
+        test compares them), with what repeats from one change of a run to the next made
+        once. ``statement``: ``run_statement(state)``, when the caller has it (the writer
+        seals the same bytes)."""
+        key = self.key
+        if key is None:
             return None
+        if statement is None:
+            statement = run_statement(state)
+        if self._signing is None:
+            self._signing = key.signing
+        tag = self._tags.get(state.run_id) if state.version >= 2 else None
+        if tag is None and state.version >= 2:
+            if len(self._tags) > 1024:
+                self._tags.clear()
+            tag = self._tags[state.run_id] = run_tag(key, state.run_id)
         if self.public and state.version >= 2:
-            return sign_state_public(self.key, state)
-        return sign_state(self.key, state)
+            if self._private is None:
+                self._private = public_keys.private_key(key)
+            return tag + self._private.sign(statement)  # type: ignore[operator]
+        mac = hmac.new(self._signing, statement, hashlib.sha256).digest()
+        return tag + mac if tag is not None else mac
 
     def check(self, state: RunState, signature: object) -> bool:
         """True when ``signature`` is this key's signature of ``state``."""

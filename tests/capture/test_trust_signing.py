@@ -249,3 +249,50 @@ def test_traced_runs_are_signed_across_chunks_and_checkpoints(snap_path):
     _edit(snap_path, "UPDATE trace_chunks SET data=substr(data, 1, length(data) - 1) WHERE first=?", (first,))
     run = _only(_report(snap_path, key))
     assert run.chain_broken_at == first and "trace chunk" in run.chain_problem
+
+
+@pytest.mark.parametrize("public", [True, False])
+def test_the_signer_s_cached_signature_is_the_careful_one(public):
+    """``RunSigner.sign`` makes the run tag, subkeys and statement once per run, not once per
+    change: its bytes are still exactly those of ``sign_state_public``/``sign_state`` (both
+    deterministic), for sealed and version-1 runs, run after run, with or without the
+    statement handed in; and the writer's seal is ``seal_of``'s."""
+    from snapstate_capture.store import sealing
+    from snapstate_capture.store.hashing import content_hash
+    from snapstate_capture.trust.signing import sign_state, sign_state_public
+
+    key = keys.generate_key()
+    signer = RunSigner(key, public=public)
+    for run in ("a" * 32, "b" * 32, "a" * 32):
+        for version in (2, 1):
+            state = sealing.RunState(run, content_hash(run.encode()), key_id=key.key_id,
+                                     seq=3, version=version)
+            for steps in range(3):
+                state = state.with_steps(steps, content_hash(bytes([steps])))
+                careful = (sign_state_public(key, state) if public and version >= 2
+                           else sign_state(key, state))
+                assert signer.sign(state) == careful
+                assert signer.sign(state, sealing.run_statement(state)) == careful
+                assert sealing.seal_of(state, sealing.run_statement(state)) == \
+                    sealing.seal_of(state)
+
+
+def test_the_writer_stores_the_careful_seal_and_signature(tmp_path):
+    """What the writer stores for a run after each step is ``seal_of`` and the signer's
+    ``sign_state_public`` of the run's state (the statement made once for both)."""
+    from snapstate_capture.store import sealing
+    from snapstate_capture.trust.signing import sign_state_public
+
+    key = keys.generate_key()
+    writer = TimelineWriter(tmp_path / "s.snap", signer=RunSigner(key, public=True))
+    run = writer.begin_run(name="s", entry={}, env={})
+    for i in range(3):
+        writer.append_step(run, StepRecord(kind="checkpoint", label=f"c{i}", wall=1.0 + i,
+                                           mono=2.0 + i, thread="t", task=None, function=None,
+                                           filename=None, lineno=None, depth=0, frames=[]))
+        state = writer._states[run]
+        seal, signature = writer.engine.query("SELECT seal, signature FROM runs WHERE id=?",
+                                              (run,))[0]
+        assert bytes(seal) == sealing.seal_of(state)
+        assert bytes(signature) == sign_state_public(key, state)
+    writer.close()
