@@ -32,8 +32,9 @@ from __future__ import annotations
 import copyreg
 import hashlib
 import marshal
+from bisect import bisect_left, insort
 from itertools import compress
-from operator import and_ as _and, is_ as _is, not_ as _not
+from operator import and_ as _and, is_ as _is, is_not as _is_not, not_ as _not
 import types
 import weakref
 from typing import Any, Callable
@@ -389,15 +390,36 @@ _DICT_TAG = len(b"dict").to_bytes(4, "little") + b"dict"
 def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
     """``identity`` of an exact dict whose keys and values are all scalars, or None for any
     other dict. Each item's digest is ``_h(_scalar(key), _scalar(value))`` (what the walker
-    computes); ``memo`` holds the previous call's keys, values and prefixed item digests, and
-    an item whose key and value are the same objects at the same position keeps its digest —
-    scalars are immutable, so that is exact. Comparisons and sorting run at C speed."""
+    computes) and the dict's is the hash of those digests sorted (any order of items gives the
+    same). ``memo`` holds the previous call's keys and values (kept alive: their ids cannot be
+    reused), the item digests, their sorted list and the dict's digest. When the keys are the
+    same objects in the same order, only the items whose value is another object are hashed
+    and moved in the sorted list (no type scan, no sort: those are the only new objects) —
+    scalars are immutable, so that is exact; any other change hashes the items that are not
+    the same objects and sorts again. Comparisons run at C speed."""
     keys = list(obj)
     values = list(dict.values(obj))
+    if len(memo) == 5 and len(keys) == len(memo[0]) and all(map(_is, keys, memo[0])):
+        old_values, parts, ordered, digest = memo[1:]
+        changed = list(compress(range(len(values)), map(_is_not, values, old_values)))
+        if changed:
+            if not {type(values[i]) for i in changed} <= _SCALAR_TYPES:
+                memo.clear()
+                return None
+            parts, ordered = list(parts), list(ordered)
+            for i in changed:
+                del ordered[bisect_left(ordered, parts[i])]
+                key, value = keys[i], values[i]
+                parts[i] = _PREFIX16 + _h(_scalar(key, type(key)), _scalar(value, type(value)))
+                insort(ordered, parts[i])
+            digest = _blake(_DICT_TAG + b"".join(ordered), digest_size=16).hexdigest()
+        memo[:] = [keys, values, parts, ordered, digest]
+        return digest
     if not (set(map(type, keys)) <= _SCALAR_TYPES and set(map(type, values)) <= _SCALAR_TYPES):
+        memo.clear()
         return None
     if memo:
-        old_keys, old_values, old_parts = memo
+        old_keys, old_values, old_parts = memo[:3]
         same = list(map(_and, map(_is, keys, old_keys), map(_is, values, old_values)))
         parts = old_parts[:len(keys)] + [b""] * (len(keys) - len(old_parts))
         stale = [*compress(range(len(same)), map(_not, same)), *range(len(same), len(keys))]
@@ -407,8 +429,10 @@ def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
     for i in stale:
         key, value = keys[i], values[i]
         parts[i] = _PREFIX16 + _h(_scalar(key, type(key)), _scalar(value, type(value)))
-    memo[:] = [keys, values, parts]
-    return _blake(_DICT_TAG + b"".join(sorted(parts)), digest_size=16).hexdigest()
+    ordered = sorted(parts)
+    digest = _blake(_DICT_TAG + b"".join(ordered), digest_size=16).hexdigest()
+    memo[:] = [keys, values, parts, ordered, digest]
+    return digest
 
 
 _OVER_BUDGET: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()

@@ -115,6 +115,40 @@ def test_a_dict_of_scalars_rehashes_only_changed_items_and_gives_the_full_digest
     assert capture_identity(table, memo) == identity(table)
 
 
+def test_a_dict_of_scalars_edited_at_random_always_gets_the_full_digest():
+    """The memo's fast path (same keys: only the values that are other objects re-hashed and
+    moved in the sorted digests, found by comparing identity readings) against the full walk
+    after each of 600 random edits: values set to new, equal, the same or container objects,
+    keys added, removed or reordered, a new dict with the same items."""
+    import random
+
+    rng = random.Random(19)
+    memo: list = []
+    table = {f"key{i}": i for i in range(60)}
+    pool = ["same text", 3.5, None, True, 1, b"raw", "x" * 300, 10 ** 30, -0.0]
+    for step in range(600):
+        keys = list(table)
+        choice = rng.randrange(10)
+        if choice < 5:  # one or a few values set, as a scratchpad is
+            for key in rng.sample(keys, rng.choice((1, 1, 2, 5))):
+                table[key] = rng.choice([rng.choice(pool), f"text {step}", step * 1.5])
+        elif choice == 5:
+            table[keys[3]] = table[keys[3]]  # the same object again
+        elif choice == 6 and len(table) > 10:
+            table.pop(rng.choice(keys))
+        elif choice == 7:
+            table[f"new{step}"] = step
+        elif choice == 8:
+            items = list(table.items())
+            rng.shuffle(items)
+            table = dict(items)
+        else:
+            table[keys[-1]] = [step]  # a container: the walk, then back to scalars
+            assert capture_identity(table, memo) == identity(table)
+            table[keys[-1]] = step
+        assert capture_identity(table, memo) == identity(table), step
+
+
 def test_shared_and_copied_parts_are_the_same_value():
     part = ["shared", "list"]
     assert identity([part, part]) == identity([part, list(part)])
