@@ -55,9 +55,7 @@ class Agent:
 
     def record_cli(self, path: Path, *extra: str) -> subprocess.CompletedProcess:
         """Run the agent, unchanged, under ``snapstate record``."""
-        short = self.module.rsplit(".", 1)[-1]
-        return self.python("-m", "snapstate_inspect", "record", "-o", str(path), "--include",
-                           f"*/{short}.py", "-m", self.module, *extra)
+        return self.python(*self.record_cli_args(path), *extra)
 
     def replay(self, path: Path, *args: str, input: str | None = None
                ) -> tuple[subprocess.CompletedProcess, dict | None]:
@@ -79,13 +77,22 @@ class Agent:
             out.append(json.loads(stdout[start:]) if start >= 0 else None)
         return out
 
+    def record_cli_args(self, path: Path) -> list[str]:
+        """The ``snapstate record`` command line of ``record_cli`` (after ``python``)."""
+        short = self.module.rsplit(".", 1)[-1]
+        return ["-m", "snapstate_inspect", "record", "-o", str(path), "--include",
+                f"*/{short}.py", "-m", self.module]
+
     def kill_during(self, path: Path, call: str, *extra: str,
-                    after: str = "tool.read_notes") -> None:
+                    after: str = "tool.read_notes", cli: bool = False) -> None:
         """Record with a slow weather service and SIGKILL the agent while ``call`` is in
         flight (once it is noted in the side file) and the effect step ``after`` (the fast
-        tool of the same turn) is in the file."""
-        child = subprocess.Popen([sys.executable, "-m", self.module, "--out", str(path),
-                                  *extra], cwd=ROOT, env=self.env(SNAPSTATE_EXAMPLE_SLOW="30"),
+        tool of the same turn) is in the file. ``cli``: recorded under ``snapstate record``
+        (traced), the recorder process killed."""
+        command = (self.record_cli_args(path) if cli else
+                   ["-m", self.module, "--out", str(path)])
+        child = subprocess.Popen([sys.executable, *command, *extra], cwd=ROOT,
+                                 env=self.env(SNAPSTATE_EXAMPLE_SLOW="30"),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while call not in self.calls() and time.monotonic() < deadline:

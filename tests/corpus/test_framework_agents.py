@@ -165,8 +165,7 @@ def test_recorded_unchanged_under_snapstate_record(case, tmp_path):
     if case.framework == "langgraph":
         # a traced run stops at call steps: the model node's last call, its state as recorded
         # (pydantic-ai's and the SDK's scripted models run inside the model call, an effect
-        # replay serves, so no call step of theirs is reached; --live and resume of a traced
-        # run are refused: README limits)
+        # replay serves, so no call step of theirs is reached)
         with snap.open_timeline(path) as timeline:
             index = [s.index for s in timeline.runs[-1].steps
                      if s.kind == "call" and s.function == "agent"][-1]
@@ -175,6 +174,53 @@ def test_recorded_unchanged_under_snapstate_record(case, tmp_path):
         assert data is not None and data["status"] == "ok", result.stdout + result.stderr
         assert case.pdb_shows in result.stdout
         assert agent.calls() == []
+
+
+def test_live_fork_under_snapstate_record_runs_only_the_remaining_calls(case, tmp_path):
+    """A traced run forks at a checkpoint step (the framework boundary after the tools): the
+    replay serves every call up to it, then goes on live into the fork."""
+    case, agent, _ = case
+    path = tmp_path / "cli.snap"
+    assert agent.record_cli(path).returncode == 0
+    index = [i for i, _, label in labels(path) if label == case.fork_at][0]
+    agent.reset()
+    result, data = agent.replay(path, "--to", str(index), "--live")
+    assert data is not None and data["status"] == "ok", result.stdout + result.stderr
+    assert agent.calls() == ["model"]  # only the answer after the tools
+    assert "Plant it." in result.stdout
+    with snap.open_timeline(path) as timeline:
+        fork = timeline.runs[-1]
+        assert (fork.parent.run_id, fork.parent.step) == (timeline.runs[0].id, index)
+        assert fork.status == "finished"
+        assert [s.label for s in fork.steps if s.kind == "checkpoint"][-1] == \
+            case.checkpoints[-1]
+    verified = agent.python("-m", "snapstate_inspect", "verify", str(path))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_resume_after_sigkill_under_snapstate_record_reruns_only_the_call_in_flight(
+        case, tmp_path):
+    case, agent, _ = case
+    path = tmp_path / "killed-cli.snap"
+    agent.reset()
+    agent.kill_during(path, "tool get_weather", cli=True)
+    ran = agent.calls()
+    assert set(ran) == set(CALLS) and ran.count("tool get_weather") == 1
+    with snap.open_timeline(path) as timeline:
+        assert timeline.runs[-1].status == "crashed"
+        assert timeline.engine.run_has_chunks(timeline.runs[-1].id)  # traced
+    agent.reset()
+    result = agent.python("-m", "snapstate_inspect", "resume", str(path), "--trust")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert agent.calls() == ["tool get_weather", "model"]  # in flight, then what came after
+    assert "Plant it." in result.stdout
+    with snap.open_timeline(path) as timeline:
+        crashed, fork = timeline.runs
+        assert fork.status == "finished" and fork.continues == crashed.id
+        assert [s.label for s in fork.steps if s.kind == "checkpoint"][-1] == \
+            case.checkpoints[-1]
+    verified = agent.python("-m", "snapstate_inspect", "verify", str(path))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def test_streamed_model_calls_are_effects_replayed_chunk_by_chunk(case, tmp_path):
