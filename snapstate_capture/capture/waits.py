@@ -252,8 +252,6 @@ def _say(recorder: Any, pause: dict[str, Any]) -> None:
         head = (f"snapstate: {path}: run {run} is sleeping until {due}"
                 + (f" ({reason})" if reason else ""))
         how = f"`snapstate worker {path}` resumes it then"
-    if getattr(recorder, "trace", None):  # said now, not only when someone tries to answer
-        how = "it is recorded with tracing, and resuming traced runs is not supported yet"
     line = f"{head}; {how}"
     try:
         sys.stderr.write(line + "\n")

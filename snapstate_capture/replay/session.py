@@ -123,12 +123,7 @@ class ReplaySession:
             from .traced import TracedReplayRecorder
             from .traced_stop import STOP_MODES
 
-            if self.config.mode == "resume":
-                self.fail("resuming a run recorded with tracing (--trace calls/lines) at a "
-                          "wait is not supported yet; nothing was recorded. Record a program "
-                          "that waits without --trace (inside snap.record, with @snap.step or "
-                          "checkpoints) to make its waits resumable")
-            if self.config.mode not in ("check", *STOP_MODES):
+            if self.config.mode not in ("check", "resume", *STOP_MODES):
                 self.fail(f"--{self.config.mode} at a step of a traced run is not supported "
                           "(--pdb, --console and --debugpy are, at call steps; --live at "
                           "call, checkpoint and effect steps)")

@@ -15,7 +15,8 @@ once the replay reached it and every step up to it compared, ``go_live`` creates
 the recording's file with the parent's steps ``0 … N`` (``fork.py``), and the trace writer
 process goes on into it (``tracing/trace_fork.py``): the tracer keeps its frames and the
 fork's steps are numbered on from N + 1. From then on effects run for real and are journaled
-in the fork.
+in the fork. A resume at a wait goes live the same way at the ``waiting`` step, once the
+answer passed the program's schema (``take_resumption``, as ``ReplayRecorder``'s).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class TracedReplayRecorder(Recorder):
     _recorded_site = ReplayRecorder._recorded_site
     _wait_for_live = ReplayRecorder._wait_for_live
     lane = ReplayRecorder.lane
+    take_resumption = ReplayRecorder.take_resumption
     live = False
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,
@@ -61,6 +63,8 @@ class TracedReplayRecorder(Recorder):
         #: Notified when the replay goes live (a call in flight waits for it: ``_serve``).
         self._turn = threading.Condition()
         self._point: Any = None
+        #: The ``waiting`` step a resume stops at, once reached (``take_resumption``).
+        self._resume_at: int | None = None
 
     def effect_step(self, entry: Any) -> int:
         """The step an effect divergence is reported at: the recorded call's step."""
@@ -71,9 +75,10 @@ class TracedReplayRecorder(Recorder):
 
         config = self.session.config
         point = None
-        if config.mode in STOP_MODES and config.to is not None:
+        if config.mode in (*STOP_MODES, "resume") and config.to is not None:
             try:  # read before the program starts: a step that is no stop point fails now
-                point = StopPoint(self.session.run, config.to, full=config.mode == "live")
+                point = StopPoint(self.session.run, config.to,
+                                  full=config.mode in ("live", "resume"))
             except ValueError as exc:
                 self.session.fail(str(exc))
         self._point = point
@@ -102,19 +107,30 @@ class TracedReplayRecorder(Recorder):
         point = self._point
         if (point is not None and not self.live and point.full
                 and point.reached_full(kind, label, self.lane())):
-            tracer = self._tracer
-            saved = tracer.pause() if tracer is not None else None
-            try:
-                self.go_live(point.index)
-            finally:
-                if tracer is not None:
-                    tracer.resume(saved)
+            if self.session.config.mode == "resume":
+                if kind != "waiting":
+                    self.session.fail(f"step {point.index} is a {kind} step, not the wait "
+                                      "the run stopped at")
+                self._resume_at = point.index  # the wait takes its outcome: go_live there
+                return index
+            self.go_live(point.index)
         return index
 
-    def go_live(self, index: int) -> None:
+    def go_live(self, index: int, *, in_trace_event: bool = False) -> None:
         """At fork point ``index`` (the program just made it): compare every step up to it,
         create the fork with the parent's steps ``0 … index`` and move the trace writer onto
-        it (see the module docstring). Failing ends the replay with the reason."""
+        it (see the module docstring). Failing ends the replay with the reason.
+        ``in_trace_event``: called by the tracer (a call step), which traces nothing
+        meanwhile; otherwise this thread's tracing is paused while the fork is made."""
+        tracer = self._tracer
+        saved = tracer.pause() if tracer is not None and not in_trace_event else None
+        try:
+            self._go_live(index)
+        finally:
+            if tracer is not None and not in_trace_event:
+                tracer.resume(saved)
+
+    def _go_live(self, index: int) -> None:
         from ..store.leases import LeaseLost
         from ..store.writer import TimelineWriter
         from ..trust.signing import RunSigner
@@ -164,7 +180,7 @@ class TracedReplayRecorder(Recorder):
         if follower is None:
             self.session.fail("the traced replay never started")
         config = self.session.config
-        if config.mode == "live" and config.to is not None:
+        if config.mode in ("live", "resume") and config.to is not None:
             follower.catch_up()
             follower.comparison.check_reached(None)
             self.session.fail(f"the program ended without reaching step {config.to} (the "

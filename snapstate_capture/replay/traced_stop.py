@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 #: Modes that stop the traced replay at a step: a debugger or console on the live frame, or
 #: a fork going on live from there (``live``; a resume of a crashed run is one too).
 STOP_MODES = ("pdb", "console", "debugpy", "live")
-#: Steps stored one by one in a traced run (through ``Recorder.capture``): fork points too.
-FULL_KINDS = ("checkpoint", "effect")
+#: Steps stored one by one in a traced run (through ``Recorder.capture``): fork points too
+#: (a ``waiting`` step is where a resume goes live).
+FULL_KINDS = ("checkpoint", "effect", "waiting")
 
 
 class StopPoint:
@@ -47,7 +48,7 @@ class StopPoint:
 
     ``function``, ``filename`` (base name), ``lineno``: what the tracer records for that call;
     ``occurrence``: how many earlier call steps match the same three. With ``full`` (a
-    ``live`` fork), a checkpoint or effect step is a stop point too, recognised by its kind,
+    ``live`` fork or a resume), a checkpoint, effect or waiting step is a stop point too, recognised by its kind,
     label and lineage and how many earlier steps had the same. Raises ``ValueError`` (with the
     message the replay fails with) when step ``index`` is no stop point or does not exist.
     """
@@ -109,7 +110,7 @@ class StopPoint:
                 if seen > point.occurrence:
                     tracer._call = original  # one stop per replay
                     if recorder.session.config.mode == "live":
-                        recorder.go_live(point.index)  # traced on, into the fork
+                        recorder.go_live(point.index, in_trace_event=True)  # traced on
                         return result
                     return point._stop(recorder, frame)
             return result

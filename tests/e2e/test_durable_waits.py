@@ -207,21 +207,61 @@ def test_the_worker_answers_waiting_runs_whose_answer_arrived(tmp_path):
     assert side_lines(side) == ["draft cats", "draft cats (yes)"]
 
 
-def test_a_traced_waiting_run_is_refused_by_resume_with_one_line_and_kept(tmp_path):
+TRACED_WAITS = """\
+import sys
+
+import snapstate_capture as snap
+
+SIDE = sys.argv[1]
+
+
+@snap.effect(name="draft")
+def draft(topic):
+    with open(SIDE, "a") as handle:
+        handle.write(f"draft {topic}\\n")
+    return f"draft on {topic}"
+
+
+def main():
+    text = draft("cats")
+    answer = snap.wait_for("ok", prompt="go?")
+    print("after", answer, text)
+    legal = snap.wait_for("legal", prompt="legal?")
+    print("legal", legal, answer)
+
+
+main()
+"""
+
+
+def test_a_traced_run_waits_and_resumes_twice_at_the_line_after_each_wait(tmp_path):
+    """Recorded with tracing (``snapstate record``): each resume replays the run to its
+    ``waiting`` step (the draft served), journals the answer and goes on live, traced, as
+    the continuation; the second resume replays the first continuation."""
     program = tmp_path / "traced_wait.py"
-    program.write_text("import snapstate_capture as snap\n\n"
-                       "def main():\n"
-                       "    answer = snap.wait_for('ok', prompt='go?')\n"
-                       "    print('after', answer)\n\n"
-                       "main()\n")
-    path = tmp_path / "t.snap"
-    done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), cwd=tmp_path)
+    program.write_text(TRACED_WAITS)
+    path, side = tmp_path / "t.snap", tmp_path / "side.txt"
+    done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), str(side),
+                   cwd=tmp_path)
     assert done.returncode == 75, done.stderr
-    assert "resuming traced runs is not supported yet" in done.stderr  # said at the pause
-    refused = run_cli("resume", str(path), "--answer", "yes", cwd=tmp_path)
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    (line,) = refused.stderr.strip().splitlines()
-    assert "resuming a run recorded with tracing" in line and "nothing was recorded" in line
-    assert "after" not in refused.stdout
+    assert f"answer with: snapstate resume {path}" in done.stderr
+    first = run_cli("resume", str(path), "--answer", "yes", "--by", "alice", cwd=tmp_path)
+    assert first.returncode == 75, first.stdout + first.stderr
+    printed = first.stdout.splitlines()
+    assert "after yes draft on cats" in printed and "waiting for 'legal'" in first.stdout
+    assert not [line for line in printed if line.startswith("legal ")]
+    second = run_cli("resume", str(path), "--answer", "ok", "--by", "bob", cwd=tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "legal ok yes" in second.stdout
+    assert side_lines(side) == ["draft cats"]  # drafted once, when recorded
     runs = runs_json(path)
-    assert [r["status"] for r in runs] == ["waiting"] and runs[0]["continued_as"] is None
+    assert [r["status"] for r in runs] == ["waiting", "waiting", "finished"]
+    with snap.open_timeline(path) as timeline:
+        waited, resumed, done_run = timeline.runs
+        assert resumed.continues == waited.id and done_run.continues == resumed.id
+        assert timeline.engine.run_has_chunks(done_run.id)  # the continuation is traced too
+        who = [(row[5], json.loads(row[-1])["w"]["user"])
+               for row in timeline.engine.effect_rows(done_run.id) if row[5] in ("ok", "legal")]
+        assert who == [("ok", "alice"), ("legal", "bob")]  # each answer, journaled with who
+    verified = run_cli("verify", str(path))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
