@@ -122,24 +122,39 @@ def file_diffs(path: Path, repeat: int, name: str) -> tuple[float, float, int, i
     return preview, full, found[False], found[True]
 
 
-def _long_work(steps: int, skip_from: int, skip_to: int, extra: frozenset) -> None:
+#: The deep value the two long runs hold: B's differs at one leaf for a stretch of steps.
+CONFIG = {"model": "m1", "limits": {"tools": [{"name": "search",
+                                               "options": {"depth": 3, "retries": 2}}]}}
+CONFIG_DEEP = {"model": "m1", "limits": {"tools": [{"name": "search",
+                                                    "options": {"depth": 4, "retries": 2}}]}}
+
+
+def _long_work(steps: int, skip_from: int, skip_to: int, extra: frozenset, deep_from: int,
+               deep_to: int) -> None:
     total = 0
+    notes = {f"n{k}": k for k in range(8)}
     for i in range(steps):
         total += i
         if skip_from <= i < skip_to:
             continue
         if i in extra:
             snap.checkpoint("retry")
-        snap.checkpoint(f"tick {(i * 7) % 4}")
+        notes = {**notes, f"n{i % 8}": i}
+        config = CONFIG_DEEP if deep_from <= i < deep_to else CONFIG
+        snap.checkpoint(f"turn {i // 100} tick {(i * 7) % 4}")
+        del config
 
 
-def record_long_run(path: str, steps: int, skip_from: int, skip_to: int, extra: frozenset
-                    ) -> None:
-    """A run of about ``steps`` checkpoints; steps in ``[skip_from, skip_to)`` left out, a
-    ``retry`` step inserted before each index in ``extra``. Module-level functions and plain
-    arguments only, so each step captures a few small locals."""
+def record_long_run(path: str, steps: int, skip_from: int, skip_to: int, extra: frozenset,
+                    deep: tuple[int, int] = (0, 0)) -> None:
+    """A run of about ``steps`` checkpoints of an agent-like loop (turns of 100 steps whose
+    labels repeat: ``turn T tick K``); steps in ``[skip_from, skip_to)`` left out, a ``retry``
+    step inserted before each index in ``extra``, and in ``[deep[0], deep[1])`` the ``config``
+    local differs from the other run's at one leaf four levels down. Each step's innermost
+    frame holds a few scalars, a small dict changed every step (``notes``) and ``config``:
+    two such runs mostly match pair by pair, and some pairs differ."""
     with snap.record(path, name="long"):
-        _long_work(steps, skip_from, skip_to, extra)
+        _long_work(steps, skip_from, skip_to, extra, *deep)
 
 
 def main() -> int:
@@ -191,7 +206,8 @@ def main() -> int:
     start = time.perf_counter()
     record_long_run(str(path_a), steps, 0, 0, frozenset())
     record_long_run(str(path_b), steps, steps // 2, steps // 2 + 40,
-                    frozenset(random.Random(3).sample(range(steps), 25)))
+                    frozenset(random.Random(3).sample(range(steps), 25)),
+                    (steps * 7 // 10, steps * 7 // 10 + 300))
     recorded = time.perf_counter() - start
     with snap.open_timeline(path_a) as ta, snap.open_timeline(path_b) as tb:
         run_a, run_b = ta.run(), tb.run()

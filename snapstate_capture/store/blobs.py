@@ -198,6 +198,50 @@ def _compressor() -> Any:
     return packer
 
 
+def _decompressor() -> Any:
+    """One zstandard decompressor per thread: making one costs ~10 µs (its context), about 30
+    times what decoding a frame record takes."""
+    unpacker = getattr(_local, "unzstd", None)
+    if unpacker is None:
+        unpacker = _local.unzstd = _zstd.ZstdDecompressor()
+    return unpacker
+
+
+#: Largest block of a zstandard frame (``ZSTD_BLOCKSIZE_MAX``).
+_ZSTD_BLOCK = 128 * 1024
+
+
+def _raw_frame(content: bytes) -> bytes:
+    """A zstandard frame holding ``content`` uncompressed (RFC 8878: single segment, 8-byte
+    content size, raw blocks): no compression work, just a header per 128 KB."""
+    parts = [b"\x28\xb5\x2f\xfd\xe0", len(content).to_bytes(8, "little")]
+    if not content:
+        parts.append((1).to_bytes(3, "little"))  # one empty last raw block
+    for start in range(0, len(content), _ZSTD_BLOCK):
+        piece = content[start:start + _ZSTD_BLOCK]
+        last = start + _ZSTD_BLOCK >= len(content)
+        parts += [((len(piece) << 3) | last).to_bytes(3, "little"), piece]
+    return b"".join(parts)
+
+
+def _chained_delta(frame: bytes, size: int, base: bytes) -> bytes | None:
+    """Decode an ``sdelta`` frame against ``base`` with the thread's one decompressor, or None
+    to take the general path. A delta is a frame compressed with the base as a raw-content
+    dictionary, which is what zstandard's content-dictionary chains are: decoding the base as
+    an uncompressed frame and then the delta needs no dictionary object and no new context
+    (~3 µs instead of ~15 µs for a frame record). Only frames whose header says exactly
+    ``size`` bytes and no dictionary id take this path (so nothing beyond ``size`` is ever
+    allocated); anything unusual falls back."""
+    try:
+        params = _zstd.get_frame_parameters(frame)
+        if params.content_size != size or params.dict_id:
+            return None
+        out = _decompressor().decompress_content_dict_chain([_raw_frame(base), frame])
+    except _zstd.ZstdError:
+        return None
+    return out if len(out) == size else None
+
+
 def delta_base(codec: int, stored: bytes) -> bytes | None:
     """Return the base key a stored row depends on, or None for self-contained rows."""
     if codec & ~MANIFEST in (ZDELTA, SDELTA) and len(stored) >= DIGEST_SIZE:
@@ -227,9 +271,12 @@ def decode_inner(codec: int, stored: bytes, size: int, base: bytes | None) -> by
             if _zstd is None:
                 raise LookupError("zstandard is not installed (pip install zstandard)")
             if kind == ZSTD:
-                return _zstd.ZstdDecompressor().decompress(stored, max_output_size=size + 1)
+                return _decompressor().decompress(stored, max_output_size=size + 1)
             if base is None:
                 return None
+            chained = _chained_delta(stored[DIGEST_SIZE:], size, base)
+            if chained is not None:
+                return chained
             table = _zstd.ZstdCompressionDict(base, dict_type=_zstd.DICT_TYPE_RAWCONTENT)
             return _zstd.ZstdDecompressor(dict_data=table).decompress(
                 stored[DIGEST_SIZE:], max_output_size=size + 1)
@@ -287,6 +334,18 @@ class BlobSource:
         self._cache: OrderedDict[bytes, tuple[bool, bytes]] = OrderedDict()
         self._cached = 0
         self._limit = cache_bytes
+        #: Rows read ahead in one query (``offer``), used instead of a query of their own.
+        self._pending: dict[bytes, Row] = {}
+
+    def offer(self, rows: dict[bytes, Row]) -> None:
+        """Rows read ahead (``key -> (codec, size, data)``, e.g. by one ``IN`` query for many
+        keys): the next reads of those keys, and of delta bases among them, use them instead of
+        asking ``fetch``. They are checked like any row; ``offer({})`` drops what was unused."""
+        self._pending = dict(rows)
+
+    def cached(self, key: bytes) -> bool:
+        """Whether blob ``key``'s inner bytes are in the cache (reading it asks nothing)."""
+        return key in self._cache
 
     def inner(self, key: bytes, _depth: int = 0,
               _rows: dict[bytes, Row] | None = None, *,
@@ -308,6 +367,8 @@ class BlobSource:
         if _depth > MAX_NESTING:
             raise BlobError(key, "delta chain too long or cyclic")
         row = _rows.pop(key, None) if _rows else None
+        if row is None and self._pending:
+            row = self._pending.pop(key, None)
         if row is None:
             row = self._fetch(key)
         if row is None:
@@ -322,7 +383,7 @@ class BlobSource:
         base = None
         if base_key is not None:
             if (base_key not in self._cache and not _rows and self._fetch_chain is not None
-                    and _depth < MAX_NESTING):
+                    and base_key not in self._pending and _depth < MAX_NESTING):
                 _rows = self._fetch_chain(base_key)
             base = self.inner(base_key, _depth + 1, _rows, limit=limit)[1]
         try:

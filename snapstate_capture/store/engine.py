@@ -106,6 +106,9 @@ class ReadEngine(Protocol):
     def frame_key_rows(self, run_id: str, start: int, stop: int) -> list[tuple[int, Any]]:
         """``(idx, frames JSON)`` of step rows in ``start`` … ``stop - 1``."""
 
+    def state_rows(self, run_id: str, start: int, stop: int) -> list[tuple[int, Any, Any]]:
+        """``(idx, frames JSON, extra JSON)`` of step rows in ``start`` … ``stop - 1``."""
+
     def changed_totals(self, run_id: str, start: int, stop: int,
                        buckets: int) -> list[tuple[int, int]]:
         """``(bucket, sum of n_changed)`` over step rows, ``[start, stop)`` cut into
@@ -144,6 +147,10 @@ class ReadEngine(Protocol):
         """``(hash, codec, size, data)`` of blob ``key`` and of every delta base below it
         (a delta's base key is its data's first 16 bytes), at most ``max_depth`` deep, in one
         round trip. ``head_only``: ``data`` is only the first 16 bytes (to check sizes)."""
+
+    def blob_rows(self, keys: Sequence[bytes]) -> list[tuple]:
+        """``(hash, codec, size, data)`` of those ``keys`` that exist, in one round trip (the
+        caller bounds how many keys: ``store.blob_batch.BATCH``)."""
 
     def blob_sizes(self, keys: Sequence[bytes]) -> list[tuple[bytes, int]]:
         """``(hash, size)`` of those ``keys`` that exist."""

@@ -22,13 +22,13 @@ import os
 import socket
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from ..errors import IntegrityError, NotFoundError
-from . import blobs, previews, sanitize
+from . import blob_batch, blobs, previews, sanitize
 from .engine import ReadEngine
 from .leases import Lease, read_leases
 from .locations import absolute_location, location_label, open_read_engine
@@ -269,8 +269,9 @@ class Timeline:
         return {bytes(h).hex(): size for h, size in rows
                 if isinstance(h, bytes) and isinstance(size, int) and size >= 0}
 
-    def json_blob(self, key: str) -> Any:
-        """Return blob ``key`` decoded as JSON, through a small LRU cache."""
+    def json_blob(self, key: str, *, remember: bool = True) -> Any:
+        """Return blob ``key`` decoded as JSON, through a small LRU cache (``remember=False``:
+        read through it, not into it)."""
         with self._lock:
             if key in self._json_cache:
                 self._json_cache.move_to_end(key)
@@ -279,12 +280,18 @@ class Timeline:
             value = json.loads(self.blob(key, limit=sanitize.MAX_RECORD))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise IntegrityError(self.path, f"blob {key[:12]} is not valid JSON") from None
-        with self._lock:
-            self._json_cache[key] = value
-            if len(self._json_cache) > 4096:
-                self._json_cache.popitem(last=False)
+        if remember:
+            with self._lock:
+                self._json_cache[key] = value
+                if len(self._json_cache) > 4096:
+                    self._json_cache.popitem(last=False)
         return value
 
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """Read many small blobs (hex keys: frame records, previews) a few hundred per query
+        into the blob cache, so reading each next asks nothing (``store.blob_batch``); raises
+        as ``blob`` does."""
+        blob_batch.prefetch(self, keys)
 
     def preview_blob(self, key: str) -> Any:
         """Return the preview stored under ``key``, its children joined (``store/previews.py``)."""

@@ -101,6 +101,13 @@ class Frame:
     def __repr__(self) -> str:
         return f"<Frame {self.function} {self.filename}:{self.lineno}>"
 
+    @property
+    def local_refs(self) -> list[list[Any]]:
+        """The locals as stored, ``[[name, ref dict], ...]`` in Python's order, before any
+        ``Value`` is built: equal lists mean equal locals (refs name content by hash), so a
+        comparison of many frames decides most of them here. Do not modify."""
+        return self._local_refs
+
     @cached_property
     def locals(self) -> dict[str, Value]:
         """Local variables, name -> ``Value``, in the order Python listed them."""
@@ -148,10 +155,9 @@ class Value:
     def preview(self) -> dict[str, Any]:
         """The preview dict (``{"type", "repr", ...}``); a minimal stand-in if it is missing."""
         if self.is_inline:
-            from ..options import ValueOptions
             from ..values.preview import PreviewBuilder
 
-            return PreviewBuilder(ValueOptions()).build(self.ref["v"])
+            return PreviewBuilder(_inline_options()).build(self.ref["v"])
         if not self.preview_key:
             return {"type": "?", "repr": "<no preview>"}
         if self.ref.get("x"):
@@ -161,10 +167,10 @@ class Value:
             raise IntegrityError(self.timeline.path, f"preview of {self.name} is malformed")
         return sanitize.preview(data)
 
-    @property
+    @cached_property
     def digest(self) -> str:
         """Identity of the captured content: payload hash, else preview hash (for an inline
-        value, ``"v:"`` and its canonical JSON)."""
+        value, ``"v:"`` and its canonical JSON; computed once: diffs ask several times)."""
         if self.is_inline:
             return "v:" + json.dumps([type(self.ref["v"]).__name__, self.ref["v"]])
         return self.payload_key or self.preview_key or ""
@@ -236,3 +242,16 @@ class Value:
             return {"type": "?", "repr": f"<locked: encrypted with key {key_id}>",
                     "sealed": {"key_id": key_id, "reason": "no trust gate"}}
         return gate.unseal(self)
+
+
+_INLINE_OPTIONS: Any = None
+
+
+def _inline_options() -> Any:
+    """The default ``ValueOptions`` (frozen), made once: inline previews are built per read."""
+    global _INLINE_OPTIONS
+    if _INLINE_OPTIONS is None:
+        from ..options import ValueOptions
+
+        _INLINE_OPTIONS = ValueOptions()
+    return _INLINE_OPTIONS

@@ -162,6 +162,18 @@ class Steps(Sequence["Step"]):
         rows = self.run.timeline.engine.frame_key_rows(self.run.id, start, stop)
         return [(int(idx), _loads(frames, [])) for idx, frames in rows]
 
+    def state_refs(self, start: int, stop: int) -> dict[int, tuple[list[str], dict[str, Any]]]:
+        """``{index: (frame-record keys outermost first, step values' refs)}`` of the steps
+        ``start`` … ``stop - 1`` stored as rows, in one query and with no ``Step`` built: what
+        ``Step.frame_keys`` and the refs of ``Step.extra`` hold. Traced steps (no stack list
+        of their own) and malformed rows are left out (reading them as ``Step`` says why)."""
+        out: dict[int, tuple[list[str], dict[str, Any]]] = {}
+        for idx, frames, extra in self.run.timeline.engine.state_rows(self.run.id, start, stop):
+            keys = sanitize.stack_keys(frames) if frames is not None else None
+            if keys is not None and isinstance(idx, int):
+                out[idx] = (keys, sanitize.extra_refs(extra))
+        return out
+
     def changed_totals(self, start: int, stop: int, buckets: int) -> list[int]:
         """Sum of ``n_changed`` per bucket: steps ``start`` … ``stop - 1`` cut into ``buckets``
         equal ranges (for a plot over the run). One grouped query."""

@@ -72,8 +72,10 @@ def loads_bounded(text: Any, default: Any, *, kind: type | None = None) -> Any:
         return default
     if kind is not None and not isinstance(value, kind):
         return default
-    if json_depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        return default
+    opening = (text.count("[") + text.count("{") if isinstance(text, str)
+               else text.count(b"[") + text.count(b"{"))
+    if opening > MAX_JSON_DEPTH and json_depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        return default  # (no text with fewer opening brackets nests deeper: not walked)
     return value
 
 
@@ -124,15 +126,27 @@ def step_row(path: Path, row: tuple) -> tuple:
     if not all(checks):
         raise _bad(path, f"step {idx if _int(idx) else '?'}")
     # A traced step (``chunk_reader.TracedStep``) has no stack list and no hash of its own.
-    frame_keys = [] if frames is None and digest is None else loads_bounded(frames, None,
-                                                                            kind=list)
-    if frame_keys is None or not all(isinstance(k, str) and len(k) <= 64 for k in frame_keys):
+    frame_keys = [] if frames is None and digest is None else stack_keys(frames)
+    if frame_keys is None:
         raise _bad(path, f"step {idx}'s stack")
-    refs = loads_bounded(extra, {}, kind=dict)
-    refs = {str(name): ref for name, ref in refs.items() if isinstance(ref, dict)}
+    refs = extra_refs(extra)
     texts = [str(e) for e in loads_bounded(errors, [], kind=list)]
     return (idx, kind, label, wall, mono, thread, task, function, filename, lineno, depth,
             frame_keys, refs, texts, n_changed, digest)
+
+
+def stack_keys(frames: Any) -> list[str] | None:
+    """A ``steps.frames`` column as a list of frame-record keys, or None when malformed."""
+    keys = loads_bounded(frames, None, kind=list)
+    if keys is None or not all(isinstance(k, str) and len(k) <= 64 for k in keys):
+        return None
+    return keys
+
+
+def extra_refs(extra: Any) -> dict[str, dict[str, Any]]:
+    """A ``steps.extra`` column as name -> value ref (entries that are not refs dropped)."""
+    refs = loads_bounded(extra, {}, kind=dict)
+    return {str(name): ref for name, ref in refs.items() if isinstance(ref, dict)}
 
 
 def frame_record(record: dict[str, Any]) -> tuple[str, str, int, str | None, str | None, list]:

@@ -167,16 +167,19 @@ class StepDiffer:
                 continue
             verdict = self._frames.get((x.key, y.key))
             if verdict is None:
-                verdict = self._same_locals(x.function, x.locals, y.locals, known, known_refs)
+                verdict = self.same_locals(x.function, x.locals, y.locals, known, known_refs)
                 self._frames[(x.key, y.key)] = verdict
                 if len(self._frames) > 100_000:
                     self._frames.popitem(last=False)
             if not verdict:
                 return False
-        return self._same_locals(STEP_VALUES, a.extra, b.extra, known, known_refs)
+        return self.same_locals(STEP_VALUES, a.extra, b.extra, known, known_refs)
 
-    def _same_locals(self, frame: str, a: dict[str, Value], b: dict[str, Value],
-                     known: frozenset | set, known_refs: frozenset | set) -> bool:
+    def same_locals(self, frame: str, a: dict[str, Value], b: dict[str, Value],
+                    known: frozenset | set, known_refs: frozenset | set) -> bool:
+        """True when name -> ``Value`` maps ``a`` and ``b`` (the locals of two frames of
+        function ``frame``, or ``STEP_VALUES``) hold the same values apart from ``known`` and
+        ``known_refs`` (see ``same_state``); stops at the first real difference."""
         budget = Budget(self.options.time_limit)
         for name in list(a) + [n for n in b if n not in a]:
             va, vb = a.get(name), b.get(name)

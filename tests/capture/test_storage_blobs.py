@@ -35,6 +35,23 @@ def test_a_delta_against_the_previous_version_is_small_and_exact(use_zstd):
     assert _source(rows).content(key) == new
 
 
+@pytest.mark.parametrize("size", [3000, 200_000, 400_000])
+def test_zstd_deltas_decode_as_a_content_chain_exactly(size, monkeypatch):
+    """A zstandard delta is decoded against its base as a content-dictionary chain (the base
+    as a raw frame of 128 kB blocks, one reused decompressor): same bytes as the dictionary
+    path, and a frame whose header claims another size takes that path instead."""
+    old = os.urandom(size // 2).hex().encode()
+    new = old[: size // 3] + b"one changed region" + old[size // 3:]
+    base_key, _, _ = blobs.encode(old)
+    _, codec, stored = blobs.encode(new, (base_key, old), use_zstd=True)
+    assert codec == blobs.SDELTA
+    assert blobs._chained_delta(stored[16:], len(new), old) == new
+    assert blobs._chained_delta(stored[16:], len(new) + 1, old) is None
+    assert blobs.decode_inner(codec, stored, len(new), old) == new
+    monkeypatch.setattr(blobs, "_chained_delta", lambda *a: None)  # the dictionary path
+    assert blobs.decode_inner(codec, stored, len(new), old) == new
+
+
 def test_manifest_content_is_its_pieces_joined_and_keys_never_collide():
     rows = {}
     pieces = [_store(rows, os.urandom(100))[0] for _ in range(3)]

@@ -35,6 +35,13 @@ class BlobQueries:
     def blob_chain(self, key: bytes, max_depth: int, *, head_only: bool = False) -> list[tuple]:
         return self.query(_HEAD_CHAIN if head_only else _FULL_CHAIN, (key, max_depth))
 
+    def blob_rows(self, keys: Sequence[bytes]) -> list[tuple]:
+        if not keys:
+            return []
+        marks = ",".join("?" * len(keys))
+        return self.query(f"SELECT hash, codec, size, data FROM blobs WHERE hash IN ({marks})",
+                          list(keys))
+
     def blob_sizes(self, keys: Sequence[bytes]) -> list[tuple[bytes, int]]:
         if not keys:
             return []

@@ -78,6 +78,10 @@ class StepQueries:
         return self.query("SELECT idx, frames FROM steps WHERE run_id=? AND idx>=? AND idx<?"
                           " ORDER BY idx", (run_id, start, stop))
 
+    def state_rows(self, run_id: str, start: int, stop: int) -> list[tuple[int, Any, Any]]:
+        return self.query("SELECT idx, frames, extra FROM steps WHERE run_id=? AND idx>=?"
+                          " AND idx<? ORDER BY idx", (run_id, start, stop))
+
     def changed_totals(self, run_id: str, start: int, stop: int,
                        buckets: int) -> list[tuple[int, int]]:
         span = max(stop - start, 1)
