@@ -94,10 +94,15 @@ class PairMatcher:
         (keys_a, extra_a), (keys_b, extra_b) = state_a, state_b
         if not keys_a or len(keys_a) != len(keys_b):
             return None
-        frames: list[tuple[str, str, Frame, Frame]] = []
+        pending: list[tuple[str, str, dict, dict]] = []
         for x, y in zip(keys_a, keys_b):
             if x == y:
                 continue
+            known = self._frames.get((x, y))
+            if known is False:
+                return False  # same_state says False whether for this frame or a function
+            if known:
+                continue  # kept only once the functions were found equal
             try:  # read ahead: parsed from the blob cache, one pair's records alive at a time
                 ra = self.timelines[0].json_blob(x, remember=False)
                 rb = self.timelines[1].json_blob(y, remember=False)
@@ -105,23 +110,37 @@ class PairMatcher:
                 return None
             if not isinstance(ra, dict) or not isinstance(rb, dict):
                 return None
-            frames.append((x, y, Frame(self.timelines[0], x, ra), Frame(self.timelines[1], y, rb)))
-        if any(fa.function != fb.function for _, _, fa, fb in frames):
-            return False  # same_state: the stacks' functions differ
+            pending.append((x, y, ra, rb))
+        functions = []
+        for x, y, ra, rb in pending:
+            name = ra.get("function")
+            if name != rb.get("function") or type(name) is not str or len(name) > 10_000:
+                name = Frame(self.timelines[0], x, ra).function  # as the reader names it
+                if name != Frame(self.timelines[1], y, rb).function:
+                    return False  # same_state: the stacks' functions differ
+            functions.append(name)
         where = (i, j, steps)
-        for x, y, fa, fb in frames:
-            verdict = self._frames.get((x, y))
-            if verdict is None:
-                verdict = fa.local_refs == fb.local_refs or self._same(
-                    fa.function, dict(fa.local_refs), dict(fb.local_refs), where)
-                self._frames[(x, y)] = verdict
-                if len(self._frames) > 100_000:
-                    self._frames.clear()
+        for (x, y, ra, rb), function in zip(pending, functions):
+            verdict = self._same_frame(function, x, y, ra, rb, where)
+            self._frames[(x, y)] = verdict
+            if len(self._frames) > 100_000:
+                self._frames.clear()
             if not verdict:
                 return False
         if extra_a == extra_b:
             return True
         return self._same(STEP_VALUES, extra_a, extra_b, where)
+
+    def _same_frame(self, function: str, x: str, y: str, ra: dict, rb: dict,
+                    where: tuple[int, int, tuple[Sequence[Step], Sequence[Step]]]) -> bool:
+        """Whether frame records ``ra`` (key ``x``, run A) and ``rb`` (``y``, B) of
+        ``function`` hold the same locals, as ``same_state`` judges them."""
+        found = _differing_locals(ra.get("locals"), rb.get("locals"))
+        if found is None:  # not comparable as stored: as the reader sanitizes them
+            fa, fb = Frame(self.timelines[0], x, ra), Frame(self.timelines[1], y, rb)
+            return fa.local_refs == fb.local_refs or self._same(
+                function, dict(fa.local_refs), dict(fb.local_refs), where)
+        return not found[0] or self._same(function, found[0], found[1], where)
 
     def _same(self, frame: str, refs_a: dict[str, Any], refs_b: dict[str, Any],
               where: tuple[int, int, tuple[Sequence[Step], Sequence[Step]]]) -> bool:
@@ -162,3 +181,26 @@ class PairMatcher:
             if hit and key is not None and len(self._quick) < 10_000:
                 self._quick[key] = hit  # only what passes repeats (the inputs): kept small
         return hit
+
+
+def _differing_locals(a: Any, b: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The locals whose stored ``[name, ref]`` items differ between two frame records' lists,
+    as two name -> ref maps (empty: the same locals), or None unless the lists can be
+    compared item by item as the reader would read them: same length, each differing pair a
+    well-formed item of the same string name, that name nowhere else in the list."""
+    if type(a) is not list or type(b) is not list or len(a) != len(b):
+        return None
+    refs_a: dict[str, Any] = {}
+    refs_b: dict[str, Any] = {}
+    for x, y in zip(a, b):
+        if x == y:
+            continue  # the same item on both sides: the same local, or dropped on both
+        if not (type(x) is list and type(y) is list and len(x) == 2 and len(y) == 2
+                and type(x[0]) is str and x[0] == y[0] and type(x[1]) is dict
+                and type(y[1]) is dict):
+            return None
+        refs_a[x[0]], refs_b[x[0]] = x[1], y[1]
+    if refs_a and sum(1 for item in a if type(item) is list and item and item[0] in refs_a
+                      ) != len(refs_a):
+        return None  # a name listed twice: the reader keeps the last one
+    return refs_a, refs_b
