@@ -7,8 +7,8 @@ journal (never executed) and the random state restored. A follower thread compar
 run with the recording as its chunks are written, step by step and per lineage
 (``traced_compare.py``): the first difference ends the replay at once, without running the
 rest of the program; the end of the block compares what is left. ``--to N`` checks the first
-N + 1 steps; with ``--pdb``/``--console``/``--debugpy`` the replay stops at call step N
-(``traced_stop.py``).
+N + 1 steps; with ``--pdb``/``--console``/``--debugpy`` the replay stops at step N, a call
+step (``traced_stop.py``) or a checkpoint, effect or waiting step (``_stop_at``).
 
 ``--live`` (and resuming a crashed run) forks at step N — a call, checkpoint or effect step:
 once the replay reached it and every step up to it compared, ``go_live`` creates the fork in
@@ -78,7 +78,7 @@ class TracedReplayRecorder(Recorder):
         if config.mode in (*STOP_MODES, "resume") and config.to is not None:
             try:  # read before the program starts: a step that is no stop point fails now
                 point = StopPoint(self.session.run, config.to,
-                                  full=config.mode in ("live", "resume"))
+                                  full=True)
             except ValueError as exc:
                 self.session.fail(str(exc))
         self._point = point
@@ -113,8 +113,33 @@ class TracedReplayRecorder(Recorder):
                                       "the run stopped at")
                 self._resume_at = point.index  # the wait takes its outcome: go_live there
                 return index
-            self.go_live(point.index)
+            if self.session.config.mode == "live":
+                self.go_live(point.index)
+            elif frame is not None:
+                self._stop_at(point, frame, extra)
         return index
+
+    def _stop_at(self, point: Any, frame: types.FrameType,
+                 extra: dict[str, Any] | None) -> None:
+        """pdb, a console or an IDE's debugger at a checkpoint, effect or waiting step (just
+        stored): every step up to it compared, then the tracer removed and the frame handed
+        over with the step's live values as ``step_values``; the program then runs on to its
+        end untraced."""
+        from . import stops
+
+        tracer = self._tracer
+        if tracer is not None:
+            tracer.pause()  # not resumed: removed below, after the comparison
+        self._stream.request_index()
+        self.catch_up_to(point.index)
+        if tracer is not None:
+            tracer.stop()
+        values = {name: getattr(value, "value", value) if type(value).__name__ ==
+                  "PreviewOnly" else value for name, value in (extra or {}).items()}
+        config = self.session.config
+        stops.interact(config.mode, frame, point.index, point.step, values,
+                       listen=config.listen, then="lets the program run on to its end, "
+                       "untraced")
 
     def go_live(self, index: int, *, in_trace_event: bool = False) -> None:
         """At fork point ``index`` (the program just made it): compare every step up to it,

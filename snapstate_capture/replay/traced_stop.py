@@ -13,8 +13,9 @@ before the stop, and the stop's own call step, is in the scratch timeline), the 
 catches up — a divergence before the stop ends the replay there, as without a stop — then the
 tracer is removed and the frame handed to ``stops.interact``. After the user continues, the
 program runs on to its end untraced (effects still served from the journal); the replay's
-result is "replayed N + 1 steps". Only ``call`` steps are stop points: for another step the
-refusal names the call step of the same frame.
+result is "replayed N + 1 steps". A checkpoint, effect or waiting step is a stop point too
+(recognised as below; the frame is the one that made the step, ``step_values`` its values).
+Line and return steps are not: the refusal names the call step of the same frame.
 
 A fork (``--live``, and resuming a crashed run) stops at a call step the same way, and also at
 a checkpoint or effect step — steps the recorder stores one by one, recognised when the replay
@@ -47,8 +48,8 @@ class StopPoint:
     """Where a traced replay stops: recorded step ``index`` (see module docstring).
 
     ``function``, ``filename`` (base name), ``lineno``: what the tracer records for that call;
-    ``occurrence``: how many earlier call steps match the same three. With ``full`` (a
-    ``live`` fork or a resume), a checkpoint, effect or waiting step is a stop point too, recognised by its kind,
+    ``occurrence``: how many earlier call steps match the same three. With ``full``, a
+    checkpoint, effect or waiting step is a stop point too, recognised by its kind,
     label and lineage and how many earlier steps had the same. Raises ``ValueError`` (with the
     message the replay fails with) when step ``index`` is no stop point or does not exist.
     """
@@ -60,7 +61,7 @@ class StopPoint:
         target = steps[index]
         self.full = full and target.kind in FULL_KINDS
         if target.kind != "call" and not self.full:
-            raise ValueError(_not_a_call(steps, index, target, full))
+            raise ValueError(_not_a_call(steps, index, target))
         self.index = index
         self.step = target
         self.function = target.function
@@ -87,7 +88,7 @@ class StopPoint:
         if not self.full or (kind, label, lane) != self.key:
             return False
         self._seen += 1
-        return self._seen > self.occurrence
+        return self._seen == self.occurrence + 1  # once: the later ones are other steps
 
     def install(self, recorder: TracedReplayRecorder) -> None:
         """Wrap the recorder's tracer so that the stop's call hands its frame to ``_stop``
@@ -143,7 +144,7 @@ def resume_point(run: Any, last: int) -> int:
                      "from (record it again)")
 
 
-def _not_a_call(steps: Any, index: int, target: Step, full: bool = False) -> str:
+def _not_a_call(steps: Any, index: int, target: Step) -> str:
     """The refusal for a stop at a step that is no call: names the call of the same frame
     (the nearest call step before it at the same depth, in the same function)."""
     call = None
@@ -157,8 +158,5 @@ def _not_a_call(steps: Any, index: int, target: Step, full: bool = False) -> str
         if call is not None:
             break
     where = f" (the call of {call.function}: --to {call.index})" if call is not None else ""
-    if full:
-        return (f"step {index} is a {target.kind} step of a traced run; a traced run forks at "
-                f"call, checkpoint and effect steps only{where}")
-    return (f"step {index} is a {target.kind} step of a traced run; a traced replay stops at "
-            f"call steps only{where}")
+    return (f"step {index} is a {target.kind} step of a traced run; a traced replay stops "
+            f"and forks at call, checkpoint and effect steps only{where}")

@@ -61,8 +61,7 @@ class Agent:
                ) -> tuple[subprocess.CompletedProcess, dict | None]:
         result = self.python("-m", "snapstate_inspect", "replay", str(path), "--trust",
                              "--json", *args, input=input)
-        start = result.stdout.find("{\n")
-        return result, (json.loads(result.stdout[start:]) if start >= 0 else None)
+        return result, _report(result.stdout)
 
     def replays(self, path: Path, times: int) -> list[dict | None]:
         """``times`` replays at once (real children); their JSON results."""
@@ -73,8 +72,7 @@ class Agent:
         out = []
         for child in children:
             stdout, _ = child.communicate(timeout=120)
-            start = stdout.find("{\n")
-            out.append(json.loads(stdout[start:]) if start >= 0 else None)
+            out.append(_report(stdout))
         return out
 
     def record_cli_args(self, path: Path) -> list[str]:
@@ -136,3 +134,10 @@ def placeholders(path: Path) -> list[str]:
                     if value.is_placeholder or preview.get("placeholders"):
                         found.append(f"step {step.index} {name}: {value.repr[:80]}")
     return found
+
+
+def _report(stdout: str) -> dict | None:
+    """The replay's ``--json`` report: the last block of ``stdout`` that starts with a line
+    holding ``{`` alone (a pdb session or the program may print braces before it)."""
+    start = stdout.rfind("\n{\n") + 1 if "\n{\n" in stdout else stdout.find("{\n")
+    return json.loads(stdout[start:]) if start >= 0 else None

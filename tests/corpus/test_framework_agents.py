@@ -162,18 +162,14 @@ def test_recorded_unchanged_under_snapstate_record(case, tmp_path):
     results = agent.replays(path, 5)
     assert [r and r["status"] for r in results] == ["ok"] * 5, results
     assert agent.calls() == []
-    if case.framework == "langgraph":
-        # a traced run stops at call steps: the model node's last call, its state as recorded
-        # (pydantic-ai's and the SDK's scripted models run inside the model call, an effect
-        # replay serves, so no call step of theirs is reached)
-        with snap.open_timeline(path) as timeline:
-            index = [s.index for s in timeline.runs[-1].steps
-                     if s.kind == "call" and s.function == "agent"][-1]
-        result, data = agent.replay(path, "--to", str(index), "--pdb",
-                                    input=f"{case.pdb_command}\nc\n")
-        assert data is not None and data["status"] == "ok", result.stdout + result.stderr
-        assert case.pdb_shows in result.stdout
-        assert agent.calls() == []
+    # a traced run stops at its checkpoint and effect steps too: the framework boundary's
+    # checkpoint, the live state's messages there as recorded
+    index = [i for i, _, label in labels(path) if label == case.pdb_at][-1]
+    result, data = agent.replay(path, "--to", str(index), "--pdb",
+                                input=f"{case.pdb_command}\nc\n")
+    assert data is not None and data["status"] == "ok", result.stdout + result.stderr
+    assert case.pdb_shows in result.stdout, result.stdout
+    assert agent.calls() == []
 
 
 def test_live_fork_under_snapstate_record_runs_only_the_remaining_calls(case, tmp_path):

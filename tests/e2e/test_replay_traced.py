@@ -94,8 +94,28 @@ def test_a_traced_stop_at_a_step_that_is_no_call_names_the_call_of_its_frame(tmp
     result = run_cli("replay", str(path), "--to", str(line), "--console")
     assert result.returncode == 2
     (message,) = result.stderr.strip().splitlines()
-    assert (f"step {line} is a line step of a traced run; a traced replay stops at call steps "
-            f"only (the call of step: --to {call})") in message
+    assert (f"step {line} is a line step of a traced run; a traced replay stops and forks at "
+            f"call, checkpoint and effect steps only (the call of step: --to {call})"
+            ) in message
+
+
+def test_pdb_stops_at_a_traced_effect_step_with_its_values(tmp_path):
+    """An effect step (stored at once, like a checkpoint) is a stop point of a traced replay:
+    the frame that called the effect, and the served result as ``step_values``."""
+    path, side, _ = _record(tmp_path)
+    before = side_lines(side)
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        index = [s.index for s in steps if s.kind == "effect"][2]
+        result_repr = steps[index].extra["result"].repr
+    result = run_cli("replay", str(path), "--to", str(index), "--pdb",
+                     input="p i, total\np step_values['result']\nc\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count(f"replay reached step {index} (effect 'fetch' in step line") == 1
+    assert "(Pdb) (2, " in result.stdout
+    assert f"(Pdb) {result_repr}" in result.stdout  # served, not fetched again
+    assert f"replayed {index + 1} steps (0-{index}), no divergence" in result.stdout
+    assert side_lines(side) == before
 
 
 def test_a_traced_stop_after_a_divergence_reports_the_divergence(tmp_path):

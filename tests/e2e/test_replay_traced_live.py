@@ -106,8 +106,8 @@ def test_live_fork_at_a_traced_line_step_is_refused_naming_its_call(tmp_path):
     line = call + 1
     result = run_cli("replay", str(path), "--trust", "--to", str(line), "--live")
     assert result.returncode == 2
-    assert (f"step {line} is a line step of a traced run; a traced run forks at call, "
-            f"checkpoint and effect steps only (the call of fetch: --to {call})"
+    assert (f"step {line} is a line step of a traced run; a traced replay stops and forks at "
+            f"call, checkpoint and effect steps only (the call of fetch: --to {call})"
             ) in result.stderr
     assert side_lines(side) == []
     with snap.open_timeline(path) as timeline:
