@@ -125,8 +125,8 @@ class ReplaySession:
 
             if self.config.mode not in ("check", "resume", *STOP_MODES):
                 self.fail(f"--{self.config.mode} at a step of a traced run is not supported "
-                          "(--pdb, --console and --debugpy are, at call steps; --live at "
-                          "call, checkpoint and effect steps)")
+                          "(--pdb, --console, --debugpy and --live are, at call, "
+                          "checkpoint and effect steps)")
             self.recorder = TracedReplayRecorder(self, root=root, name=name, options=options,
                                                  trace=trace, include=include, exclude=exclude)
             return self.recorder
