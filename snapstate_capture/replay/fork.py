@@ -10,11 +10,16 @@ run: it can be browsed, replayed and forked again on its own.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 from ..capture.environment import environment_facts
+from ..store.leases import LeaseLost
 from ..store.reader import Run
 from ..store.step_copy import copy_steps
 from ..store.writer import TimelineWriter
+
+if TYPE_CHECKING:
+    from .session import ReplaySession
 
 
 def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | None = None,
@@ -36,3 +41,29 @@ def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | No
                                    "args_hash": args_hash, "outcome": outcome,
                                    "value": json.loads(value) if value else None}, {})
     return run_id
+
+
+def open_fork(session: ReplaySession, step: int, key: Any) -> tuple[TimelineWriter, str] | None:
+    """Create the fork of the replayed run at ``step`` in the replayed file, signed with the
+    user key ``key`` (None: unsigned); with the session's lease (a resume) the fork is the
+    run's continuation, created only while the lease is still this process's.
+
+    Returns the open writer and the fork's run id. On failure — the lease lost, the file not
+    writable — the replay fails with the reason (``session.fail``, exit 2), the writer is
+    closed and None is returned.
+    """
+    from ..trust.signing import RunSigner
+
+    lease = session.config.lease
+    claim = (lease["run"], lease["token"]) if lease else None
+    writer = None
+    try:
+        writer = TimelineWriter(session.config.file, signer=RunSigner(key))
+        return writer, start_fork(writer, session.run, step, name=session.config.name,
+                                  claim=claim)
+    except Exception as exc:  # noqa: BLE001 - reported as the replay's error
+        if writer is not None:
+            writer.close()
+        session.fail(str(exc) if isinstance(exc, LeaseLost)
+                     else f"cannot start the fork: {type(exc).__name__}: {exc}")
+        return None

@@ -16,17 +16,14 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PayloadLoadError, SnapStateError
-from ..store.leases import LeaseLost
 from ..capture import lineage
 from ..capture.recorder import Recorder, _recording, current_task_name, current_thread_name
 from ..capture.effects import arguments_match
 from ..capture.rng import restore_states
 from ..store.reader import Step, Value
-from ..trust.signing import RunSigner
-from ..store.writer import TimelineWriter
 from ..values import capture_value
+from .fork import open_fork
 from .fastpath import FastMatcher
-from .fork import start_fork
 from .order import StepOrder
 from .report import diff_previews, divergence, step_facts
 
@@ -235,18 +232,10 @@ class ReplayRecorder(Recorder):
         With a lease (a resume), the fork is the run's continuation: it is created only while
         the lease is still this process's, and claims it in the same transaction."""
         session = self.session
-        lease = session.config.lease
-        claim = (lease["run"], lease["token"]) if lease else None
-        try:
-            writer = TimelineWriter(session.config.file, signer=RunSigner(self._user_key()))
-            fork_id = start_fork(writer, session.run, index, name=session.config.name,
-                                 claim=claim)
-        except LeaseLost as exc:
-            session.fail(str(exc))
+        opened = open_fork(session, index, self._user_key())
+        if opened is None:
             return
-        except Exception as exc:  # noqa: BLE001 - reported as the replay's error
-            session.fail(f"cannot start the fork: {type(exc).__name__}: {exc}")
-            return
+        writer, fork_id = opened
         self._writer = writer
         self.run_id = fork_id
         self.parent = (session.run.id, index)

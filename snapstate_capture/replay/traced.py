@@ -156,10 +156,7 @@ class TracedReplayRecorder(Recorder):
                 tracer.resume(saved)
 
     def _go_live(self, index: int) -> None:
-        from ..store.leases import LeaseLost
-        from ..store.writer import TimelineWriter
-        from ..trust.signing import RunSigner
-        from .fork import start_fork
+        from .fork import open_fork
 
         session = self.session
         self._stream.request_index()  # flushed, and the writer has taken it all
@@ -168,19 +165,13 @@ class TracedReplayRecorder(Recorder):
         matched = follower.comparison.matched_at
         if matched is None:
             session.fail(f"the replay reached step {index} without comparing it; cannot fork")
-        lease = session.config.lease
-        claim = (lease["run"], lease["token"]) if lease else None
-        try:
-            writer = TimelineWriter(session.config.file, signer=RunSigner(self._user_key()))
-            try:
-                fork_id = start_fork(writer, session.run, index, name=session.config.name,
-                                     claim=claim)
-            finally:
-                writer.close()
-            self._stream.fork(session.config.file, fork_id, matched + 1)
-        except LeaseLost as exc:
-            session.fail(str(exc))
+        opened = open_fork(session, index, self._user_key())
+        if opened is None:
             return
+        writer, fork_id = opened
+        writer.close()  # the trace writer process records the fork from here
+        try:
+            self._stream.fork(session.config.file, fork_id, matched + 1)
         except Exception as exc:  # noqa: BLE001 - reported as the replay's error
             session.fail(f"cannot start the fork: {type(exc).__name__}: {exc}")
             return
