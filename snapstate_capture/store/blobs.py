@@ -37,7 +37,7 @@ import hashlib
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 try:  # optional accelerator: stdlib zlib is the fallback, and files record the codec per blob
@@ -318,6 +318,10 @@ class BlobError(Exception):
 Row = tuple[int, int, bytes]
 
 
+#: Keys per query of ``BlobSource.read_ahead`` (SQLite's variable limit is 32,766).
+READ_AHEAD = 500
+
+
 class BlobSource:
     """Reads blobs through ``fetch(key) -> (codec, size, data) | None``, with an LRU of inner bytes.
 
@@ -334,18 +338,28 @@ class BlobSource:
         self._cache: OrderedDict[bytes, tuple[bool, bytes]] = OrderedDict()
         self._cached = 0
         self._limit = cache_bytes
-        #: Rows read ahead in one query (``offer``), used instead of a query of their own.
+        #: Rows read ahead (``read_ahead``), used instead of a query of their own.
         self._pending: dict[bytes, Row] = {}
 
-    def offer(self, rows: dict[bytes, Row]) -> None:
-        """Rows read ahead (``key -> (codec, size, data)``, e.g. by one ``IN`` query for many
-        keys): the next reads of those keys, and of delta bases among them, use them instead of
-        asking ``fetch``. They are checked like any row; ``offer({})`` drops what was unused."""
-        self._pending = dict(rows)
-
-    def cached(self, key: bytes) -> bool:
-        """Whether blob ``key``'s inner bytes are in the cache (reading it asks nothing)."""
-        return key in self._cache
+    def read_ahead(self, keys: Iterable[bytes], fetch_many: Callable[[list[bytes]], list[tuple]],
+                   *, limit: int | None = None) -> None:
+        """Decode the blobs ``keys`` not yet cached into the cache, their rows read
+        ``READ_AHEAD`` keys at a time by ``fetch_many(keys) -> [(hash, codec, size, data)]``
+        (one ``IN`` query each, instead of one query a blob): the frame records of thousands of
+        steps when two runs are compared. Delta bases among the keys come from the same rows; a
+        base outside them costs one chain query, as for a single read. Every row is checked as
+        ``content`` checks it (``limit`` too) and ``BlobError`` raised for the first that fails.
+        """
+        wanted = list(dict.fromkeys(key for key in keys if key not in self._cache))
+        for start in range(0, len(wanted), READ_AHEAD):
+            part = wanted[start:start + READ_AHEAD]
+            self._pending = {bytes(h): (codec, size, data) for h, codec, size, data
+                             in fetch_many(part) if isinstance(h, bytes)}
+            try:
+                for key in part:
+                    self.content(key, limit=limit)
+            finally:
+                self._pending = {}
 
     def inner(self, key: bytes, _depth: int = 0,
               _rows: dict[bytes, Row] | None = None, *,

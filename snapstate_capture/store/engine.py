@@ -150,7 +150,7 @@ class ReadEngine(Protocol):
 
     def blob_rows(self, keys: Sequence[bytes]) -> list[tuple]:
         """``(hash, codec, size, data)`` of those ``keys`` that exist, in one round trip (the
-        caller bounds how many keys: ``store.blob_batch.BATCH``)."""
+        caller bounds how many keys: ``store.blobs.READ_AHEAD``)."""
 
     def blob_sizes(self, keys: Sequence[bytes]) -> list[tuple[bytes, int]]:
         """``(hash, size)`` of those ``keys`` that exist."""

@@ -28,7 +28,7 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import IntegrityError, NotFoundError
-from . import blob_batch, blobs, previews, sanitize
+from . import blobs, previews, sanitize
 from .engine import ReadEngine
 from .leases import Lease, read_leases
 from .locations import absolute_location, location_label, open_read_engine
@@ -193,12 +193,18 @@ class Timeline:
             with self._lock:
                 return self._blobs.content(raw, limit=limit)
         except blobs.BlobError as exc:
-            if exc.too_large:
-                raise IntegrityError(self.path, f"blob {key[:12]} is too large for what it "
-                                     "holds") from None
-            if exc.missing:
-                raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
-            raise IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}") from None
+            raise self._blob_error(exc, raw) from None
+
+    def _blob_error(self, exc: blobs.BlobError, asked: bytes | None = None) -> IntegrityError:
+        """What a failed read of blob ``asked`` (None: the one that failed) raises:
+        ``NotFoundError`` for a missing blob, else ``IntegrityError`` naming the blob and what
+        is wrong with it (too large: the blob asked for, not the delta base that claimed it)."""
+        if exc.too_large:
+            where = (asked or exc.key).hex()[:12]
+            return IntegrityError(self.path, f"blob {where} is too large for what it holds")
+        if exc.missing:
+            return NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}")
+        return IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}")
 
     def blob_inner(self, key: str) -> bytes:
         """The inner bytes of blob ``key`` (hex): for a manifest, its list of pieces
@@ -211,9 +217,7 @@ class Timeline:
             with self._lock:
                 return self._blobs.inner(raw)[1]
         except blobs.BlobError as exc:
-            if exc.missing:
-                raise NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}") from None
-            raise IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}") from None
+            raise self._blob_error(exc) from None
 
     def blob_problem(self, raw: bytes) -> str | None:
         """None when blob ``raw`` (binary key) decodes to its hash (a delta's base included;
@@ -289,9 +293,20 @@ class Timeline:
 
     def prefetch(self, keys: Iterable[str]) -> None:
         """Read many small blobs (hex keys: frame records, previews) a few hundred per query
-        into the blob cache, so reading each next asks nothing (``store.blob_batch``); raises
-        as ``blob`` does."""
-        blob_batch.prefetch(self, keys)
+        into the blob cache (``BlobSource.read_ahead``), so reading each next asks nothing.
+        Raises as ``blob`` does for a key it cannot read; a malformed key is left for that
+        read to report."""
+        raws = []
+        for key in keys:
+            try:
+                raws.append(bytes.fromhex(key))
+            except (ValueError, TypeError):
+                continue
+        try:
+            with self._lock:
+                self._blobs.read_ahead(raws, self.engine.blob_rows, limit=sanitize.MAX_RECORD)
+        except blobs.BlobError as exc:
+            raise self._blob_error(exc) from None
 
     def preview_blob(self, key: str) -> Any:
         """Return the preview stored under ``key``, its children joined (``store/previews.py``)."""
