@@ -107,7 +107,7 @@ class Unsigned:
 
     key_id = None
 
-    def sign(self, state: RunState) -> None:
+    def sign(self, state: RunState, statement: bytes | None = None) -> None:
         return None
 
     def check(self, state: RunState, signature: object) -> bool:
@@ -193,13 +193,11 @@ class TimelineWriter:
         tainted run, whose stored ones stay (and no seal for a run from before seals)."""
         if run_id in self._tainted:
             return None, None
-        statement = sealing.run_statement(state)
+        if state.version < 2 and state.key_id is None:
+            return None, None
+        statement = sealing.run_statement(state)  # made once: sealed and signed
         seal = sealing.seal_of(state, statement) if state.version >= 2 else None
-        if state.key_id is None:
-            return seal, None
-        if getattr(self._signer, "takes_statement", False):
-            return seal, self._signer.sign(state, statement)  # the statement made once
-        return seal, self._signer.sign(state)
+        return seal, self._signer.sign(state, statement) if state.key_id is not None else None
 
     def has_blob(self, key: str) -> bool:
         """True when blob ``key`` (hex) was written by this writer already (cheap, in memory)."""

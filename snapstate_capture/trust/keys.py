@@ -23,6 +23,7 @@ import secrets
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from ..errors import SnapStateError
@@ -54,15 +55,16 @@ class UserKey:
     def _derive(self, purpose: str) -> bytes:
         return hmac.new(self.secret, f"snapstate/{purpose}/v1".encode(), hashlib.sha256).digest()
 
-    @property
+    # Derived once per key (a writer signs every change of a run with them).
+    @cached_property
     def key_id(self) -> str:
         return hashlib.sha256(b"snapstate/key-id/v1" + self.secret).hexdigest()[:16]
 
-    @property
+    @cached_property
     def signing(self) -> bytes:
         return self._derive("sign")
 
-    @property
+    @cached_property
     def encryption(self) -> bytes:
         return self._derive("encrypt")
 

@@ -58,10 +58,10 @@ _private_cache: dict[bytes, Any] = {}
 def private_key(key: UserKey) -> Any:
     """The Ed25519 private key derived from ``key`` (cached per key). Raises
     ``PublicKeyError`` without ``cryptography``."""
-    seed = key._derive("ed25519")
-    found = _private_cache.get(seed)
+    found = _private_cache.get(key.secret)  # by secret: no derivation for a key seen before
     if found is None:
-        found = _private_cache[seed] = _ed25519().Ed25519PrivateKey.from_private_bytes(seed)
+        seed = key._derive("ed25519")
+        found = _private_cache[key.secret] = _ed25519().Ed25519PrivateKey.from_private_bytes(seed)
     return found
 
 

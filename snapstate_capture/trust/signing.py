@@ -23,9 +23,9 @@ told apart by their length and both verify under the key that made them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
-from typing import Any
 
 from ..store.sealing import (RunState, effect_fields, end_fields, header_digest,  # noqa: F401
                              run_statement)
@@ -43,19 +43,24 @@ TAG_BYTES = 16
 PUBLIC_SIGNATURE_BYTES = TAG_BYTES + public_keys.SIGNATURE_BYTES
 
 
-def sign_state(key: UserKey, state: RunState) -> bytes:
+def sign_state(key: UserKey, state: RunState, statement: bytes | None = None) -> bytes:
     """The signature of ``state`` under ``key``'s signing subkey: HMAC-SHA256 of
-    ``run_statement(state)`` (32 bytes), preceded for sealed runs (statement version 2) by the
-    run's tag (``run_tag``, 16 bytes)."""
-    mac = hmac.new(key.signing, run_statement(state), hashlib.sha256).digest()
+    ``run_statement(state)`` (32 bytes; ``statement`` when the caller made it already),
+    preceded for sealed runs (statement version 2) by the run's tag (``run_tag``, 16 bytes)."""
+    if statement is None:
+        statement = run_statement(state)
+    mac = hmac.new(key.signing, statement, hashlib.sha256).digest()
     return run_tag(key, state.run_id) + mac if state.version >= 2 else mac
 
 
-def sign_state_public(key: UserKey, state: RunState) -> bytes:
+def sign_state_public(key: UserKey, state: RunState, statement: bytes | None = None) -> bytes:
     """The Ed25519 signature of a sealed run's ``state`` (statement version 2): the run's tag
-    (16 bytes) and the Ed25519 signature of ``run_statement(state)`` (64 bytes). Raises
-    ``public_keys.PublicKeyError`` without ``cryptography``."""
-    return run_tag(key, state.run_id) + public_keys.sign(key, run_statement(state))
+    (16 bytes) and the Ed25519 signature of ``run_statement(state)`` (64 bytes; ``statement``
+    when the caller made it already). Raises ``public_keys.PublicKeyError`` without
+    ``cryptography``."""
+    if statement is None:
+        statement = run_statement(state)
+    return run_tag(key, state.run_id) + public_keys.sign(key, statement)
 
 
 def is_public(signature: object) -> bool:
@@ -70,10 +75,12 @@ def check_public_signature(public: bytes, state: RunState, signature: object) ->
             and public_keys.check(public, signature[TAG_BYTES:], run_statement(state)))
 
 
+@functools.lru_cache(maxsize=1024)
 def run_tag(key: UserKey, run_id: str) -> bytes:
     """A keyed tag of the run id alone (16 bytes of HMAC-SHA256): it stays valid whatever else
     of the run is edited, so ``verify`` can tell a run this key signed — and then altered,
-    key id included — from a run signed by someone else."""
+    key id included — from a run signed by someone else. Kept for the last 1,024 runs: every
+    change of a run is signed with it."""
     return hmac.new(key.signing, b"snapstate run " + run_id.encode("ascii", "replace"),
                     hashlib.sha256).digest()[:TAG_BYTES]
 
@@ -103,20 +110,12 @@ class RunSigner:
     HMAC over ~400 bytes (a few µs), or one Ed25519 signature (some 50 µs) with ``public``.
     """
 
-    #: ``sign`` takes the statement the writer sealed (``TimelineWriter._seal``).
-    takes_statement = True
-
     def __init__(self, key: UserKey | None, *, public: bool | None = None) -> None:
         self.key = key
         #: Ed25519 signatures (``sign_state_public``) for sealed runs: by default whenever the
         #: ``crypto`` extra is installed, so teammates can check them; else HMAC.
         self.public = key is not None and (public_keys.available() if public is None
                                            else public)
-        #: What every signature of a run repeats, made once (``sign``): the run tags, the
-        #: HMAC subkey and the Ed25519 private key (each an HMAC derivation to make).
-        self._tags: dict[str, bytes] = {}
-        self._signing: bytes | None = None
-        self._private: Any = None
 
     @property
     def key_id(self) -> str | None:
@@ -124,29 +123,13 @@ class RunSigner:
         return self.key.key_id if self.key else None
 
     def sign(self, state: RunState, statement: bytes | None = None) -> bytes | None:
-        """The signature of ``state`` (None when this signer has no key): the bytes
-        ``sign_state_public`` or ``sign_state`` give (Ed25519 and HMAC are deterministic; a
-        test compares them), with what repeats from one change of a run to the next made
-        once. ``statement``: ``run_statement(state)``, when the caller has it (the writer
-        seals the same bytes)."""
-        key = self.key
-        if key is None:
+        """The signature of ``state`` (None when this signer has no key); ``statement``:
+        ``run_statement(state)``, when the caller has it (the writer seals the same bytes)."""
+        if self.key is None:
             return None
-        if statement is None:
-            statement = run_statement(state)
-        if self._signing is None:
-            self._signing = key.signing
-        tag = self._tags.get(state.run_id) if state.version >= 2 else None
-        if tag is None and state.version >= 2:
-            if len(self._tags) > 1024:
-                self._tags.clear()
-            tag = self._tags[state.run_id] = run_tag(key, state.run_id)
         if self.public and state.version >= 2:
-            if self._private is None:
-                self._private = public_keys.private_key(key)
-            return tag + self._private.sign(statement)  # type: ignore[operator]
-        mac = hmac.new(self._signing, statement, hashlib.sha256).digest()
-        return tag + mac if tag is not None else mac
+            return sign_state_public(self.key, state, statement)
+        return sign_state(self.key, state, statement)
 
     def check(self, state: RunState, signature: object) -> bool:
         """True when ``signature`` is this key's signature of ``state``."""
