@@ -170,10 +170,21 @@ class ChunkState:
         return {"frames": [f.to_tuple() for f in self.frames.values()], "tasks": self.tasks,
                 "time": (self.wall, self.mono)}
 
-    def step(self, item: Any) -> tuple | None:
+    def next_header(self) -> dict[str, Any]:
+        """The header of a chunk that starts after the items applied so far: a frame that
+        returned at the last step is not live any more (the writer's next chunk, a chunk cut
+        at its start, a traced replay going on into its fork)."""
+        self._drop_closed()
+        return self.header()
+
+    def _drop_closed(self) -> None:
         if self.closed is not None:
             self.frames.pop(self.closed.fid, None)
             self.closed = None
+
+    def step(self, item: Any) -> tuple | None:
+        if self.closed is not None:
+            self._drop_closed()
         if type(item) is int:
             fid, lineno = item >> LINE_BITS, item & LINE_MASK
             frame = self.frames.get(fid)

@@ -83,10 +83,7 @@ def cut_chunk(data: bytes, low: int, high: int) -> tuple[int, bytes]:
         if number >= high:
             break
         if new_header is None and chunks.is_step(item) and number == low:
-            if state.closed is not None:  # returned at the step before: not live any more
-                state.frames.pop(state.closed.fid, None)
-                state.closed = None
-            new_header = state.header()
+            new_header = state.next_header()
         if new_header is not None:
             kept.append(item)
         if state.step(item) is not None:

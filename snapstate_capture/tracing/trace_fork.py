@@ -42,11 +42,7 @@ def fork_into(builder: Any, scratch: str, path: str, fork_id: str, tail: int,
     except BaseException:
         target.close()
         raise
-    state = builder.state
-    if state.closed is not None:  # returned at the last step written: not live any more
-        state.frames.pop(state.closed.fid, None)
-        state.closed = None
-    builder.header = state.header()
+    builder.header = builder.state.next_header()
     builder.writer, builder.run_id = target, fork_id
     old.close()
     return target.next_index(fork_id)

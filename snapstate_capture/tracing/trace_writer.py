@@ -177,10 +177,7 @@ class ChunkBuilder:
             return
         data = chunks.encode(self.header, self.items)
         self.writer.append_chunk(self.run_id, self.count, data, self.blobs)
-        if self.state.closed is not None:
-            self.state.frames.pop(self.state.closed.fid, None)
-            self.state.closed = None
-        self.header = self.state.header()
+        self.header = self.state.next_header()
         self.items, self.count, self.blobs = [], 0, {}
         self.opened = time.monotonic()
 
