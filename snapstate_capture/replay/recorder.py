@@ -221,9 +221,7 @@ class ReplayRecorder(Recorder):
         elif mode == "live":
             self.go_live(index)
         elif frame is not None:
-            values = {k: getattr(v, "value", v) if type(v).__name__ == "PreviewOnly" else v
-                      for k, v in (extra or {}).items()}
-            stops.interact(mode, frame, index, self._recorded(index), values,
+            stops.interact(mode, frame, index, self._recorded(index), extra,
                            listen=self.session.config.listen)
 
     def go_live(self, index: int) -> None:

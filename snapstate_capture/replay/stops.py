@@ -36,8 +36,13 @@ def interact(mode: str, frame: types.FrameType, index: int, step: Step,
              then: str = "continues the replay") -> None:
     """Run pdb (``mode == "pdb"``), a console, or wait for an IDE's debugger (``debugpy``,
     listening on ``listen``) on ``frame`` until the user continues; ``values`` (the step's live
-    values) are ``step_values`` in pdb and the console; ``then`` says in the banner what
-    continuing does."""
+    values as the recorder was handed them: an effect's arguments unwrapped from their
+    ``PreviewOnly``) are ``step_values`` in pdb and the console; ``then`` says in the banner
+    what continuing does."""
+    from ..capture.recorder import PreviewOnly
+
+    values = {name: value.value if isinstance(value, PreviewOnly) else value
+              for name, value in (values or {}).items()}
     note = f"; the step's values are `{STEP_VALUES}`" if values else ""
     if mode == "debugpy":
         from .dap_stop import wait_for_ide

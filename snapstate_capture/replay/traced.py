@@ -77,8 +77,7 @@ class TracedReplayRecorder(Recorder):
         point = None
         if config.mode in (*STOP_MODES, "resume") and config.to is not None:
             try:  # read before the program starts: a step that is no stop point fails now
-                point = StopPoint(self.session.run, config.to,
-                                  full=True)
+                point = StopPoint(self.session.run, config.to)
             except ValueError as exc:
                 self.session.fail(str(exc))
         self._point = point
@@ -134,10 +133,8 @@ class TracedReplayRecorder(Recorder):
         self.catch_up_to(point.index)
         if tracer is not None:
             tracer.stop()
-        values = {name: getattr(value, "value", value) if type(value).__name__ ==
-                  "PreviewOnly" else value for name, value in (extra or {}).items()}
         config = self.session.config
-        stops.interact(config.mode, frame, point.index, point.step, values,
+        stops.interact(config.mode, frame, point.index, point.step, extra,
                        listen=config.listen, then="lets the program run on to its end, "
                        "untraced")
 

@@ -48,18 +48,18 @@ class StopPoint:
     """Where a traced replay stops: recorded step ``index`` (see module docstring).
 
     ``function``, ``filename`` (base name), ``lineno``: what the tracer records for that call;
-    ``occurrence``: how many earlier call steps match the same three. With ``full``, a
-    checkpoint, effect or waiting step is a stop point too, recognised by its kind,
-    label and lineage and how many earlier steps had the same. Raises ``ValueError`` (with the
+    ``occurrence``: how many earlier call steps match the same three. A checkpoint, effect or
+    waiting step is a stop point too (``full``: a step stored one by one), recognised by its
+    kind, label and lineage and how many earlier steps had the same. Raises ``ValueError`` (with the
     message the replay fails with) when step ``index`` is no stop point or does not exist.
     """
 
-    def __init__(self, run: Any, index: int, *, full: bool = False) -> None:
+    def __init__(self, run: Any, index: int) -> None:
         steps = run.steps
         if not 0 <= index < len(steps):
             raise ValueError(f"the run has {len(steps)} steps; there is no step {index}")
         target = steps[index]
-        self.full = full and target.kind in FULL_KINDS
+        self.full = target.kind in FULL_KINDS
         if target.kind != "call" and not self.full:
             raise ValueError(_not_a_call(steps, index, target))
         self.index = index
