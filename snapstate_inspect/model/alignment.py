@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from rapidfuzz.distance import Indel
@@ -283,8 +284,8 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
         current: Region | None = None
         count = block.a_end - block.a_start
         verdicts = (matcher.verdicts((a, b), (steps_a, steps_b), block.a_start, block.b_start,
-                                     count) if matcher is not None else iter(lambda: None, 0))
-        for offset in range(count):
+                                     count) if matcher is not None else repeat(None))
+        for offset, verdict in zip(range(count), verdicts):
             if budget.expired():
                 result.checked_to = block.a_start + offset
                 result.partial = True
@@ -294,9 +295,9 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
             i, j = block.a_start + offset, block.b_start + offset
             if progress is not None and not i % 256:
                 progress(i, len(steps_a))
-            verdict = next(verdicts)
-            if verdict if verdict is not None else differ.same_state(steps_a[i], steps_b[j],
-                                                                    known, known_refs):
+            if verdict is None:  # undecided by the matcher (or no matcher): ask the differ
+                verdict = differ.same_state(steps_a[i], steps_b[j], known, known_refs)
+            if verdict:
                 current = None
             elif current is None:
                 current = Region("state", i, i + 1, j, j + 1)
