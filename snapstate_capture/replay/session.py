@@ -143,8 +143,9 @@ class ReplaySession:
     # -- progress and results ----------------------------------------------------------------
     def progress(self, index: int) -> None:
         """Keep ``index`` in the progress file (at most 20 times a second) when the parent
-        draws a bar; else print ``replaying step i of n`` on stderr at most once a second on
-        long replays."""
+        draws a bar; else, on long replays, show ``replaying step i of n`` in place on stderr
+        at most once a second when it is a terminal (piped, nothing: issue 21's progress is
+        quiet when piped)."""
         if self.config.progress_file:
             now = time.perf_counter()
             if now - self._last_progress >= 0.05:
@@ -155,18 +156,14 @@ class ReplaySession:
                 except OSError:
                     pass
             return
-        if not self.config.progress or self.count < PROGRESS_MIN_STEPS:
+        if not self.config.progress or self.count < PROGRESS_MIN_STEPS or not _on_terminal():
             return
         now = time.perf_counter()
         if now - self._last_progress < 1.0:
             return
         self._last_progress = now
-        line = f"snapstate: replaying step {index} of {self.count}"
-        if sys.stderr.isatty():  # one line, rewritten in place
-            sys.stderr.write(f"\r{line}")
-            self._progress_open = True
-        else:
-            sys.stderr.write(line + "\n")
+        sys.stderr.write(f"\rsnapstate: replaying step {index} of {self.count}")
+        self._progress_open = True  # one line, rewritten in place
         sys.stderr.flush()
 
     def finish(self, status: str, message: str, code: int, **fields: Any) -> None:
@@ -208,3 +205,11 @@ class ReplaySession:
     def succeed(self, message: str) -> None:
         """End the replay with no divergence (exit code 0)."""
         self.finish("ok", message, EXIT_OK)
+
+
+def _on_terminal() -> bool:
+    """Whether the replay's stderr is a terminal (progress is shown there only)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -122,7 +122,7 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
     # or a live fork takes it over.
     with progress_bar("replaying", quiet=args.quiet or args.json or mode != "check") as update:
         result = replay(chosen, to=to, mode=mode, live_effects=live_effects, trust=True,
-                        progress=not args.json,
+                        progress=not (args.json or args.quiet),
                         listen=getattr(args, "listen", None) or DEFAULT_LISTEN,
                         on_progress=update if progress_wanted(args.quiet or args.json
                                                                or mode != "check") else None,
