@@ -269,8 +269,21 @@ class _Differ:
     def _changed(self, a: Any, b: Any, path: str, note: str | None) -> None:
         (ta, ra), (tb, rb) = self.side.summary(a), self.side.summary(b)
         limit = self.options.max_repr
-        if ta == tb:
-            self.out.changes.append(Change(path, "changed", _clip(ra, limit), _clip(rb, limit)))
+        old, new = _clip(ra, limit), _clip(rb, limit)
+        previews = isinstance(self.side, PreviewSide)
+        la, lb = _length_of(a), _length_of(b)
+        if ta == tb and old == new and (previews or (la is not None and la != lb)):
+            # The text shown is the same: say what differs instead — the lengths, else (a
+            # preview) that it is past the text shown; loaded values' note says where.
+            if la is not None and lb is not None and la != lb:
+                self.out.changes.append(Change(path, "len", str(la), str(lb)))
+            else:
+                self.out.changes.append(Change(path, "hidden", old, new))
+            if note is None and previews:
+                note = ("the previews begin with the same text; --full compares the whole "
+                        "values")
+        elif ta == tb:
+            self.out.changes.append(Change(path, "changed", old, new))
         else:
             self.out.changes.append(Change(path, "type", _clip(ra, limit), _clip(rb, limit),
                                            ta, tb))
@@ -346,6 +359,16 @@ def _path_order(change: Change) -> list:
     """Natural order of paths: ``[2]`` before ``[10]``."""
     return [(0, int(part), "") if part.isdigit() else (1, 0, part)
             for part in re.split(r"(\d+)", change.path)]
+
+
+def _length_of(node: Any) -> int | None:
+    """The length a value's side knows: a preview's ``len``, a loaded string's or bytes'."""
+    if isinstance(node, dict):
+        found = node.get("len")
+        return found if type(found) is int else None
+    if isinstance(node, (str, bytes)):
+        return len(node)
+    return None
 
 
 def _first_difference(a: Any, b: Any) -> str:

@@ -138,6 +138,21 @@ def test_preview_that_shows_part_of_a_value_says_so():
     assert any("--full" in note for note in result.notes)
 
 
+def test_long_strings_whose_previews_show_the_same_text_say_what_differs():
+    """Two long strings alike in their first 200 characters: their previews' texts are the
+    same, so the change is their lengths (or, of the same length, that they differ past the
+    text shown), never ``'…' → '…'`` with the same text on both sides."""
+    head = "# Title\n\nSome *emph* and **strong** text.\n" * 10
+    longer = diff_previews(PREVIEW.build(head + "a"), PREVIEW.build(head + "ab"))
+    assert [(c.path, c.kind, c.old, c.new) for c in longer.changes] == [
+        ("", "len", str(len(head) + 1), str(len(head) + 2))]
+    assert any("--full" in note for note in longer.notes)
+    same_length = diff_previews(PREVIEW.build(head + "a"), PREVIEW.build(head + "b"))
+    assert [c.kind for c in same_length.changes] == ["hidden"]
+    loaded = diff_objects(head + "a", head + "ab")  # loaded: both ends shown, they differ
+    assert [(c.kind, c.old != c.new) for c in loaded.changes] == [("changed", True)]
+
+
 def test_long_strings_are_compared_directly_with_the_offset():
     a = "line\n" * 100_000
     b = a[:250_000] + "X" + a[250_001:]
