@@ -121,9 +121,10 @@ class TracedReplayRecorder(Recorder):
     def _stop_at(self, point: Any, frame: types.FrameType,
                  extra: dict[str, Any] | None) -> None:
         """pdb, a console or an IDE's debugger at a checkpoint, effect or waiting step (just
-        stored): every step up to it compared, then the tracer removed and the frame handed
-        over with the step's live values as ``step_values``; the program then runs on to its
-        end untraced."""
+        stored): every step up to it compared, then the tracer removed and the step's innermost
+        shown frame (never SnapState's own: the untraced replay stops there too) handed over,
+        the step's live values as ``step_values``; the program then runs on to its end
+        untraced."""
         from . import stops
 
         tracer = self._tracer
@@ -133,10 +134,11 @@ class TracedReplayRecorder(Recorder):
         self.catch_up_to(point.index)
         if tracer is not None:
             tracer.stop()
+        shown = self._frames.walk(frame, self.root)  # the step's innermost frame, as recorded
         config = self.session.config
-        stops.interact(config.mode, frame, point.index, point.step, extra,
-                       listen=config.listen, then="lets the program run on to its end, "
-                       "untraced")
+        stops.interact(config.mode, shown[-1] if shown else frame, point.index, point.step,
+                       extra, listen=config.listen,
+                       then="lets the program run on to its end, untraced")
 
     def go_live(self, index: int, *, in_trace_event: bool = False) -> None:
         """At fork point ``index`` (the program just made it): compare every step up to it,

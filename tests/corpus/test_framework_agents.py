@@ -169,6 +169,8 @@ def test_recorded_unchanged_under_snapstate_record(case, tmp_path):
                                 input=f"{case.pdb_command}\nc\n")
     assert data is not None and data["status"] == "ok", result.stdout + result.stderr
     assert case.pdb_shows in result.stdout, result.stdout
+    (where,) = [line for line in result.stdout.splitlines() if line.startswith("> ")]
+    assert "snapstate_capture" not in where, where  # the step's frame, not the integration's
     assert agent.calls() == []
 
 
