@@ -261,12 +261,7 @@ class Timeline:
     def blob_sizes(self, keys: Sequence[str]) -> dict[str, int]:
         """Uncompressed sizes in bytes of the blobs ``keys`` (hex) that exist, in one query
         (lets a reader decide how to load a value before reading it)."""
-        raws = []
-        for key in keys:
-            try:
-                raws.append(bytes.fromhex(key))
-            except (ValueError, TypeError):
-                continue
+        raws = _raw_keys(keys)
         if not raws:
             return {}
         rows = self.engine.blob_sizes(raws)
@@ -296,12 +291,7 @@ class Timeline:
         into the blob cache (``BlobSource.read_ahead``), so reading each next asks nothing.
         Raises as ``blob`` does for a key it cannot read; a malformed key is left for that
         read to report."""
-        raws = []
-        for key in keys:
-            try:
-                raws.append(bytes.fromhex(key))
-            except (ValueError, TypeError):
-                continue
+        raws = _raw_keys(keys)
         try:
             with self._lock:
                 self._blobs.read_ahead(raws, self.engine.blob_rows, limit=sanitize.MAX_RECORD)
@@ -426,3 +416,14 @@ class Run:
         if end is None and len(self.steps):
             end = self.steps[-1].wall_time
         return None if end is None else max(end - self.started, 0.0)
+
+
+def _raw_keys(keys: Iterable[str]) -> list[bytes]:
+    """Hex blob keys as bytes, the malformed ones left out (a read of one reports it)."""
+    raws = []
+    for key in keys:
+        try:
+            raws.append(bytes.fromhex(key))
+        except (ValueError, TypeError):
+            continue
+    return raws
