@@ -37,7 +37,7 @@ from ..options import CaptureOptions
 from ..store.blobs import manifest_bytes, manifest_hash
 from ..values import capture_value, secret_shapes
 from ..values.payload import is_plain_payload, serialize
-from ..values.preview import PreviewBuilder
+from ..values.preview import MACHINERY, PreviewBuilder
 from .preview_json import encode_preview
 
 #: Children JSON larger than this is stored as its own blob (``"kids"``), so a preview whose
@@ -148,6 +148,8 @@ class ValueCache:
                 result = self._chunked(slot, value, cls, per_chunk, name, out)
                 if result is not None:
                     return result
+        if cls not in _BUILTIN and MACHINERY.lookup(cls) is not None:
+            return self._machinery(slot, value, out)
         if cls not in _BUILTIN and cls not in _PICKLE_SHOWS_ALL and not _plain_pickling(cls):
             return self._capture(slot, value, name, out, None)
         entry = self._slots.get(slot)
@@ -187,6 +189,19 @@ class ValueCache:
         ref["b"] = add_blob(out, detector, base)
         ref["s"] = "pickle"
         self._slots[slot] = _Entry(type(value), ref, detector, None, ref["p"])
+        return ref
+
+    def _machinery(self, slot: Any, value: Any, out: Any) -> dict[str, Any]:
+        """Framework machinery (``integrations/machinery.py``): its short typed preview alone,
+        built from static attributes each step (~µs) and stored again only when it differs —
+        never pickled to detect a change (a compiled graph's pickle attempt cost ~10 ms)."""
+        entry = self._slots.get(slot)
+        preview = self._builder.build(value)
+        if entry is not None and entry.kind is type(value) and entry.preview == preview:
+            return entry.ref
+        top_key = self._store_preview(preview, entry, out, split=False)[0]
+        ref: dict[str, Any] = {"p": top_key}
+        self._slots[slot] = _Entry(type(value), ref, preview=preview, top_key=top_key)
         return ref
 
     # -- whole values ---------------------------------------------------------------------

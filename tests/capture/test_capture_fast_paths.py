@@ -312,3 +312,37 @@ def test_a_lambda_default_factory_is_detected_without_dill_each_step():
     moved, out = _slot_ref(cache, counts)
     assert moved is not first and moved["p"] in out.blobs
     assert b"['b']" in out.blobs[moved["p"]]  # the preview shows the new key
+
+
+class Engine:
+    """Stands in for a framework's compiled graph: registered as machinery below."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.rule = lambda x: x  # what makes plain pickle refuse it, as a compiled graph's
+
+
+def test_framework_machinery_is_previewed_without_pickling_and_stored_once(monkeypatch):
+    """Machinery in a frame (``integrations/machinery.py``) is never pickled to detect a change
+    (a compiled graph's failed pickle cost ~10 ms a step): the same preview is the same ref,
+    a changed description a new preview, and never a payload."""
+    from snapstate_capture.capture import valuecache
+    from snapstate_capture.capture.valuecache import ValueCache
+    from snapstate_capture.integrations import machinery
+    from snapstate_capture.options import CaptureOptions
+
+    machinery.register([f"{__name__}.Engine"],
+                       lambda obj: "nodes=" + ",".join(machinery.field(obj, "nodes")))
+    refused = []
+    monkeypatch.setattr(valuecache, "function_detector", lambda value: refused.append(value))
+    monkeypatch.setattr(valuecache.pickle, "dumps", lambda *a, **k: refused.append(a))
+    cache = ValueCache(CaptureOptions())
+    engine = Engine(["agent", "tools"])
+    first, out = _slot_ref(cache, engine)
+    assert set(first) == {"p"} and b"<Engine nodes=agent,tools>" in out.blobs[first["p"]]
+    same, out = _slot_ref(cache, engine)
+    assert same is first and not out.blobs
+    engine.nodes = ["agent"]
+    moved, out = _slot_ref(cache, engine)
+    assert moved is not first and b"<Engine nodes=agent>" in out.blobs[moved["p"]]
+    assert refused == []
