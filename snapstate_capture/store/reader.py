@@ -219,6 +219,25 @@ class Timeline:
         except blobs.BlobError as exc:
             raise self._blob_error(exc) from None
 
+    def blob_pieces(self, key: str) -> list[str] | None:
+        """The piece keys (hex, in order) of manifest ``key``; None when ``key`` is a plain
+        blob. Reads the manifest's own row only, never its pieces. Raises like ``blob``."""
+        try:
+            raw = bytes.fromhex(key)
+        except (ValueError, TypeError):
+            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        try:
+            with self._lock:
+                is_manifest, inner = self._blobs.inner(raw)
+        except blobs.BlobError as exc:
+            raise self._blob_error(exc) from None
+        if not is_manifest:
+            return None
+        pieces = blobs.manifest_pieces(inner)
+        if pieces is None:
+            raise IntegrityError(self.path, f"blob {key[:12]} is a malformed manifest")
+        return [piece.hex() for piece in pieces]
+
     def blob_problem(self, raw: bytes) -> str | None:
         """None when blob ``raw`` (binary key) decodes to its hash (a delta's base included;
         a manifest's pieces are blobs of their own), else the problem ("missing", "corrupt …")."""

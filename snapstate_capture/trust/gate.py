@@ -138,6 +138,20 @@ def require_trust(run: Run, *, trust: bool = False, what: str = "payloads") -> N
             f"run {run.id[:8]} {reason}")
 
 
+def require_value_trust(value: Value, *, trust: bool) -> None:
+    """Raise ``UntrustedPayloadError`` unless ``trust`` or ``value``'s run (at its step)
+    verifies under the user's key: the check before any part of its payload is unpickled."""
+    if trust:
+        return
+    step = value.step
+    reason = ("was not read from a step" if step is None
+              else untrusted_reason(step.run, step.index))
+    if reason is not None:
+        raise UntrustedPayloadError(
+            f"{value.timeline.path}: refusing to load {value.name!r} (loading runs code "
+            f"from the file): its run {reason} (trust=True in Python)")
+
+
 def load_payload(value: Value, *, trust: bool) -> Any:
     """Return the object stored in ``value``'s payload.
 
@@ -146,14 +160,7 @@ def load_payload(value: Value, *, trust: bool) -> Any:
     ``PayloadLoadError`` when the value has no payload, is encrypted with a key you lack, or
     unpickling fails; ``IntegrityError`` when the payload bytes are corrupt.
     """
-    if not trust:
-        step = value.step
-        reason = ("was not read from a step" if step is None
-                  else untrusted_reason(step.run, step.index))
-        if reason is not None:
-            raise UntrustedPayloadError(
-                f"{value.timeline.path}: refusing to load {value.name!r} (loading runs code "
-                f"from the file): its run {reason} (trust=True in Python)")
+    require_value_trust(value, trust=trust)
     if getattr(value, "is_inline", False):
         return value.ref["v"]  # a scalar stored as plain data: nothing to unpickle
     if not value.payload_key or not value.serializer:

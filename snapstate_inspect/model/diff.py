@@ -16,8 +16,10 @@ skipped without being read. By default previews are diffed (plain data, safe for
 ``DiffOptions(full_values=True)`` loads payloads through ``Value.load(trust=options.trust)``
 (never plain pickle: the trust gate lets a run signed with the user's key through, or any run
 when ``trust``) and diffs the objects, falling back to previews, with a note, for values whose
-payload is absent, refused by the gate or not loadable. One ``Budget`` (``DiffOptions.time_limit``) bounds a whole step
-diff: past it, the remaining values are reported as not compared and the diff is ``partial``.
+payload is absent, refused by the gate or not loadable. Two big dicts stored chunk by chunk
+are diffed from their differing chunks only (``chunk_diff``: the same result, a fraction of
+the load). One ``Budget`` (``DiffOptions.time_limit``) bounds a whole step diff: past it, the
+remaining values are reported as not compared and the diff is ``partial``.
 
 ``StepDiff.identical`` is about state: same stack functions and no variable differences (line
 numbers are shown, not counted). JSON form (``to_json``): see ``snapstate_inspect.commands.diff``.
@@ -33,6 +35,7 @@ from typing import Any
 from snapstate_capture import Frame, SnapStateError, Step, UntrustedPayloadError, Value
 from snapstate_capture.values.identity import same_objects
 
+from .chunk_diff import diff_chunked
 from .value_diff import Budget, Change, DiffOptions, ValueDiff, diff_objects, diff_previews
 
 STEP_VALUES = "step values"
@@ -244,6 +247,10 @@ class StepDiffer:
         if self.options.full_values:
             if a.payload_key and a.payload_key == b.payload_key:
                 return ValueDiff()
+            lengths = (_top(a).get("len"), _top(b).get("len"))
+            chunked = diff_chunked(a, b, lengths, self.options, budget)
+            if chunked is not None:
+                return chunked  # big dicts: only their differing chunks loaded (chunk_diff)
             loaded = _load_both(a, b, trust=self.options.trust)
             if isinstance(loaded, tuple):
                 if same_objects(loaded[0], loaded[1]):

@@ -36,8 +36,8 @@ from .value_changes import Budget, Change, DiffOptions, ValueDiff
 from .value_sides import (PARTIAL_PREVIEW, ObjectSide, PreviewSide, normalize_repr,
                           objects_equal, short_type, type_name)
 
-__all__ = ["Budget", "Change", "DiffOptions", "ValueDiff", "diff_objects", "diff_previews",
-           "normalize_repr", "objects_equal"]
+__all__ = ["Budget", "Change", "DiffOptions", "ValueDiff", "diff_maps", "diff_objects",
+           "diff_previews", "normalize_repr", "objects_equal"]
 
 #: Items compared per C-level slice comparison before looking at single items.
 CHUNK = 256
@@ -410,4 +410,17 @@ def diff_objects(a: Any, b: Any, *, options: DiffOptions | None = None,
     options = options or DiffOptions()
     differ = _Differ(ObjectSide(options.max_repr), options, budget or Budget(options.time_limit))
     differ.walk(a, b, "")
+    return differ.out
+
+
+def diff_maps(a: dict, b: dict, *, options: DiffOptions | None = None,
+              budget: Budget | None = None) -> ValueDiff:
+    """``diff_objects`` of two dicts as if they were big (more than ``DiffOptions.small``
+    nodes): walked key by key whatever their size. For the differing parts of two big dicts
+    (``chunk_diff``), so the changes are those the whole dicts give. Raises what walking the
+    dicts' keys raises (the caller then diffs the whole values)."""
+    options = options or DiffOptions()
+    differ = _Differ(ObjectSide(options.max_repr), options, budget or Budget(options.time_limit))
+    if not differ.full() and not differ.side.equal(a, b):
+        differ._walk_map(a, b, "", "map")
     return differ.out
