@@ -14,6 +14,7 @@ from .environment import function_entry
 from ..store.hashing import content_hash
 from ..options import CaptureOptions
 from .recorder import DISABLE_ENV, Recorder, _active, active_recorder
+from ..values import machinery
 from ..values.payload import serialize
 
 #: In a replay child, the replay session (``replay.session.ReplaySession``): it decides what each
@@ -236,6 +237,26 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             block._end(None)
             return result
         return run  # type: ignore[return-value]
+
+
+def _describe_recording(obj: Any) -> str:
+    """``file=agent.snap`` (or ``store=<url>``) for a ``record`` block or ``Recorder`` in a
+    frame's locals: what it writes to, never the rest of the recorder."""
+    path = machinery.field(obj, "path")
+    if path is None:
+        return ""
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
+    if "://" in text:  # a store URL: scheme, host and path, never its user or password
+        scheme, _, rest = text.partition("://")
+        rest = rest.split("?", 1)[0].rpartition("@")[2]
+        return f"store={machinery.text(f'{scheme}://{rest}', 80)}"
+    return f"file={machinery.text(os.path.basename(text), 80)}"
+
+
+# ``with snap.record(path) as rec:`` binds the block (and its recorder) in the program's frame:
+# SnapState's own state, not the program's — previewed, never pickled at each step.
+machinery.register([f"{record.__module__}.record", f"{Recorder.__module__}.Recorder"],
+                   _describe_recording)
 
 
 def _function_entry(call: tuple[Any, tuple, dict], options: CaptureOptions

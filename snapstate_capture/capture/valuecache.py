@@ -192,7 +192,7 @@ class ValueCache:
         return ref
 
     def _machinery(self, slot: Any, value: Any, out: Any) -> dict[str, Any]:
-        """Framework machinery (``integrations/machinery.py``): its short typed preview alone,
+        """Framework machinery (``values/machinery.py``): its short typed preview alone,
         built from static attributes each step (~µs) and stored again only when it differs —
         never pickled to detect a change (a compiled graph's pickle attempt cost ~10 ms)."""
         entry = self._slots.get(slot)

@@ -62,7 +62,7 @@ PREVIEWS: TypeRegistry[PreviewHandler] = TypeRegistry("previews")
 #: Types captured as their preview alone — framework machinery (compiled graphs, agents,
 #: runners, run contexts): no payload, no placeholder, no capture error, and the preview
 #: carries ``"machinery": True`` so replay leaves it out of the comparison. The handler is
-#: a preview handler too (``integrations/machinery.py`` registers them by class name).
+#: a preview handler too (``values/machinery.py`` registers them by class name).
 MACHINERY: TypeRegistry[PreviewHandler] = TypeRegistry("machinery")
 
 

@@ -323,12 +323,12 @@ class Engine:
 
 
 def test_framework_machinery_is_previewed_without_pickling_and_stored_once(monkeypatch):
-    """Machinery in a frame (``integrations/machinery.py``) is never pickled to detect a change
+    """Machinery in a frame (``values/machinery.py``) is never pickled to detect a change
     (a compiled graph's failed pickle cost ~10 ms a step): the same preview is the same ref,
     a changed description a new preview, and never a payload."""
     from snapstate_capture.capture import valuecache
     from snapstate_capture.capture.valuecache import ValueCache
-    from snapstate_capture.integrations import machinery
+    from snapstate_capture.values import machinery
     from snapstate_capture.options import CaptureOptions
 
     machinery.register([f"{__name__}.Engine"],

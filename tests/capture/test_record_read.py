@@ -230,3 +230,21 @@ def test_exception_leaving_a_step_function_and_the_block_is_one_step(snap_path):
     with snap.open_timeline(snap_path) as timeline:
         kinds = [s.kind for s in timeline.runs[-1].steps]
     assert kinds == ["call", "exception"] * 3
+
+
+def test_a_record_block_bound_in_the_frame_is_machinery(snap_path):
+    """``with snap.record(p) as rec:`` puts SnapState's own recorder in the program's frame:
+    it is previewed as what it writes to, never pickled (pickling it cost ~80 ms a step)."""
+    with snap.record(snap_path) as rec:
+        total = 0
+        for i in range(3):
+            total += i
+            snap.checkpoint("loop")
+    with snap.open_timeline(snap_path) as timeline:
+        steps = list(timeline.runs[-1].steps)
+        assert len(steps) == 3
+        for step in steps:
+            value = step.frames[-1].locals["rec"]
+            assert value.repr == f"<record file={os.path.basename(snap_path)}>"
+            assert not value.has_payload
+        assert steps[-1].frames[-1].locals["total"].repr == "3"

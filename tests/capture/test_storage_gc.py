@@ -20,7 +20,7 @@ def _record(path, name, steps=12, size=300):
     items = [{"n": i, "text": os.urandom(60).hex()} for i in range(size)]
     with snap.record(path, name=name) as block:
         for i in range(steps):
-            items.append({"n": size + i, "text": os.urandom(60).hex()})
+            items.append({"n": size + i, "text": os.urandom(4000).hex()})
             snap.checkpoint("tick", i=i)
     return block.run_id
 

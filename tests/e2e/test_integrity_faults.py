@@ -5,6 +5,7 @@ can still be written, every step before the fault intact, the program unchanged 
 from __future__ import annotations
 
 import json
+import random
 import textwrap
 
 import snapstate_capture as snap
@@ -23,7 +24,8 @@ def test_a_full_disk_is_said_once_and_the_run_is_marked_truncated(snap_path, cap
                 conn = block.recorder._writer.engine.connection
                 pages = conn.execute("PRAGMA page_count").fetchone()[0]
                 conn.execute(f"PRAGMA max_page_count={pages}")
-            snap.checkpoint("t", i=i, pad="x" * 20_000)
+            # incompressible, so that each step needs new pages of its own
+            snap.checkpoint("t", i=i, pad=random.Random(i).randbytes(10_000).hex())
     err = capfd.readouterr().err
     said = _lines_about(err, snap_path)
     assert len(said) == 1, err

@@ -9,7 +9,8 @@ import types
 from typing import Any, Callable
 
 from ...capture.recorder import active_recorder
-from .. import machinery, messages
+from .. import messages
+from ...values import machinery
 from ..base import Integration, IntegrationSkipped, patch, seam
 from ..calls import (Key, acall_effect, astream_effect, call_effect, journal_uuid_module,
                      stream_effect)

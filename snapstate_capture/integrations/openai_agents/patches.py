@@ -10,7 +10,8 @@ import types
 from typing import Any, Callable
 
 from ...capture.recorder import active_recorder
-from .. import machinery, messages
+from .. import messages
+from ...values import machinery
 from ..base import patch, patch_subclasses, seam
 from ..calls import Key, acall_effect, astream_effect, journal_function, journal_uuid_module
 

@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 from ...capture import effects
 from ...capture.recorder import active_recorder
-from .. import machinery, messages
+from .. import messages
+from ...values import machinery
 from ..base import IntegrationSkipped, patch, patch_subclasses, seam
 from ..calls import Key, acall_effect, begin, call_effect, journal_function, journal_uuid_module
 

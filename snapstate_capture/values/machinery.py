@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from ..values.preview import MACHINERY, PreviewBuilder, static_attributes
-from ..values.reducers import REDUCERS, Refusal
-from ..values.reprs import clip
+from .preview import MACHINERY, PreviewBuilder, static_attributes
+from .reducers import REDUCERS, Refusal
+from .reprs import clip
 
 Describe = Callable[[Any], str]
 
