@@ -10,6 +10,7 @@ import sys
 from typing import Any, Callable, TypeVar
 
 from . import nondeterminism
+from .hooks import END, START, check_hooks, run_hooks
 from .environment import function_entry
 from ..store.hashing import content_hash
 from ..options import CaptureOptions
@@ -34,33 +35,6 @@ def attach_replay(session: Any) -> None:
 _blocks = 0
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: Callbacks of the layers above capture (the framework integrations): ``check(block)`` when a
-#: ``record`` is made (may raise ``ValueError`` for bad options), ``start(block)`` once its run
-#: started and ``end(block)`` after it ended. Registered with ``add_record_hooks``.
-_hooks: list[tuple[Callable[[Any], None] | None, Callable[[Any], None],
-                   Callable[[Any], None]]] = []
-
-
-def add_record_hooks(start: Callable[[Any], None], end: Callable[[Any], None],
-                     check: Callable[[Any], None] | None = None) -> None:
-    """Call ``start(block)`` when a ``record`` block's run starts (also in a replay child)
-    and ``end(block)`` when it ended; ``check(block)`` validates a new block's options. Hooks
-    never raise into the program (``check`` may raise ``ValueError`` from ``record(...)``)."""
-    if not any(h[1] is start for h in _hooks):
-        _hooks.append((check, start, end))
-
-
-def _run_hooks(which: int, block: Any) -> None:
-    for hook in list(_hooks):
-        try:
-            hook[which](block)
-        except Exception as exc:  # noqa: BLE001 - an integration never fails the program
-            try:
-                sys.stderr.write(f"snapstate: note: {type(exc).__name__}: {exc}\n")
-            except Exception:  # noqa: BLE001
-                pass
-
 
 class record:  # noqa: N801 - used like a function: `with record(...)`, `@record(...)`
     """Record a run into the timeline file ``path``: a context manager and a decorator.
@@ -127,9 +101,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
                              else tuple(integrations))
         self.recorder: Recorder | None = None
         self._patched = False
-        for check, _start, _end in list(_hooks):
-            if check is not None:
-                check(self)
+        check_hooks(self)
 
     def _copy(self) -> record:
         return record(self.path, name=self.name, trace=self.trace, include=self.include,
@@ -180,7 +152,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             if self.patch_nondeterminism:
                 nondeterminism.patch_nondeterminism()
                 self._patched = True
-            _run_hooks(1, self)
+            run_hooks(START, self)
 
     def _end(self, exc: BaseException | None) -> None:
         recorder, self.recorder = self.recorder, None
@@ -198,7 +170,7 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             _active.remove(recorder)
         recorder.finish(exc)
         self.recorder = recorder  # keep run_id readable after the block
-        _run_hooks(2, self)
+        run_hooks(END, self)
 
     def __enter__(self) -> record:
         caller = sys._getframe(1)

@@ -26,6 +26,7 @@ import importlib
 from typing import Any, Iterable
 
 from ..capture import imports
+from ..capture.hooks import add_record_hooks
 
 #: identifier -> (the module whose import turns it on, our module, its Integration class).
 KNOWN: dict[str, tuple[str, str, str]] = {
@@ -83,7 +84,7 @@ def _on_record_start(block: Any) -> None:
 
 
 def _on_record_end(block: Any) -> None:
-    from ..capture.api import active_recorder
+    from ..capture.recorder import active_recorder
 
     if active_recorder() is None:
         disable_pending()
@@ -93,10 +94,4 @@ def _check(block: Any) -> None:
     chosen(getattr(block, "integrations", None))
 
 
-def _register() -> None:
-    from ..capture.api import add_record_hooks
-
-    add_record_hooks(_on_record_start, _on_record_end, _check)
-
-
-_register()
+add_record_hooks(_on_record_start, _on_record_end, _check)

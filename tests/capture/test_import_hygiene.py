@@ -54,3 +54,22 @@ def test_public_names_load_on_first_use():
     assert result.stdout.split() == ["False", "snapstate_capture.capture.api", "SnapStateError",
                                      "snapstate_capture.trust.gate",
                                      "snapstate_capture.capture.effects"]
+
+
+ENTRY_POINT = """
+import json, sys
+import snapstate_capture.integrations.pytest_plugin
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("snapstate_capture"))))
+"""
+
+
+def test_the_pytest_entry_point_loads_almost_nothing():
+    """pytest imports the plugin in every session of every project that installed SnapState,
+    ``--snapstate`` or not: the integrations' record hooks register without the capture API,
+    the recorder, the value layer or the store."""
+    result = run_python("-c", ENTRY_POINT)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        "snapstate_capture", "snapstate_capture.capture", "snapstate_capture.capture.hooks",
+        "snapstate_capture.capture.imports", "snapstate_capture.integrations",
+        "snapstate_capture.integrations.pytest_plugin"]
