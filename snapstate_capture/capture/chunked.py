@@ -1,15 +1,10 @@
 """Chunked payloads: a big list or dict stored as content-addressed chunks of its elements.
 
 A chunked payload is still one pickle (``"s": "pickle"``), so ``Value.load`` and the trust gate
-are unchanged. Its bytes are::
-
-    PROTO 5 · GLOBAL snapstate_capture.capture.chunked join_list · MARK
-        · BINBYTES8 <pickle of items[0:K]> · BINBYTES8 <pickle of items[K:2K]> · …
-    · TUPLE · REDUCE · STOP
-
-and loading it calls ``join_list(chunk0, chunk1, …)`` (``join_dict`` for dicts, whose chunks are
-lists of ``(key, value)`` pairs in insertion order). The writer stores those bytes as a manifest
-(``store/blobs.py``): a header piece, one piece per chunk, a trailer piece. Appending to a list
+are unchanged: its bytes (``values/chunk_layout.py``) call ``join_list(chunk0, chunk1, …)``
+(``join_dict`` for dicts, whose chunks are lists of ``(key, value)`` pairs in insertion order)
+when loaded. The writer stores those bytes as a manifest (``store/blobs.py``): a header piece,
+one piece per chunk, a trailer piece. Appending to a list
 changes only its last chunk; setting one key of a dict changes only the chunk holding that key,
 so the file grows with what changed, not with the container (docs/storage.md).
 
@@ -20,8 +15,9 @@ always gets the same key — replay compares value hashes.
 from __future__ import annotations
 
 import pickle
-import struct
 from typing import Any
+
+from ..values.chunk_layout import DICT_HEADER, LIST_HEADER, TRAILER, piece
 
 PROTOCOL = 5
 #: Chunk sizes in elements: small for containers of containers (each element is big and may be
@@ -29,6 +25,9 @@ PROTOCOL = 5
 CONTAINER_CHUNK = 16
 SCALAR_CHUNK = 256
 SCALAR_TYPES = frozenset({int, float, bool, type(None), str, bytes, complex})
+
+__all__ = ["DICT_HEADER", "LIST_HEADER", "TRAILER", "chunk_size", "dumps_chunk", "join_dict",
+           "join_list", "piece"]
 
 
 def join_list(*chunks: bytes) -> list[Any]:
@@ -52,26 +51,6 @@ def join_dict(*chunks: bytes) -> dict[Any, Any]:
     for chunk in chunks:
         out.update(loads("pickle", chunk))
     return out
-
-
-def _short_str(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return b"\x8c" + bytes([len(data)]) + data  # SHORT_BINUNICODE
-
-
-def _header(function: str) -> bytes:
-    return (b"\x80\x05" + _short_str(__name__) + _short_str(function)
-            + b"\x93" + b"(")  # STACK_GLOBAL, MARK
-
-
-LIST_HEADER = _header("join_list")
-DICT_HEADER = _header("join_dict")
-TRAILER = b"tR."  # TUPLE, REDUCE, STOP
-
-
-def piece(chunk_pickle: bytes) -> bytes:
-    """Wrap one chunk's pickle as a BINBYTES8 item of the outer pickle."""
-    return b"\x8e" + struct.pack("<Q", len(chunk_pickle)) + chunk_pickle
 
 
 def chunk_size(first: Any) -> int:

@@ -178,6 +178,13 @@ class Timeline:
         where to start a page deep in the list."""
         return self.engine.run_seq_at(offset, where)
 
+    def _raw_key(self, key: str) -> bytes:
+        """Blob ``key`` (hex) as bytes; ``IntegrityError`` for a malformed one."""
+        try:
+            return bytes.fromhex(key)
+        except (ValueError, TypeError):
+            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+
     def blob(self, key: str, *, limit: int | None = None) -> bytes:
         """Return the bytes of blob ``key`` (hex), checked against its hash.
 
@@ -185,10 +192,7 @@ class Timeline:
         or (``limit``) the blob or a delta base it needs claims more than ``limit`` bytes —
         checked before anything is inflated (``blobs.BlobSource.inner``).
         """
-        try:
-            raw = bytes.fromhex(key)
-        except (ValueError, TypeError):
-            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        raw = self._raw_key(key)
         try:
             with self._lock:
                 return self._blobs.content(raw, limit=limit)
@@ -206,26 +210,10 @@ class Timeline:
             return NotFoundError(self.path, f"missing blob {exc.key.hex()[:12]}")
         return IntegrityError(self.path, f"blob {exc.key.hex()[:12]} is {exc}")
 
-    def blob_inner(self, key: str) -> bytes:
-        """The inner bytes of blob ``key`` (hex): for a manifest, its list of pieces
-        (``blobs.manifest_pieces``), not their content. Raises like ``blob``."""
-        try:
-            raw = bytes.fromhex(key)
-        except (ValueError, TypeError):
-            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
-        try:
-            with self._lock:
-                return self._blobs.inner(raw)[1]
-        except blobs.BlobError as exc:
-            raise self._blob_error(exc) from None
-
     def blob_pieces(self, key: str) -> list[str] | None:
         """The piece keys (hex, in order) of manifest ``key``; None when ``key`` is a plain
         blob. Reads the manifest's own row only, never its pieces. Raises like ``blob``."""
-        try:
-            raw = bytes.fromhex(key)
-        except (ValueError, TypeError):
-            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        raw = self._raw_key(key)
         try:
             with self._lock:
                 is_manifest, inner = self._blobs.inner(raw)
@@ -264,10 +252,7 @@ class Timeline:
         """Raise ``IntegrityError`` when blob ``key``, or any delta base it is decoded against,
         claims more than ``limit`` bytes: frame records, previews and source are never that big,
         and a hostile file's zlib bomb must not be inflated to find out (``sanitize.MAX_RECORD``)."""
-        try:
-            raw = bytes.fromhex(key)
-        except (ValueError, TypeError):
-            raise IntegrityError(self.path, f"malformed blob reference {key!r}") from None
+        raw = self._raw_key(key)
         # A delta row is decoded against its base, so every base down the chain must fit too:
         # only sizes and the 16-byte base reference are read (one query), nothing is inflated.
         rows = self.engine.blob_chain(raw, blobs.MAX_NESTING, head_only=True)

@@ -109,8 +109,7 @@ class BlobReach:
         problem = self.timeline.blob_problem(bytes.fromhex(key))
         if problem:
             return []
-        inner = self.timeline.blob_inner(key)
-        return [piece.hex() for piece in blobs.manifest_pieces(inner) or ()]
+        return self.timeline.blob_pieces(key) or []
 
     def add_ref(self, step: int, ref: Any) -> None:
         """A value ref (``{"p": preview, "b": payload, "x": key id, …}``)."""

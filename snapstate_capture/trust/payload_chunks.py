@@ -14,38 +14,25 @@ key without reading a chunk (``snapstate_inspect.model.chunk_diff``).
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PayloadLoadError
 from ..values import loads
+from ..values.chunk_layout import KINDS, TRAILER, unpiece
 from .gate import require_value_trust
 
 if TYPE_CHECKING:
     from ..store.reader import Value
 
 
-def _short_str(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return b"\x8c" + bytes([len(data)]) + data
-
-
-def _header(function: str) -> bytes:
-    # ``capture.chunked``'s headers (that layer is above this one; a test checks they agree)
-    return (b"\x80\x05" + _short_str("snapstate_capture.capture.chunked")
-            + _short_str(function) + b"\x93(")
-
-
-HEADERS = {_header("join_dict"): "dict", _header("join_list"): "list"}
-TRAILER = b"tR."
-
-
 @dataclass(frozen=True)
 class PayloadChunks:
-    """The chunks of a chunked payload: ``kind`` ``dict`` or ``list``, ``keys`` the hex keys
-    of its chunk pieces in order (content hashes: equal keys, equal chunks)."""
+    """The chunks of the chunked payload ``payload`` (its hex blob key): ``kind`` ``dict`` or
+    ``list``, ``keys`` the hex keys of its chunk pieces in order (content hashes: equal keys,
+    equal chunks)."""
 
+    payload: str
     kind: str
     keys: tuple[str, ...]
 
@@ -66,46 +53,48 @@ def payload_chunks(value: Value) -> PayloadChunks | None:
     top = timeline.blob_pieces(ref["b"])
     if top is None or len(top) < 3:
         return None
-    kind = HEADERS.get(timeline.blob(top[0], limit=256))
+    kind = KINDS.get(timeline.blob(top[0], limit=256))
     if kind is None or timeline.blob(top[-1], limit=256) != TRAILER:
         return None
     middle = top[1:-1]
     if timeline.blob_pieces(middle[0]) is None:
-        return PayloadChunks(kind, tuple(middle))  # the chunks themselves (at most FANOUT)
+        return PayloadChunks(ref["b"], kind, tuple(middle))  # the chunks themselves (at most FANOUT)
     keys: list[str] = []
     for group in middle:  # group manifests of chunk keys, as the recorder writes past FANOUT
         pieces = timeline.blob_pieces(group)
         keys.extend(pieces if pieces is not None else [group])
-    return PayloadChunks(kind, tuple(keys))
+    return PayloadChunks(ref["b"], kind, tuple(keys))
 
 
-def load_chunks(value: Value, keys: list[str], *, trust: bool) -> list[list[Any]]:
-    """Unpickle the chunks ``keys`` (from ``payload_chunks(value).keys``) of ``value``'s
-    payload: each a list of elements (a dict's: ``(key, value)`` pairs).
+def load_chunks(value: Value, layout: PayloadChunks, positions: list[int], *, trust: bool
+                ) -> list[list[Any]]:
+    """Unpickle the chunks at ``positions`` (indexes into ``layout.keys``) of ``value``'s
+    payload, whose ``layout`` is ``payload_chunks(value)``: each a list of elements (a dict's:
+    ``(key, value)`` pairs), in the order of ``positions``.
 
     Raises ``UntrustedPayloadError`` as ``Value.load`` does (the same check, first);
-    ``PayloadLoadError`` for a key that is no chunk of this payload, a piece that is not one
-    chunk, or a chunk that does not unpickle to a list; ``IntegrityError`` for corrupt bytes.
+    ``PayloadLoadError`` for a layout of another payload, a position out of range, a blob that
+    is not one chunk piece, or a chunk that does not unpickle to a list; ``IntegrityError``
+    for corrupt bytes.
     """
     require_value_trust(value, trust=trust)
-    layout = payload_chunks(value)
-    own = set(layout.keys) if layout is not None else set()
+    where = f"{value.timeline.path}: {value.name!r}"
+    if value.ref.get("b") != layout.payload:
+        raise PayloadLoadError(f"{where}: the chunk layout given is another payload's")
     out = []
-    for key in keys:
-        if key not in own:
-            raise PayloadLoadError(f"{value.timeline.path}: {value.name!r}: blob {key[:12]} "
-                                   "is no chunk of its payload")
-        data = value.timeline.blob(key)
-        if len(data) < 9 or data[0] != 0x8E or struct.unpack("<Q", data[1:9])[0] != len(data) - 9:
-            raise PayloadLoadError(f"{value.timeline.path}: {value.name!r}: chunk {key[:12]} "
-                                   "is not one chunk piece")
+    for position in positions:
+        if not 0 <= position < len(layout.keys):
+            raise PayloadLoadError(f"{where}: its payload has no chunk {position}")
+        key = layout.keys[position]
+        chunk = unpiece(value.timeline.blob(key))
+        if chunk is None:
+            raise PayloadLoadError(f"{where}: chunk {key[:12]} is not one chunk piece")
         try:
-            items = loads("pickle", data[9:])
+            items = loads("pickle", chunk)
         except Exception as exc:  # noqa: BLE001 - reported as any payload that does not load
-            raise PayloadLoadError(f"{value.timeline.path}: {value.name!r}: chunk {key[:12]} "
-                                   f"could not be loaded: {type(exc).__name__}: {exc}") from exc
+            raise PayloadLoadError(f"{where}: chunk {key[:12]} could not be loaded: "
+                                   f"{type(exc).__name__}: {exc}") from exc
         if type(items) is not list:
-            raise PayloadLoadError(f"{value.timeline.path}: {value.name!r}: chunk {key[:12]} "
-                                   "is not a list")
+            raise PayloadLoadError(f"{where}: chunk {key[:12]} is not a list")
         out.append(items)
     return out

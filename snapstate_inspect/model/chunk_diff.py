@@ -52,10 +52,8 @@ def diff_chunked(a: Value, b: Value, preview_len: tuple[Any, Any], options: Diff
     if len(differing) > len(chunks_a.keys) * MAX_DIFFERING:
         return None
     try:
-        part_a = _join(load_chunks(a, [chunks_a.keys[i] for i in differing],
-                                   trust=options.trust))
-        part_b = _join(load_chunks(b, [chunks_b.keys[i] for i in differing],
-                                   trust=options.trust))
+        part_a = _join(load_chunks(a, chunks_a, differing, trust=options.trust))
+        part_b = _join(load_chunks(b, chunks_b, differing, trust=options.trust))
     except (SnapStateError, TypeError, ValueError):  # refused by the gate, too: the load says why
         return None
     if part_a is None or part_b is None:

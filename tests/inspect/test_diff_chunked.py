@@ -3,11 +3,15 @@ as loading both values whole, and the whole load wherever the chunks do not line
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import replace
+
 import pytest
 
 import snapstate_capture as snap
 from snapstate_capture.capture import chunked
 from snapstate_capture.trust import payload_chunks as chunks_module
+from snapstate_capture.values import chunk_layout
 from snapstate_inspect.model import chunk_diff, diff as diff_module
 from snapstate_inspect.model.diff import StepDiffer
 from snapstate_inspect.model.value_diff import DiffOptions
@@ -172,9 +176,17 @@ def test_untrusted_file_loads_no_chunk(tmp_path, monkeypatch, isolated_user_conf
     assert "compared previews: payloads not loaded" in str(fast)
 
 
-def test_headers_match_the_capture_side():
-    assert chunks_module.HEADERS == {chunked.DICT_HEADER: "dict", chunked.LIST_HEADER: "list"}
-    assert chunks_module.TRAILER == chunked.TRAILER
+def test_the_layout_bytes_rebuild_the_value_through_the_join_functions():
+    """Files written long ago call ``JOIN_MODULE``'s join functions: they must stay there."""
+    assert chunk_layout.JOIN_MODULE == chunked.__name__
+    pairs = chunk_layout.piece(pickle.dumps([("a", 1), ("b", 2)], 5))
+    items = chunk_layout.piece(pickle.dumps([1, 2, 3], 5))
+    assert pickle.loads(chunk_layout.DICT_HEADER + pairs + pairs + chunk_layout.TRAILER) == \
+        {"a": 1, "b": 2}
+    assert pickle.loads(chunk_layout.LIST_HEADER + items + items + chunk_layout.TRAILER) == \
+        [1, 2, 3, 1, 2, 3]
+    assert chunk_layout.unpiece(pairs) == pickle.dumps([("a", 1), ("b", 2)], 5)
+    assert chunk_layout.unpiece(pairs + b"x") is None and chunk_layout.unpiece(b"\x8e") is None
 
 
 def test_load_chunks_refuses_other_blobs(tmp_path):
@@ -183,9 +195,18 @@ def test_load_chunks_refuses_other_blobs(tmp_path):
     with snap.open_timeline(tmp_path / "t.snap", trust=True) as timeline:
         steps = timeline.run().steps
         value = steps[0].frames[-1].locals["table"]
+        later = steps[1].frames[-1].locals["table"]
         layout = chunks_module.payload_chunks(value)
         assert layout is not None and layout.kind == "dict" and len(layout.keys) == 20
-        first = chunks_module.load_chunks(value, [layout.keys[0]], trust=True)[0]
+        assert layout.payload == value.ref["b"]
+        first = chunks_module.load_chunks(value, layout, [0], trust=True)[0]
         assert first[:2] == [("key0", 0), ("key1", 1)]
-        with pytest.raises(snap.SnapStateError):
-            chunks_module.load_chunks(value, [value.preview_key], trust=True)
+        changed = chunks_module.load_chunks(later, chunks_module.payload_chunks(later), [0],
+                                            trust=True)[0]
+        assert changed[:2] == [("key0", 0), ("key1", 0)]
+        for bad_layout, positions in [
+                (chunks_module.payload_chunks(later), [0]),  # another payload's layout
+                (layout, [20]), (layout, [-1]),  # no such chunk
+                (replace(layout, keys=(value.preview_key,)), [0])]:  # not a chunk piece
+            with pytest.raises(snap.SnapStateError):
+                chunks_module.load_chunks(value, bad_layout, positions, trust=True)
