@@ -37,6 +37,8 @@ _MISSING = object()
 _SCALAR = SCALAR_TYPES
 _INLINE = INLINE_STR
 _SHAPED = secret_shapes.find
+#: Containers whose length a module body's catch-up compares (``CallFrame._rebound``).
+_SIZED = frozenset({list, dict, set, bytearray})
 
 
 class CallFrame:
@@ -44,7 +46,7 @@ class CallFrame:
     trace function; ``refresh`` catches the frame up when one of its callees is called."""
 
     __slots__ = ("tracer", "info", "fid", "fkey", "known", "prev", "secret", "redacts",
-                 "encoder", "app", "lines")
+                 "encoder", "app", "lines", "sizes")
 
     def __init__(self, tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
                  pairs: list[Any], values: dict[str, Any] | None = None) -> None:
@@ -60,6 +62,7 @@ class CallFrame:
         self.encoder = tracer.encoder
         self.app = tracer.items.append
         self.prev = frame.f_lineno
+        self.sizes: dict[str, int] | None = None  # module or class body: container lengths
         known: dict[str, tuple[Any, Any]] = {}
         self.known = known  # name -> (object, ref); line tracing: non-scalars only
         if not self.lines:
@@ -86,29 +89,56 @@ class CallFrame:
         return ref
 
     def _snapshot_changes(self, frame: types.FrameType, out: list[Any]) -> None:
-        info, known, secret = self.info, self.known, self.secret
+        module = self.info.module
         for name, value in list(frame.f_locals.items()):
-            if info.module and name.startswith("__") and name.endswith("__"):
+            if module and name.startswith("__") and name.endswith("__"):
                 continue
-            cls = value.__class__
-            if secret and name in secret and self.redacts(name, value):
-                last = known.get(name)
-                if last is None or last[0] is not value:
-                    known[name] = (value, None)
-                    out.append(name)
-                    out.append(self.encoder.redacted(value))
-            elif cls in _SCALAR or (cls is str and len(value) <= _INLINE and not _SHAPED(value)):
-                last = known.get(name)
-                if last is not None and last[0].__class__ is cls and last[0] == value:
-                    continue
-                known[name] = (value, value)
+            self._snapshot_one(name, value, out)
+
+    def _snapshot_one(self, name: str, value: Any, out: list[Any]) -> None:
+        """Append ``name`` and its new reference to ``out`` when its content changed since
+        this frame's last step."""
+        known, secret = self.known, self.secret
+        cls = value.__class__
+        if secret and name in secret and self.redacts(name, value):
+            last = known.get(name)
+            if last is None or last[0] is not value:
+                known[name] = (value, None)
                 out.append(name)
-                out.append(value)
-            else:
-                ref = self._changed_ref(name, value)
-                if ref is not None:
-                    out.append(name)
-                    out.append(ref)
+                out.append(self.encoder.redacted(value))
+        elif cls in _SCALAR or (cls is str and len(value) <= _INLINE and not _SHAPED(value)):
+            last = known.get(name)
+            if last is not None and last[0].__class__ is cls and last[0] == value:
+                return
+            known[name] = (value, value)
+            out.append(name)
+            out.append(value)
+        else:
+            ref = self._changed_ref(name, value)
+            if ref is not None:
+                out.append(name)
+                out.append(ref)
+
+    def _rebound(self, frame: types.FrameType, out: list[Any]) -> None:
+        """``_snapshot_changes`` for a module or class body's catch-up: a non-scalar that is
+        the object last stored under its name is skipped without being captured again."""
+        known, sizes = self.known, self.sizes
+        if sizes is None:
+            sizes = self.sizes = {}
+        for name, value in list(frame.f_locals.items()):
+            last = known.get(name)
+            cls = value.__class__
+            if last is not None and last[0] is value:
+                if cls in _SIZED:
+                    if sizes.get(name) == len(value):
+                        continue
+                elif cls not in _SCALAR and cls is not str:
+                    continue
+            if name.startswith("__") and name.endswith("__"):
+                continue
+            self._snapshot_one(name, value, out)
+            if cls in _SIZED:
+                sizes[name] = len(value)
 
     def local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event == "line":
@@ -154,10 +184,23 @@ class CallFrame:
 
     def refresh(self, frame: types.FrameType) -> None:
         """Append this frame's line and the locals changed since its last step as a
-        ``REFRESH`` item (not a step), when either changed."""
+        ``REFRESH`` item (not a step), when either changed.
+
+        A module or class body (``info.module``) is caught up by name, identity and length
+        only: a name bound to another object, a changed scalar, or a list, dict, set or
+        bytearray whose length changed (``results.append(...)`` in a script's loop) is
+        captured; an object it still holds otherwise is not looked into — its globals are
+        hundreds of values, and the catch-up runs at every call the body makes (each
+        decorator, each class statement, each call of a script's loop), where nearly all are
+        unchanged. An object changed in place without a change of length is stored at the
+        body's next step of its own (an exception, its return at the end of the script or
+        import), which checks every value in full."""
         out = [REFRESH, self.fid, frame.f_lineno]
         try:
-            self._snapshot_changes(frame, out)
+            if self.info.module:
+                self._rebound(frame, out)
+            else:
+                self._snapshot_changes(frame, out)
         except Exception:  # noqa: BLE001 - never raise into the program
             pass
         if len(out) > 3 or out[2] != self.prev:

@@ -89,3 +89,47 @@ def test_a_traced_frame_keeps_nothing_alive_after_it_returned(snap_path):
     finally:
         gc.enable()
     assert not alive
+
+
+SCRIPT = '''
+import sys
+table = {f"key{i}": [i] for i in range(3000)}
+results = []
+shared = {"n": 0}
+
+def work(i):
+    if i == 3:
+        table["key0"][0] = -1  # in place, no change of length
+        shared["n"] = 1
+    return i * 2
+
+for i in range(5):
+    results.append(work(i))
+'''
+
+
+def test_a_script_body_is_caught_up_by_identity_and_length(tmp_path):
+    """A module body's catch-up at each call (``CallFrame._rebound``) does not capture its
+    unchanged globals again: the 3,000-entry ``table`` is captured once at the body's first
+    step and again only at the body's return, which sees the in-place change; a list that
+    grows (``results``) is seen at every call."""
+    from tests.conftest import run_cli
+
+    script = tmp_path / "loop.py"
+    script.write_text(SCRIPT)
+    path = tmp_path / "loop.snap"
+    done = run_cli("record", "--trace", "calls", "-o", str(path), str(script), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        steps = list(timeline.runs[-1].steps)
+        calls = [s for s in steps if s.function == "work" and s.kind == "call"]
+        body = [{k: v for k, v in s.frames[0].locals.items()} for s in calls]
+        assert [b["results"].repr for b in body] == ["[]", "[0]", "[0, 2]", "[0, 2, 4]",
+                                                     "[0, 2, 4, 6]"]
+        tables = {b["table"].digest for b in body}
+        assert len(tables) == 1  # the catch-up never looked into it again
+        end = steps[-1]
+        assert (end.kind, end.function) == ("return", "<module>")
+        assert end.frames[0].locals["table"].digest not in tables  # key0 changed in place
+        assert end.frames[0].locals["shared"].repr == "{'n': 1}"
+        assert end.frames[0].locals["results"].repr == "[0, 2, 4, 6, 8]"
