@@ -305,7 +305,11 @@ def _module_file(module: str) -> str | None:
 
 
 def _print_traceback(exc: BaseException) -> None:
-    """Print the traceback as python would: without runpy's and snapstate's frames."""
+    """Print the traceback as python would: without runpy's and snapstate's frames, through
+    ``sys.excepthook`` — the program's own hook if it set one, else the interpreter's, which
+    reads source lines as a plain run does (``traceback.print_exception`` goes through
+    ``linecache``, which shows a module's lines for generated code such as networkx's
+    ``"<class 'argmap'> compilation 20"`` frames)."""
     tb = exc.__traceback__
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     while tb is not None and (tb.tb_frame.f_code.co_filename.startswith(here)
@@ -313,7 +317,10 @@ def _print_traceback(exc: BaseException) -> None:
                               or "snapstate_capture" in tb.tb_frame.f_code.co_filename
                               or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")):
         tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb)
+    try:
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)  # the hook reads exc's own
+    except Exception:  # noqa: BLE001 - a broken hook: print it as python does then
+        traceback.print_exception(type(exc), exc, tb)
 
 
 def _warn_untraced(module: str | None, path: str | None, include: list[str],

@@ -190,3 +190,33 @@ def test_script_sees_what_python_gives_it(tmp_path):
     assert str(script) in proc.stdout and "['facts.py', 'a', 'b']" in proc.stdout
     traceback = proc.stderr[proc.stderr.index("Traceback"):]
     assert traceback == plain.stderr[plain.stderr.index("Traceback"):]
+
+
+def test_a_traceback_through_generated_code_is_the_one_python_prints(tmp_path):
+    """Code compiled under a name that is not ``<...>`` (networkx's ``"<class 'argmap'>
+    compilation 20"``) has no source of its own: python's own printer shows no line for it,
+    where ``traceback.print_exception`` would show a line of the module that compiled it."""
+    (tmp_path / "gen.py").write_text(
+        "import os\n"
+        "import sys\n"
+        "namespace = globals()\n"
+        "exec(compile('def fail():\\n    return 1 / 0\\n', '<gen> compilation 1', 'exec'),\n"
+        "     namespace)\n")
+    (tmp_path / "main.py").write_text("import gen\ngen.fail()\n")
+    plain = run_python("main.py", cwd=tmp_path)
+    proc, _ = _record(tmp_path, "main.py")
+    assert proc.returncode == plain.returncode == 1
+    traceback = proc.stderr[proc.stderr.index("Traceback"):]
+    assert traceback == plain.stderr[plain.stderr.index("Traceback"):]
+    assert "import sys" not in traceback and "compilation 1" in traceback
+
+
+def test_the_programs_own_excepthook_reports_its_error(tmp_path):
+    (tmp_path / "hooked.py").write_text(
+        "import sys\n"
+        "sys.excepthook = lambda kind, exc, tb: print('hooked:', kind.__name__, exc)\n"
+        "raise KeyError('k')\n")
+    plain = run_python("hooked.py", cwd=tmp_path)
+    proc, _ = _record(tmp_path, "hooked.py")
+    assert proc.returncode == plain.returncode == 1
+    assert proc.stdout == plain.stdout == "hooked: KeyError 'k'\n"
