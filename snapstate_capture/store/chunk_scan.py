@@ -40,6 +40,8 @@ _LINE_BITS = chunks.LINE_BITS
 _OPEN, _ADOPT, _RETURN, _EXCEPTION, _GAP, _REFRESH = (
     chunks.OPEN, chunks.ADOPT, chunks.RETURN, chunks.EXCEPTION, chunks.GAP, chunks.REFRESH)
 _DELETED = ()
+#: A step index past any run's last (chunk queries bound it as a 64-bit integer).
+_ALL_STEPS = 1 << 62
 
 
 @dataclass
@@ -388,3 +390,25 @@ _UNSEEN = object()
 def _same(a: Any, b: Any) -> bool:
     """Stored values equal, telling apart ``1``, ``True`` and ``1.0``."""
     return a is b or (type(a) is type(b) and a == b)
+
+
+def scan_sources(timeline: Timeline, run_id: str) -> dict[str, str]:
+    """``{filename: source hash}`` of every frame the run's trace chunks introduce (first seen
+    wins), for code drift (``replay.drift``): a traced run keeps its frames in chunks, not in
+    step rows. Reads every chunk once (headers and call items only); raises
+    ``IntegrityError`` for a chunk that does not decode."""
+    sources: dict[str, str] = {}
+    for first, _count, data in chunk_rows(timeline, run_id, 0, _ALL_STEPS):
+        header, items = _decode(timeline, first, data)
+        for entry in header.get("frames") or ():
+            if isinstance(entry, (tuple, list)) and len(entry) == 10:
+                _add_source(sources, entry[5], entry[7])
+        for item in items:
+            if (type(item) is tuple and len(item) >= 12 and item[0] in (_OPEN, _ADOPT)):
+                _add_source(sources, item[6], item[8])
+    return sources
+
+
+def _add_source(sources: dict[str, str], filename: Any, key: Any) -> None:
+    if isinstance(filename, str) and isinstance(key, str):
+        sources.setdefault(filename, key)

@@ -393,8 +393,9 @@ class Run:
         return "running"
 
     def source_files(self) -> dict[str, str]:
-        """``{filename: source hash}`` for every file on the run's saved stacks (first seen
-        wins); raises ``TimelineError`` when the file cannot be read."""
+        """``{filename: source hash}`` for every file on the run's saved stacks, step rows and
+        trace chunks alike (first seen wins); raises ``TimelineError`` when the file cannot be
+        read."""
         timeline = self.timeline
         keys: dict[str, None] = {}
         for frames in timeline.engine.distinct_frames(self.id):
@@ -410,6 +411,11 @@ class Run:
                 continue
             filename, source = record.get("filename"), record.get("source")
             if isinstance(filename, str) and isinstance(source, str):
+                sources.setdefault(filename, source)
+        if timeline.engine.run_has_chunks(self.id):  # a traced run: its frames are in chunks
+            from .chunk_scan import scan_sources
+
+            for filename, source in scan_sources(timeline, self.id).items():
                 sources.setdefault(filename, source)
         return sources
 

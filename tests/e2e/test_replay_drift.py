@@ -32,6 +32,22 @@ def test_drift_is_listed_and_stops_replay(tmp_path):
     assert "+        total += i * 3" in result.stdout
 
 
+def test_drift_of_a_traced_run_that_finished_is_listed(tmp_path):
+    """A traced run keeps its frames in trace chunks: their files are checked too (a run with
+    no checkpoint and no exception step had no file to check, and replay ran the edited code
+    until it diverged)."""
+    program = tmp_path / "plus.py"
+    program.write_text("def f(x):\n    return x + 1\nprint(f(1))\n")
+    path = tmp_path / "plus.snap"
+    assert run_cli("record", "-o", str(path), str(program), cwd=tmp_path).returncode == 0
+    assert run_cli("replay", str(path), cwd=tmp_path).returncode == 0
+    _edit(program, "x + 1", "x + 2")
+    result = run_cli("replay", str(path), cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "code changed since the recording (1 file(s))" in result.stderr
+    assert "+    return x + 2" in result.stdout
+
+
 def test_injected_change_diverges_at_the_first_affected_step(tmp_path):
     path, side, program = record_agent(tmp_path, rounds=6, copy=True)
     before = side_lines(side)
