@@ -65,8 +65,9 @@ class StepComparer:
         actual = step_facts(record.kind, record.label, record.function, record.filename,
                             record.lineno)
         if recorded.kind != record.kind:
-            return divergence(index, "kind", f"expected a {recorded.kind} step, the program "
-                              f"reached a {record.kind} step", expected=expected, actual=actual)
+            return divergence(index, "kind", f"expected {_step_words(recorded.kind)}, the "
+                              f"program reached {_step_words(record.kind)}", expected=expected,
+                              actual=actual)
         if recorded.label != record.label:
             return divergence(index, "label", f"expected label {recorded.label!r}, got "
                               f"{record.label!r}", expected=expected, actual=actual)
@@ -228,9 +229,8 @@ def compare_steps(expected: Step, actual: Step, cwd: str) -> dict[str, Any] | No
                      actual.lineno)
     if expected.kind != actual.kind or expected.label != actual.label:
         what = "kind" if expected.kind != actual.kind else "label"
-        return divergence(index, what, f"expected a {expected.kind} step "
-                          f"{expected.label or ''}, the program reached a {actual.kind} step "
-                          f"{actual.label or ''}".replace("  ", " "), expected=exp, actual=act)
+        return divergence(index, what, f"expected {_step_words(expected.kind, expected.label)}, "
+                          f"the program reached {_step_words(actual.kind, actual.label)}", expected=exp, actual=act)
     rec_frames, act_frames = expected.frames, actual.frames
     if len(rec_frames) != len(act_frames):
         return divergence(index, "stack", f"expected {len(rec_frames)} frames on the stack, "
@@ -255,6 +255,12 @@ def compare_steps(expected: Step, actual: Step, cwd: str) -> dict[str, Any] | No
         return divergence(index, "value", f"{len(variables)} value(s) differ: {names}",
                           expected=exp, actual=act, variables=variables)
     return None
+
+
+def _step_words(kind: str, label: str | None = None) -> str:
+    """``a line step``, ``an exception step EOFError``: a step's kind and label in a sentence."""
+    article = "an" if kind[:1] in "aeiou" else "a"
+    return f"{article} {kind} step" + (f" {label}" if label else "")
 
 
 def _same_refs(expected: Any, actual: Any) -> bool:

@@ -218,6 +218,14 @@ class TracedStep(Step):
         item = self._chunk.items[self._chunk.positions[self._number]]
         return self._chunk.stack_view(self._number, _fid_of(item))
 
+    def read_as_raised(self) -> None:
+        """Read this step as an exception leaving its frame (label ``"raised"``, no return
+        value): what a ``return`` step of None was in recordings made before the tracer told
+        the two apart (replay compares such a step with its replay's ``raised`` one)."""
+        self.label = "raised"
+        self._extra_values = {}
+        self.__dict__.pop("extra", None)
+
     @property
     def stored_extra(self) -> dict[str, Any]:
         """``return``/``exception`` as stored in the chunk (inline scalars or blob keys)."""

@@ -221,7 +221,9 @@ class ChunkState:
                 changed = apply_pairs(frame.locals, item, 7)
                 if label != "yield":
                     self.closed = frame
-            return ("return", fid, lineno, label, changed, {"return": value})
+            # "raised": an exception left the frame (no value returned); "yield": suspended
+            return ("return", fid, lineno, label, changed,
+                    {} if label == "raised" else {"return": value})
         if code == EXCEPTION:
             _, fid, lineno, wall, mono, label, value = item[:7]
             self.wall, self.mono = wall, mono

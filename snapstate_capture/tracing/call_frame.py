@@ -26,6 +26,10 @@ from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
 from .stream import INLINE_STR, SCALAR_TYPES
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
+#: The instructions a frame returns by (3.12 adds RETURN_CONST); any other last instruction at
+#: a ``return`` event means an exception is leaving the frame.
+_RETURN_OPS = frozenset(__import__("dis").opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST")
+                        if name in __import__("dis").opmap)
 #: Where an ``await`` / ``yield from`` ends: the awaited iterator's ``StopIteration`` raises an
 #: ``exception`` event there (3.10: YIELD_FROM, 3.11: SEND) — the normal end of a wait, no error.
 _AWAIT_OPS = frozenset(__import__("dis").opmap[name] for name in ("SEND", "YIELD_FROM")
@@ -148,8 +152,10 @@ class CallFrame:
         try:
             if event == "return":
                 suspended = info.suspends and _is_yield(frame)
+                raised = arg is None and not suspended and _is_unwinding(frame)
                 out = [RETURN, fid, frame.f_lineno, time.time(), time.monotonic(),
-                       "yield" if suspended else None, self._encode_value(arg, "return")]
+                       "yield" if suspended else "raised" if raised else None,
+                       None if raised else self._encode_value(arg, "return")]
                 self._finish(frame, out)
                 self.app(tuple(out))
                 self.prev = frame.f_lineno
@@ -298,6 +304,15 @@ class CallFrame:
 def _ends_await(frame: types.FrameType) -> bool:
     try:
         return frame.f_code.co_code[frame.f_lasti] in _AWAIT_OPS
+    except (IndexError, AttributeError):
+        return False
+
+
+def _is_unwinding(frame: types.FrameType) -> bool:
+    """Whether a ``return`` event is an exception leaving the frame (python reports that as a
+    return of None): its last instruction is not a return."""
+    try:
+        return frame.f_code.co_code[frame.f_lasti] not in _RETURN_OPS
     except (IndexError, AttributeError):
         return False
 

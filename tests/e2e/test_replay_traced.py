@@ -180,3 +180,44 @@ def test_a_library_snapstate_itself_uses_is_traced_only_where_the_program_calls_
     result, data = replay_json(path)
     assert result.returncode == 0, (result.stdout[-2000:], result.stderr[-2000:])
     assert data["message"] == f"replayed {len(steps)} steps, no divergence", data
+
+
+UNWINDING = '''
+def divide(x):
+    return 1 / x
+
+def catches():
+    try:
+        divide(0)
+    except ZeroDivisionError:
+        pass
+    return 7
+
+print(catches())
+'''
+
+OLD_RECORDER = '''
+import sys
+import snapstate_capture.tracing.call_frame as call_frame
+call_frame._is_unwinding = lambda frame: False  # as recorders were before the "raised" label
+from snapstate_inspect.cli import main
+sys.exit(main(["record", "--trace", "calls", "-o", sys.argv[1], sys.argv[2]]))
+'''
+
+
+def test_a_recording_made_before_raised_steps_replays_without_divergence(tmp_path):
+    """Older recorders stored an exception leaving a frame as a return of None; the replay
+    labels it ``raised`` and reads the recorded step as one."""
+    from tests.conftest import run_python
+
+    script = tmp_path / "unwind.py"
+    script.write_text(UNWINDING)
+    path = tmp_path / "old.snap"
+    done = run_python("-c", OLD_RECORDER, str(path), str(script), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        labels = [(s.kind, s.function, s.label) for s in timeline.runs[-1].steps]
+    assert ("return", "divide", None) in labels  # the old form
+    replayed = run_cli("replay", str(path), cwd=tmp_path)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "replayed 8 steps, no divergence" in replayed.stdout
