@@ -187,6 +187,11 @@ def render_divergence(report: dict[str, Any]) -> list[Any]:
         if len(diff) > 1 or (diff and diff[0][0] != "(value)"):
             for path, exp, act in diff:
                 parts.append(plain(f"      {path}: {exp} -> {act}"))
+        elif not diff and "expected" in var and "actual" in var:
+            # equal previews (addresses aside) of different values: the change is deeper
+            parts.append(plain(f"      the saved previews agree (memory addresses aside): the "
+                               f"difference is deeper than they go; `--to {report.get('step')}"
+                               f" --pdb` stops there to look", "dim"))
     effect = report.get("effect")
     if effect:
         if effect.get("expected_name"):
