@@ -44,6 +44,7 @@ class GotoScreen(ModalScreen[int | None]):
         if step is None:
             self.query_one("#goto-error", Label).update(
                 f"not a step of this run: {event.value[:40]!r}")
+            event.input.value = ""  # the next number is typed afresh, not appended
             return
         self.dismiss(step)
 

@@ -33,15 +33,17 @@ def help_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists every binding; any of q, ?, Enter closes it."""
+    """Lists every binding; any of q, ?, Escape, Enter closes it."""
 
-    BINDINGS = [Binding("q,question_mark,enter,f1", "dismiss", "Close", show=True)]
+    BINDINGS = [Binding("q,question_mark,escape,enter,f1", "dismiss", "Close", show=True)]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Static(Text("SnapState inspector — keys", style="bold"), id="help-title")
+            yield Static(Text.assemble(("SnapState inspector — keys", "bold"),
+                                       ("   (q, ?, Esc or Enter closes this)", "dim")),
+                         id="help-title")
             yield Static(help_table(), id="help-table")
-            yield Static(Text("Close with q, ? or Enter. Every action is also in the command "
+            yield Static(Text("Close with q, ?, Esc or Enter. Every action is also in the command "
                               "palette (: or Ctrl+P).", style="dim"))
 
     def action_dismiss(self) -> None:  # type: ignore[override]

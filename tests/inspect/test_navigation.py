@@ -71,8 +71,10 @@ async def test_goto_step(reader):
         assert step_of(app) == 28
         await press(pilot, "g", "9", "9", "enter")  # out of range: the dialog stays and says so
         assert "not a step" in str(app.screen.query_one("#goto-error").render())
-        await press(pilot, "backspace", "backspace", "enter")  # empty: cancel
-        assert step_of(app) == 28
+        await press(pilot, "1", "2", "enter")  # typed afresh, not appended to "99"
+        assert step_of(app) == 12
+        await press(pilot, "g", "9", "9", "enter", "enter")  # rejected, then empty: cancel
+        assert step_of(app) == 12
 
 
 async def test_step_over_calls_and_exceptions(reader):

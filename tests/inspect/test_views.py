@@ -239,7 +239,10 @@ async def test_help_lists_every_binding_and_palette_every_command(reader):
             assert command.title in text and command.key_display in text
         shown = app.export_screenshot().replace("&#160;", " ")
         assert "Next exception" in shown and "Step over" in shown
+        assert "Esc or Enter closes this" in shown  # said at the top, not below the table
         await press(pilot, "q")
+        assert not isinstance(app.screen, HelpScreen)
+        await press(pilot, "question_mark", "escape")
         assert not isinstance(app.screen, HelpScreen)
 
 
