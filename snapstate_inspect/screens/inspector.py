@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -99,6 +99,13 @@ class InspectorScreen(InspectorActions, Screen[None]):
                     yield DetailView(id="detail")
         yield StatusBar(id="status")
         yield KeysFooter()
+
+    #: Below this many columns the screen is ``narrow`` (inspector.tcss): the timeline gives
+    #: up width to the stack, source, variables and value panes.
+    NARROW_COLUMNS = 120
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < self.NARROW_COLUMNS, "narrow")
 
     # -- setup -----------------------------------------------------------------------------
     def on_mount(self) -> None:

@@ -380,3 +380,19 @@ async def test_the_source_panel_follows_a_jump_into_a_long_file(tmp_path):
         top = int(source.scroll_offset.y)
         assert top < source.lineno <= top + source.scrollable_content_region.height
     reader.close()
+
+
+async def test_a_terminal_of_80_columns_leaves_every_pane_readable(reader):
+    """Under 120 columns the timeline gives up width (``narrow``): at 80×24 the stack was 4
+    columns wide and the value pane 8."""
+    app = SnapStateApp(reader)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.screen.has_class("narrow")
+        widths = {name: app.screen.query_one(f"#{name}").size.width
+                  for name in ("timeline", "stack", "source", "variables", "detail")}
+        assert widths["timeline"] <= 32 and min(widths.values()) >= 15, widths
+        await pilot.resize_terminal(160, 40)
+        await settle(pilot)
+        assert not app.screen.has_class("narrow")
+        assert app.screen.query_one("#timeline").size.width >= 50
