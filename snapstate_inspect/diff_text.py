@@ -97,11 +97,12 @@ def change_text(change: Change) -> Text:
         text.append("removed ", style="red")
         text.append_text(plain(change.old, "red"))
     elif change.kind == "type":
-        text.append_text(plain(f"type {_short(change.old_type)} → {_short(change.new_type)} ",
+        text.append_text(plain(f"type {_short(change.old_type)} → {_short(change.new_type)} (",
                                "magenta"))
         text.append_text(plain(change.old, "red"))
         text.append(" → ")
         text.append_text(plain(change.new, "green"))
+        text.append(")", style="magenta")
     elif change.kind == "len":
         text.append_text(plain(f"length {change.old} → {change.new}", "magenta"))
     elif change.kind == "hidden":

@@ -45,6 +45,9 @@ def test_added_removed_keys_and_type_change():
     result = diff_previews(PREVIEW.build(a), PREVIEW.build(b))
     typed = [c for c in result.changes if c.kind == "type"][0]
     assert (typed.old_type, typed.new_type) == ("builtins.int", "builtins.str")
+    from snapstate_inspect.diff_text import change_text
+
+    assert change_text(typed).plain == "type int → str (1 → '1')"
 
 
 def test_equal_values_give_no_changes():
