@@ -39,6 +39,20 @@ def _fork_origin(run: Run) -> float:
         return min(first[0].wall_time, run.started) if first else run.started
 
 
+def _fork_note(run: Run) -> tuple[int, str] | None:
+    """``(row, text)`` saying where a fork's own steps begin — after the parent's steps it
+    copied with their times, so the offsets jump there — or None when it copied none (a run
+    recorded with ``record(parent=...)``)."""
+    step = run.parent.step
+    try:
+        copied = run.steps.summaries(step, step + 1)
+    except SnapStateError:
+        return None
+    if not copied or copied[0].wall_time >= run.started:
+        return None
+    return step + 1, f"  ⑂ fork of {run.parent.run_id[:8]} from here"
+
+
 def format_offset(seconds: float) -> str:
     """``+1.234s``, ``+12m05s`` or ``+3h07m``: time since the run started (for a fork, since
     its parent started: its first steps are the parent's, copied with their times)."""
@@ -105,6 +119,7 @@ class TimelineView(ScrollView, can_focus=True):
         self._blocks: LRUCache[int, list[StepSummary]] = LRUCache(64)
         self._strips: LRUCache[tuple, Strip] = LRUCache(1024)
         self._started = 0.0
+        self._fork_note: tuple[int, str] | None = None  # (first step of a fork's own, text)
         self.hits: frozenset[int] = frozenset()
 
     @property
@@ -115,8 +130,10 @@ class TimelineView(ScrollView, can_focus=True):
         """Show ``run`` with ``count`` steps (rows re-read from the file)."""
         self._run = run
         self._started = run.started
+        self._fork_note = None
         if run.parent is not None:  # a fork's first steps are its parent's, with their times
             self._started = _fork_origin(run)
+            self._fork_note = _fork_note(run)
         self._blocks.clear()
         self._strips.clear()
         self.set_count(count)
@@ -222,6 +239,9 @@ class TimelineView(ScrollView, can_focus=True):
             if row.n_changed:
                 segments.append(Segment(f"  Δ{row.n_changed}",
                                         base + get("timeline--changed", partial=True)))
+            if self._fork_note is not None and index == self._fork_note[0]:
+                segments.append(Segment(self._fork_note[1],
+                                        base + get("timeline--label", partial=True)))
         return Strip(segments).extend_cell_length(width, base).crop(0, width)
 
     # -- input -----------------------------------------------------------------------------

@@ -396,3 +396,35 @@ async def test_a_terminal_of_80_columns_leaves_every_pane_readable(reader):
         await settle(pilot)
         assert not app.screen.has_class("narrow")
         assert app.screen.query_one("#timeline").size.width >= 50
+
+
+async def test_a_forks_own_steps_are_marked_where_they_begin(tmp_path):
+    """A fork made by replay copies its parent's steps 0..N with their times; the row of its
+    first own step says so (the offsets jump there)."""
+    from snapstate_capture.replay.fork import start_fork
+    from snapstate_capture.store.writer import TimelineWriter
+
+    path = tmp_path / "forks.snap"
+    with snap.record(path, name="parent"):
+        for n in range(6):
+            snap.checkpoint(f"p{n}", n=n)
+    with snap.open_timeline(path) as timeline:
+        writer = TimelineWriter(path)
+        fork_id = start_fork(writer, timeline.runs[-1], 3)
+        writer.end_run(fork_id, "finished")
+        writer.close()
+    with snap.record(path, name="made with parent=", parent=(fork_id, 1)):
+        snap.checkpoint("own")
+    reader = snap.open_timeline(path)
+    try:
+        app = SnapStateApp(reader, run_id=fork_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            timeline = app.screen.query_one("#timeline")
+            assert timeline._fork_note == (4, f"  ⑂ fork of {reader.runs[0].id[:8]} from here")
+        app = SnapStateApp(reader, run_id=reader.runs[-1].id)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert app.screen.query_one("#timeline")._fork_note is None  # copied nothing
+    finally:
+        reader.close()
