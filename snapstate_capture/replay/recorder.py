@@ -15,7 +15,7 @@ import threading
 import types
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PayloadLoadError, SnapStateError
+from ..errors import PayloadLoadError, SnapStateError, TimelineError
 from ..capture import lineage
 from ..capture.recorder import Recorder, _recording, current_task_name, current_thread_name
 from ..capture.effects import arguments_match
@@ -445,6 +445,9 @@ def restore_recorded_rng(session: ReplaySession) -> None:
     try:
         keys = session.run.entry.get("rng") or {}
         restore_states({name: session.timeline.blob(key) for name, key in keys.items()})
+    except TimelineError as exc:  # a missing or corrupt blob: the file is damaged
+        session.fail(f"damaged timeline: the recorded random state cannot be read "
+                     f"({exc.problem}); `snapstate verify` lists what is damaged")
     except (SnapStateError, ValueError, KeyError, TypeError) as exc:
         session.fail(f"cannot restore the recorded random state: {exc}")
 

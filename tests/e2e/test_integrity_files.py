@@ -174,3 +174,24 @@ def test_readers_open_a_file_with_a_hot_journal_read_only(tmp_path):
     assert not Path(f"{path}-journal").exists()
     with snap.open_timeline(path) as timeline:
         assert [r.name for r in timeline.runs] == ["kept", "next"]
+
+
+def test_replay_of_a_file_missing_a_blob_says_the_file_is_damaged(tmp_path):
+    """A blob the replay needs first (the recorded random state) is gone: one line saying the
+    timeline is damaged and what finds the rest, the file named once, exit 2."""
+    script = tmp_path / "draw.py"
+    script.write_text("import random\nprint(random.random())\n")
+    path = tmp_path / "draw.snap"
+    assert run_cli("record", "-o", str(path), str(script), cwd=tmp_path).returncode == 0
+    with snap.open_timeline(path) as timeline:
+        keys = list((timeline.runs[-1].entry.get("rng") or {}).values())
+    assert keys
+    with sqlite3.connect(path) as conn:
+        conn.executemany("DELETE FROM blobs WHERE hash=?", [(bytes.fromhex(k),) for k in keys])
+    conn.close()
+    done = run_cli("replay", str(path), cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].count(str(path.name)) == 1, done.stderr
+    assert "damaged timeline: the recorded random state cannot be read (missing blob" in lines[0]
+    assert "snapstate verify" in lines[0] and "Traceback" not in done.stderr
