@@ -408,8 +408,8 @@ class InspectorScreen(InspectorActions, Screen[None]):
 
     def _apply_plot(self, data: list[float]) -> None:
         plots = self.query(RunPlot)  # none once the app is closing: the worker came too late
-        if plots:
-            plots.first().data = data
+        if plots:  # nothing changed anywhere (or no steps): no bars, not a flat full row
+            plots.first().data = data if any(data) else []
 
     def _poll(self) -> None:
         """Live follow: pick up new steps (and the run's status) while recording goes on."""

@@ -428,3 +428,25 @@ async def test_a_forks_own_steps_are_marked_where_they_begin(tmp_path):
             assert app.screen.query_one("#timeline")._fork_note is None  # copied nothing
     finally:
         reader.close()
+
+
+async def test_a_run_without_changes_draws_no_bars(tmp_path):
+    """A run with no steps (or none that changed a local) has nothing to plot: no row of full
+    blocks, which a plot of equal totals draws."""
+    from snapstate_inspect.widgets.sparkline import RunPlot
+
+    path = tmp_path / "empty.snap"
+    with snap.record(path, name="empty"):
+        pass
+    reader = snap.open_timeline(path)
+    try:
+        app = SnapStateApp(reader)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            for _ in range(20):
+                await pilot.pause(0.05)
+            plot = app.screen.query_one(RunPlot)
+            assert list(plot.data or []) == []
+            assert "█" not in app.export_screenshot()
+    finally:
+        reader.close()
