@@ -3,7 +3,8 @@
 A process that continues a run — answers a waiting run, wakes a sleeping one, resumes a
 crashed one — first takes the run's **lease**: a row of ``leases`` naming the holder (a random
 token, user, host, pid) and when it expires. The holder renews it (heartbeat) while it works;
-a holder that dies stops renewing and the lease expires, so another resumer may take it.
+a holder that dies stops renewing and the lease expires, so another resumer may take it — at
+once when the holder ran on the same machine and its process is gone (killed by a signal).
 When the holder creates the continuation run it **claims** the lease in the same transaction
 (``claim_continuation``): the claim succeeds only while the token still holds an unexpired
 lease and the run has no continuation yet, so a run is never continued twice — not even by a
@@ -104,6 +105,25 @@ class LeaseLost(SnapStateError):
     """The lease this process held expired and was taken, or the run was continued already."""
 
 
+def _holder_is_gone(holder: Holder) -> bool:
+    """Whether ``holder`` ran on this machine (same host name) in a process that no longer
+    exists or has exited (``writer.process_start_marker``). A reused pid counts as alive, so
+    its lease is waited out as any other."""
+    if holder.host != socket.gethostname() or holder.pid <= 0 or holder.pid == os.getpid():
+        return False
+    if not os.path.isdir("/proc/self"):  # no /proc to tell an exited process by
+        try:
+            os.kill(holder.pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            return False
+        return False
+    from .writer import process_start_marker
+
+    return process_start_marker(holder.pid) is None  # none, or exited (a zombie)
+
+
 def _clock(when: float) -> str:
     return dt.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -182,6 +202,14 @@ class LeaseStore:
 
         taken, old = self._run(lambda engine: engine.lease_take(row, moment))
         before = _lease(old)
+        if not taken and before is not None and before.holder is not None \
+                and _holder_is_gone(before.holder):
+            # a resumer on this machine that was killed: no need to wait out its lease. Taken
+            # only while the row still holds that lease (a live resumer's take moves expires)
+            taken, old = self._run(lambda engine: engine.lease_take(
+                row, before.holder.expires))  # type: ignore[union-attr]
+            if not taken:
+                before = _lease(old)
         if not taken:
             assert before is not None and before.holder is not None
             raise LeaseHeld(self.path, run_id, before.holder)

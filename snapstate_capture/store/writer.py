@@ -85,11 +85,14 @@ def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tup
 
 
 def process_start_marker(pid: int) -> str | None:
-    """Return a string that identifies process ``pid``'s start (Linux /proc), or None."""
+    """Return a string that identifies process ``pid``'s start (Linux /proc), or None when
+    there is no such process or it has exited (a zombie its parent has not reaped yet: a
+    killed resumer's child under a PID 1 that reaps late)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read().decode("ascii", "replace")
-        return stat.rsplit(")", 1)[1].split()[19]
+        fields = stat.rsplit(")", 1)[1].split()
+        return None if fields[0] in ("Z", "X") else fields[19]
     except (OSError, IndexError):
         return None
 

@@ -133,3 +133,33 @@ def test_readers_show_the_chain_from_sealed_headers_not_the_lease_row(recorded):
         assert timeline.run(fork).continues == run_id  # what the edit claims…
         reports = {r.run_id: r for r in verify_timeline(timeline, None).runs}
         assert not reports[fork].intact and reports[continuation].intact  # …verify refutes
+
+
+def test_a_lease_of_a_killed_resumer_on_this_machine_is_taken_at_once(recorded, monkeypatch):
+    """A resumer killed by a signal leaves a lease that has not expired; on the same machine
+    its process is known to be gone, so the next resume need not wait it out. A holder on
+    another machine, or alive here, is waited for as before."""
+    import subprocess
+    import sys
+
+    from snapstate_capture.store import leases
+
+    path, run_id = recorded
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with LeaseStore(path) as store:
+        with monkeypatch.context() as patch:
+            patch.setattr(leases.os, "getpid", lambda: gone.pid)
+            dead, _ = store.acquire(run_id, ttl=600)  # the killed resumer's lease
+        taker, before = store.acquire(run_id, ttl=600)
+        assert before.holder.token == dead.token and before.live()  # not expired, yet taken
+        assert store.get(run_id).holder.token == taker.token
+        with pytest.raises(LeaseHeld):  # held by this live process: refused as ever
+            store.acquire(run_id, ttl=600)
+        assert store.release(run_id, taker.token)
+        with monkeypatch.context() as patch:
+            patch.setattr(leases.os, "getpid", lambda: gone.pid)
+            patch.setattr(leases.socket, "gethostname", lambda: "another-machine")
+            store.acquire(run_id, ttl=600)
+        with pytest.raises(LeaseHeld):  # another machine's pid says nothing here
+            store.acquire(run_id, ttl=600)

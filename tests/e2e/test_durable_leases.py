@@ -62,9 +62,12 @@ def test_two_concurrent_resumes_continue_a_run_exactly_once(tmp_path):
     assert side_lines(side).count("draft cats (yes)") == TRIALS
 
 
-def test_a_killed_resumer_lease_expires_and_a_second_resume_finishes(tmp_path):
+def test_a_killed_resumers_lease_is_taken_at_once_and_a_second_resume_finishes(tmp_path):
+    """A resumer killed on this machine leaves a lease that has not expired; its process is
+    gone, so the next resume takes the lease at once (on another machine it waits the lease
+    out: ``tests/capture/test_durable_leases.py``)."""
     path, side = tmp_path / "slow.snap", tmp_path / "side.txt"
-    env = {"SNAPSTATE_LEASE_SECONDS": "6"}
+    env = {"SNAPSTATE_LEASE_SECONDS": "600"}
     done = run_python(str(PROGRAMS / "durable_timed.py"), "slow", str(path), str(side),
                       cwd=tmp_path)
     assert done.returncode == 75, done.stderr
@@ -79,15 +82,8 @@ def test_a_killed_resumer_lease_expires_and_a_second_resume_finishes(tmp_path):
     waiting = runs_json(path)[0]["id"]
     with snap.open_timeline(path) as timeline:
         dead = timeline.leases()[waiting].holder
-    assert dead.pid == first.pid
-    # at the moment of its last heartbeat (a loaded machine may take longer than the lease to
-    # get here), the dead resumer's lease refuses another resumer, naming it
-    with LeaseStore(path) as store, pytest.raises(
-            LeaseHeld, match=rf"is being resumed by .*@.* \(pid {first.pid}\) since "):
-        store.acquire(waiting, now=dead.renewed)
+    assert dead.pid == first.pid and dead.expires > time.time() + 60  # far from expiring
     (tmp_path / "side.txt.go").write_text("")
-    expires = dead.expires
-    time.sleep(max(0.0, expires - time.time()) + 0.1)  # no heartbeat: the lease expires
     second = run_cli("resume", str(path), "--run", waiting, "--answer", "yes", env=env)
     assert second.returncode == 0, second.stderr
     assert "whose resumer stopped" in second.stdout
