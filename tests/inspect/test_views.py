@@ -309,22 +309,10 @@ async def test_a_forks_replayed_steps_keep_their_times(tmp_path):
     """A fork's steps 0 … N are its parent's, with the parent's wall times: the timeline shows
     them as the parent does (it showed ``+0.000s`` for all of them: they are older than the
     fork's start)."""
-    import time
-
-    from snapstate_capture.replay.fork import start_fork
-    from snapstate_capture.store.writer import TimelineWriter
     from snapstate_inspect.widgets.timeline import TimelineView
 
     path = tmp_path / "fork.snap"
-    with snap.record(path, name="parent"):
-        for n in range(5):
-            time.sleep(0.05)
-            snap.checkpoint(f"p{n}", n=n)
-    with snap.open_timeline(path) as timeline:
-        writer = TimelineWriter(path)
-        fork_id = start_fork(writer, timeline.runs[-1], 3)
-        writer.end_run(fork_id, "finished")
-        writer.close()
+    fork_id = _forked_by_replay(path, pause=0.05)
 
     async def offsets(run_id):
         reader = snap.open_timeline(path)
@@ -339,6 +327,26 @@ async def test_a_forks_replayed_steps_keep_their_times(tmp_path):
     parent, fork = await offsets(reader_first_run(path)), await offsets(fork_id)
     assert fork == parent
     assert len(set(fork)) == 4 and fork[3] != "+0.000s"
+
+
+def _forked_by_replay(path, pause=0.0) -> str:
+    """A parent run of 5 checkpoints and a fork of it at step 3 made as replay makes one
+    (steps 0-3 copied with their times); returns the fork's id."""
+    import time
+
+    from snapstate_capture.replay.fork import start_fork
+    from snapstate_capture.store.writer import TimelineWriter
+
+    with snap.record(path, name="parent"):
+        for n in range(5):
+            time.sleep(pause)
+            snap.checkpoint(f"p{n}", n=n)
+    with snap.open_timeline(path) as timeline:
+        writer = TimelineWriter(path)
+        fork_id = start_fork(writer, timeline.runs[-1], 3)
+        writer.end_run(fork_id, "finished")
+        writer.close()
+    return fork_id
 
 
 def reader_first_run(path) -> str:
@@ -401,18 +409,8 @@ async def test_a_terminal_of_80_columns_leaves_every_pane_readable(reader):
 async def test_a_forks_own_steps_are_marked_where_they_begin(tmp_path):
     """A fork made by replay copies its parent's steps 0..N with their times; the row of its
     first own step says so (the offsets jump there)."""
-    from snapstate_capture.replay.fork import start_fork
-    from snapstate_capture.store.writer import TimelineWriter
-
     path = tmp_path / "forks.snap"
-    with snap.record(path, name="parent"):
-        for n in range(6):
-            snap.checkpoint(f"p{n}", n=n)
-    with snap.open_timeline(path) as timeline:
-        writer = TimelineWriter(path)
-        fork_id = start_fork(writer, timeline.runs[-1], 3)
-        writer.end_run(fork_id, "finished")
-        writer.close()
+    fork_id = _forked_by_replay(path)
     with snap.record(path, name="made with parent=", parent=(fork_id, 1)):
         snap.checkpoint("own")
     reader = snap.open_timeline(path)
