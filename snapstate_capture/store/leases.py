@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import SnapStateError, TimelineError
+from .processes import process_start_marker
 
 #: Seconds a lease lasts without a heartbeat (``SNAPSTATE_LEASE_SECONDS`` overrides).
 DEFAULT_LEASE_SECONDS = 30.0
@@ -107,7 +108,7 @@ class LeaseLost(SnapStateError):
 
 def _holder_is_gone(holder: Holder) -> bool:
     """Whether ``holder`` ran on this machine (same host name) in a process that no longer
-    exists or has exited (``writer.process_start_marker``). A reused pid counts as alive, so
+    exists or has exited (``processes.process_start_marker``). A reused pid counts as alive, so
     its lease is waited out as any other."""
     if holder.host != socket.gethostname() or holder.pid <= 0 or holder.pid == os.getpid():
         return False
@@ -119,8 +120,6 @@ def _holder_is_gone(holder: Holder) -> bool:
         except OSError:
             return False
         return False
-    from .writer import process_start_marker
-
     return process_start_marker(holder.pid) is None  # none, or exited (a zombie)
 
 

@@ -33,8 +33,8 @@ from .engine import ReadEngine
 from .leases import Lease, read_leases
 from .locations import absolute_location, location_label, open_read_engine
 from .records import Frame, PayloadGate, Step, StepSummary, Value
+from .processes import process_start_marker
 from .run_steps import Steps
-from .writer import process_start_marker
 
 __all__ = ["Frame", "ParentRef", "PayloadGate", "Run", "Step", "StepSummary", "Steps", "Timeline",
            "Value", "open_timeline"]

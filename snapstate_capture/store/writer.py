@@ -25,6 +25,7 @@ from ..errors import WriteFailed
 from .hashing import GENESIS, chain_hash  # noqa: F401 - GENESIS: bench imports it from here
 from . import blobs, sealing
 from .leases import claim_continuation
+from .processes import process_start_marker
 from .sealing import RunState
 from .locations import location_label, open_write_engine
 
@@ -82,19 +83,6 @@ def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tup
             record.task, record.function, record.filename, record.lineno, record.depth,
             json.dumps(record.frames), json.dumps(record.extra) if record.extra else None,
             json.dumps(record.errors) if record.errors else None, record.n_changed, digest)
-
-
-def process_start_marker(pid: int) -> str | None:
-    """Return a string that identifies process ``pid``'s start (Linux /proc), or None when
-    there is no such process or it has exited (a zombie its parent has not reaped yet: a
-    killed resumer's child under a PID 1 that reaps late)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read().decode("ascii", "replace")
-        fields = stat.rsplit(")", 1)[1].split()
-        return None if fields[0] in ("Z", "X") else fields[19]
-    except (OSError, IndexError):
-        return None
 
 
 def process_facts() -> dict[str, Any]:

@@ -9,7 +9,7 @@ import re
 import shlex
 import sqlite3
 
-from snapstate_capture.store.writer import process_start_marker
+from snapstate_capture.store.processes import process_start_marker
 from tests.hostile import reseal
 from tests.conftest import run_cli
 from tests.e2e.replay_helpers import record_agent, runs_json, side_lines

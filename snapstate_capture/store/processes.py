@@ -1,0 +1,21 @@
+"""Whether a process that recorded or resumed a run is still there (Linux ``/proc``).
+
+A run's header keeps its recorder's pid, host and start marker; a run stored ``running`` whose
+process is gone reads as ``crashed`` (``reader.Run.status``), and a resume lease whose holder's
+process is gone may be taken at once (``leases``).
+"""
+
+from __future__ import annotations
+
+
+def process_start_marker(pid: int) -> str | None:
+    """Return a string that identifies process ``pid``'s start (Linux /proc), or None when
+    there is no such process or it has exited (a zombie its parent has not reaped yet: a
+    killed resumer's child under a PID 1 that reaps late)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read().decode("ascii", "replace")
+        fields = stat.rsplit(")", 1)[1].split()
+        return None if fields[0] in ("Z", "X") else fields[19]
+    except (OSError, IndexError):
+        return None
