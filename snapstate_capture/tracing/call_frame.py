@@ -136,7 +136,7 @@ class CallFrame:
                 if cls in _SIZED:
                     if sizes.get(name) == len(value):
                         continue
-                elif cls not in _SCALAR and cls is not str:
+                elif cls not in _SCALAR:  # the same object, immutable or not looked into
                     continue
             if name.startswith("__") and name.endswith("__"):
                 continue
