@@ -218,10 +218,13 @@ def _chain(frames: list[dict[str, Any]]) -> str:
     return " > ".join(names[-4:]) if names else "empty"
 
 
-def compare_steps(expected: Step, actual: Step, cwd: str) -> dict[str, Any] | None:
+def compare_steps(expected: Step, actual: Step, cwd: str,
+                  relocation: Relocation | None = None) -> dict[str, Any] | None:
     """Compare two stored steps (a recorded run's and its replay's, for traced runs that are
     replayed into a scratch timeline); a divergence report or None. Values match by digest,
-    else — with trust — by ``==`` of the loaded objects."""
+    else — with trust — by ``==`` of the loaded objects. Recorded files are resolved against
+    ``cwd`` and mapped by ``relocation`` (a replay from a copy of the program)."""
+    relocation = relocation or Relocation(cwd, cwd)
     index = expected.index
     exp = step_facts(expected.kind, expected.label, expected.function, expected.filename,
                      expected.lineno)
@@ -237,7 +240,7 @@ def compare_steps(expected: Step, actual: Step, cwd: str) -> dict[str, Any] | No
                           f"the program has {len(act_frames)}", expected=exp, actual=act)
     variables: list[dict[str, Any]] = []
     for position, (rec, got) in enumerate(zip(rec_frames, act_frames)):
-        rec_file = os.path.normpath(os.path.join(cwd, rec.filename))
+        rec_file = relocation.path(os.path.normpath(os.path.join(cwd, rec.filename)))
         if rec.function != got.function or rec_file != os.path.abspath(got.filename):
             return divergence(index, "stack", f"frame #{position}: expected {rec.function}, "
                               f"the program is in {got.function}", expected=exp, actual=act)

@@ -52,7 +52,7 @@ def find_drift(run: Run, cwd: str | None = None) -> list[Drift]:
     Relative filenames are resolved against ``cwd`` (default: the run's recorded cwd), and
     files under the recorded cwd are looked for where the replay will run them
     (``relocate.relocation_for``). Pseudo-files (``<string>``, ``<stdin>``) are skipped: they
-    have no file to compare.
+    have no file to compare. A relocated file is named where it is now (the copy's).
     """
     base = cwd or run.entry.get("cwd") or os.getcwd()
     relocation = relocation_for(run) if cwd is None else Relocation(base, base)
@@ -61,9 +61,10 @@ def find_drift(run: Run, cwd: str | None = None) -> list[Drift]:
         if filename.startswith("<"):
             continue
         path = relocation.path(os.path.normpath(os.path.join(base, filename)))
+        shown = path if relocation.moved else filename  # a copy's file: the one that changed
         data = current_source(path)
         if data is None:
-            out.append(Drift(filename, "missing"))
+            out.append(Drift(shown, "missing"))
             continue
         if content_hash(data).hex() == key:
             continue
@@ -71,5 +72,5 @@ def find_drift(run: Run, cwd: str | None = None) -> list[Drift]:
         new = data.decode("utf-8", "replace").splitlines()
         lines = list(difflib.unified_diff(old, new, "recorded", "current", n=1, lineterm=""))
         changed = sum(1 for line in lines[2:] if line[:1] in "+-")
-        out.append(Drift(filename, "changed", lines[:MAX_DIFF_LINES], changed))
+        out.append(Drift(shown, "changed", lines[:MAX_DIFF_LINES], changed))
     return out

@@ -113,7 +113,7 @@ class TracedComparison:
                 and isinstance(expected, TracedStep) and expected.stored_extra == {"return": None}):
             expected.read_as_raised()  # recorded before unwinding returns were labelled
         if not self._identical(expected, actual):
-            report = compare_steps(expected, actual, self.cwd)
+            report = compare_steps(expected, actual, self.cwd, self.session.relocation)
             if report is not None:
                 session.diverge(report)
         if expected.kind == "effect":
@@ -154,8 +154,9 @@ class TracedComparison:
         known = self._paths.get(key)
         if known is None:
             name = filename or ""
-            known = self._paths[key] = (os.path.normpath(os.path.join(self.cwd, name))
-                                        if recorded else os.path.abspath(name))
+            known = self._paths[key] = (
+                self.session.relocation.path(os.path.normpath(os.path.join(self.cwd, name)))
+                if recorded else os.path.abspath(name))  # a copy replays: recorded paths map
         return known
 
     def first_left(self) -> Step | None:

@@ -60,3 +60,25 @@ def test_replay_without_the_program_reports_it_missing(tmp_path):
     done = run_cli("replay", str(lone), "--trust", cwd=tmp_path)
     assert done.returncode == 2
     assert "missing" in done.stdout and "code changed since the recording" in done.stderr
+
+
+@pytest.mark.parametrize("trace", ["lines", "calls"])
+def test_a_traced_run_replays_from_a_copy_of_its_directory(tmp_path, trace):
+    """``snapstate record`` traces: its frames' files are in trace chunks, compared at every
+    step with the copy's paths mapped back (the copy replayed its own code but compared its
+    paths with the recorded ones: divergence at step 0)."""
+    first = tmp_path / "proj"
+    (first / "mypkg").mkdir(parents=True)
+    (first / "mypkg" / "__init__.py").write_text("")
+    (first / "mypkg" / "helper.py").write_text("def helper(x):\n    return x * 2\n")
+    (first / "main.py").write_text("from mypkg.helper import helper\nprint(helper(3))\n")
+    done = run_cli("record", "--trace", trace, "-o", "run.snap", "main.py", cwd=first)
+    assert done.returncode == 0, done.stderr
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy)
+    done = run_cli("replay", "run.snap", cwd=copy)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no divergence" in done.stdout
+    (copy / "mypkg" / "helper.py").write_text("def helper(x):\n    return x * 3\n")
+    drifted = run_cli("replay", "run.snap", cwd=copy)  # the copy's file is the one named
+    assert drifted.returncode == 2 and str(copy / "mypkg" / "helper.py") in drifted.stdout
