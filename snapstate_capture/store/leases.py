@@ -3,8 +3,9 @@
 A process that continues a run — answers a waiting run, wakes a sleeping one, resumes a
 crashed one — first takes the run's **lease**: a row of ``leases`` naming the holder (a random
 token, user, host, pid) and when it expires. The holder renews it (heartbeat) while it works;
-a holder that dies stops renewing and the lease expires, so another resumer may take it — at
-once when the holder ran on the same machine and its process is gone (killed by a signal).
+a holder that dies stops renewing and the lease expires, so another resumer may take it — a
+heartbeat after its last one, when the holder ran on the same machine and its process is gone
+(killed by a signal).
 When the holder creates the continuation run it **claims** the lease in the same transaction
 (``claim_continuation``): the claim succeeds only while the token still holds an unexpired
 lease and the run has no continuation yet, so a run is never continued twice — not even by a
@@ -96,21 +97,42 @@ class Lease:
 class LeaseHeld(SnapStateError):
     """The run's lease is held by another live resumer (``holder``)."""
 
-    def __init__(self, path: object, run_id: str, holder: Holder) -> None:
+    def __init__(self, path: object, run_id: str, holder: Holder,
+                 now: float | None = None) -> None:
         self.holder = holder
+        now = time.time() if now is None else now
+        gone = ""
+        if holder.host == socket.gethostname() and process_start_marker(holder.pid) is None:
+            ttl = holder.expires - holder.renewed
+            wait = max(holder.renewed + ttl * MISSED_RENEWAL + RENEW_SLACK - now, 0.0)
+            gone = f"; its process is gone: a resume is taken from it in {wait:.0f} s"
         super().__init__(f"{path}: run {run_id[:8]} is being resumed by "
-                         f"{holder.describe()}")
+                         f"{holder.describe(now)}{gone}")
 
 
 class LeaseLost(SnapStateError):
     """The lease this process held expired and was taken, or the run was continued already."""
 
 
-def _holder_is_gone(holder: Holder) -> bool:
+#: A holder's lease is renewed every third of its time (``replay/lease_keeper.py``); one that
+#: has not been renewed for this share of it plus ``RENEW_SLACK`` seconds missed a heartbeat.
+MISSED_RENEWAL = 1 / 3
+RENEW_SLACK = 2.0
+
+
+def _holder_is_gone(holder: Holder, now: float) -> bool:
     """Whether ``holder`` ran on this machine (same host name) in a process that no longer
-    exists or has exited (``processes.process_start_marker``). A reused pid counts as alive, so
-    its lease is waited out as any other."""
+    exists or has exited (``processes.process_start_marker``) *and* has missed a heartbeat.
+
+    The heartbeat condition keeps a live resumer safe whose pid means nothing here: one in
+    another PID namespace under the same host name (a container with the host's network) is
+    still renewing, so its lease is never taken from it; a killed one stops, and its lease is
+    taken a heartbeat later instead of at its expiry (~12 s instead of 30 s by default). A
+    reused pid counts as alive, so that lease is waited out as any other."""
     if holder.host != socket.gethostname() or holder.pid <= 0 or holder.pid == os.getpid():
+        return False
+    ttl = holder.expires - holder.renewed
+    if now - holder.renewed < ttl * MISSED_RENEWAL + RENEW_SLACK:
         return False
     if not os.path.isdir("/proc/self"):  # no /proc to tell an exited process by
         try:
@@ -202,7 +224,7 @@ class LeaseStore:
         taken, old = self._run(lambda engine: engine.lease_take(row, moment))
         before = _lease(old)
         if not taken and before is not None and before.holder is not None \
-                and _holder_is_gone(before.holder):
+                and _holder_is_gone(before.holder, moment):
             # a resumer on this machine that was killed: no need to wait out its lease. Taken
             # only while the row still holds that lease (a live resumer's take moves expires)
             taken, old = self._run(lambda engine: engine.lease_take(
@@ -211,7 +233,7 @@ class LeaseStore:
                 before = _lease(old)
         if not taken:
             assert before is not None and before.holder is not None
-            raise LeaseHeld(self.path, run_id, before.holder)
+            raise LeaseHeld(self.path, run_id, before.holder, moment)
         return holder, before
 
     def renew(self, run_id: str, token: str, ttl: float | None = None) -> bool:

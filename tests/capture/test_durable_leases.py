@@ -135,10 +135,12 @@ def test_readers_show_the_chain_from_sealed_headers_not_the_lease_row(recorded):
         assert not reports[fork].intact and reports[continuation].intact  # …verify refutes
 
 
-def test_a_lease_of_a_killed_resumer_on_this_machine_is_taken_at_once(recorded, monkeypatch):
+def test_a_lease_of_a_killed_resumer_on_this_machine_is_taken_a_heartbeat_later(recorded,
+                                                                              monkeypatch):
     """A resumer killed by a signal leaves a lease that has not expired; on the same machine
-    its process is known to be gone, so the next resume need not wait it out. A holder on
-    another machine, or alive here, is waited for as before."""
+    its process is known to be gone, so the next resume takes it once a heartbeat was missed
+    (a third of the lease time) instead of at expiry. A holder still renewing (a pid of another
+    PID namespace under the same host name), on another machine, or alive here, keeps it."""
     import subprocess
     import sys
 
@@ -147,19 +149,27 @@ def test_a_lease_of_a_killed_resumer_on_this_machine_is_taken_at_once(recorded, 
     path, run_id = recorded
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
+    now = time.time()
     with LeaseStore(path) as store:
         with monkeypatch.context() as patch:
             patch.setattr(leases.os, "getpid", lambda: gone.pid)
-            dead, _ = store.acquire(run_id, ttl=600)  # the killed resumer's lease
-        taker, before = store.acquire(run_id, ttl=600)
+            store.acquire(run_id, ttl=30, now=now - 5)  # renewed 5 s ago: on time
+        with pytest.raises(LeaseHeld, match=r"its process is gone: a resume is taken from it "
+                                            r"in [67] s"):
+            store.acquire(run_id, ttl=30)
+        store.release(run_id, store.get(run_id).holder.token)
+        with monkeypatch.context() as patch:
+            patch.setattr(leases.os, "getpid", lambda: gone.pid)
+            dead, _ = store.acquire(run_id, ttl=30, now=now - 15)  # missed its heartbeat
+        taker, before = store.acquire(run_id, ttl=30)
         assert before.holder.token == dead.token and before.live()  # not expired, yet taken
         assert store.get(run_id).holder.token == taker.token
         with pytest.raises(LeaseHeld):  # held by this live process: refused as ever
-            store.acquire(run_id, ttl=600)
+            store.acquire(run_id, ttl=30, now=now + 20)
         assert store.release(run_id, taker.token)
         with monkeypatch.context() as patch:
             patch.setattr(leases.os, "getpid", lambda: gone.pid)
             patch.setattr(leases.socket, "gethostname", lambda: "another-machine")
-            store.acquire(run_id, ttl=600)
+            store.acquire(run_id, ttl=30, now=now - 15)
         with pytest.raises(LeaseHeld):  # another machine's pid says nothing here
-            store.acquire(run_id, ttl=600)
+            store.acquire(run_id, ttl=30)
