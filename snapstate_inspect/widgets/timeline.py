@@ -39,10 +39,10 @@ def _fork_origin(run: Run) -> float:
         return min(first[0].wall_time, run.started) if first else run.started
 
 
-def _fork_note(run: Run) -> tuple[int, str] | None:
-    """``(row, text)`` saying where a fork's own steps begin — after the parent's steps it
-    copied with their times, so the offsets jump there — or None when it copied none (a run
-    recorded with ``record(parent=...)``)."""
+def _fork_row(run: Run) -> int | None:
+    """The row of a fork's (or a continuation's) first own step — after the parent's steps it
+    copied with their times, so the offsets jump there; marked ``⑂`` in the offset column — or
+    None when it copied none (a run recorded with ``record(parent=...)``)."""
     step = run.parent.step
     try:
         copied = run.steps.summaries(step, step + 1)
@@ -50,7 +50,7 @@ def _fork_note(run: Run) -> tuple[int, str] | None:
         return None
     if not copied or copied[0].wall_time >= run.started:
         return None
-    return step + 1, f"  ⑂ fork of {run.parent.run_id[:8]} from here"
+    return step + 1
 
 
 def format_offset(seconds: float) -> str:
@@ -119,7 +119,7 @@ class TimelineView(ScrollView, can_focus=True):
         self._blocks: LRUCache[int, list[StepSummary]] = LRUCache(64)
         self._strips: LRUCache[tuple, Strip] = LRUCache(1024)
         self._started = 0.0
-        self._fork_note: tuple[int, str] | None = None  # (first step of a fork's own, text)
+        self._fork_row: int | None = None  # a fork's (or continuation's) first own step
         self.hits: frozenset[int] = frozenset()
 
     @property
@@ -130,10 +130,10 @@ class TimelineView(ScrollView, can_focus=True):
         """Show ``run`` with ``count`` steps (rows re-read from the file)."""
         self._run = run
         self._started = run.started
-        self._fork_note = None
+        self._fork_row = None
         if run.parent is not None:  # a fork's first steps are its parent's, with their times
             self._started = _fork_origin(run)
-            self._fork_note = _fork_note(run)
+            self._fork_row = _fork_row(run)
         self._blocks.clear()
         self._strips.clear()
         self.set_count(count)
@@ -228,8 +228,10 @@ class TimelineView(ScrollView, can_focus=True):
         else:
             exception = row.kind == "exception"
             kind_style = base + get("timeline--exception", partial=True) if exception else base
-            segments.append(Segment(f"{format_offset(row.wall_time - self._started):>10} ",
-                                    base + get("timeline--offset", partial=True)))
+            offset = format_offset(row.wall_time - self._started)
+            if self._fork_row == index:  # the fork's first own step: the offsets jump here
+                offset = "⑂" + offset
+            segments.append(Segment(f"{offset:>10} ", base + get("timeline--offset", partial=True)))
             segments.append(Segment(MARKERS.get(row.kind, "?") + " ", kind_style))
             function = escape_controls(row.function or "?", keep_newlines=False)
             segments.append(Segment(function[:40], kind_style))
@@ -239,9 +241,6 @@ class TimelineView(ScrollView, can_focus=True):
             if row.n_changed:
                 segments.append(Segment(f"  Δ{row.n_changed}",
                                         base + get("timeline--changed", partial=True)))
-            if self._fork_note is not None and index == self._fork_note[0]:
-                segments.append(Segment(self._fork_note[1],
-                                        base + get("timeline--label", partial=True)))
         return Strip(segments).extend_cell_length(width, base).crop(0, width)
 
     # -- input -----------------------------------------------------------------------------

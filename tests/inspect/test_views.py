@@ -407,23 +407,37 @@ async def test_a_terminal_of_80_columns_leaves_every_pane_readable(reader):
 
 
 async def test_a_forks_own_steps_are_marked_where_they_begin(tmp_path):
-    """A fork made by replay copies its parent's steps 0..N with their times; the row of its
-    first own step says so (the offsets jump there)."""
-    path = tmp_path / "forks.snap"
-    fork_id = _forked_by_replay(path)
-    with snap.record(path, name="made with parent=", parent=(fork_id, 1)):
-        snap.checkpoint("own")
+    """A fork made by replay copies its parent's steps 0..N with their times; the offset of
+    its first own step is marked ``⑂`` (the offsets jump there), at any width."""
+    from tests.conftest import run_cli
+    from snapstate_inspect.widgets.timeline import TimelineView
+
+    (tmp_path / "steps.py").write_text(
+        "import time\nimport snapstate_capture as snap\n"
+        "for n in range(4):\n    snap.checkpoint(f'c{n}', n=n)\n    time.sleep(0.05)\n")
+    path = tmp_path / "steps.snap"
+    assert run_cli("record", "--trace", "calls", "-o", str(path), "steps.py",
+                   cwd=tmp_path).returncode == 0
+    forked = run_cli("replay", str(path), "--to", "1", "--live", cwd=tmp_path)
+    assert forked.returncode == 0, forked.stdout + forked.stderr
     reader = snap.open_timeline(path)
     try:
-        app = SnapStateApp(reader, run_id=fork_id)
+        fork = reader.runs[-1]
+        assert fork.parent is not None and fork.parent.step == 1
+        for size in ((80, 24), SIZE):
+            app = SnapStateApp(reader, run_id=fork.id)
+            async with app.run_test(size=size) as pilot:
+                await settle(pilot)
+                view = app.screen.query_one(TimelineView)
+                rows = ["".join(seg.text for seg in view.render_line(y)) for y in range(4)]
+            assert [("⑂" in row) for row in rows] == [False, False, True, False], rows
+        parent = reader.runs[0]
+        app = SnapStateApp(reader, run_id=parent.id)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            timeline = app.screen.query_one("#timeline")
-            assert timeline._fork_note == (4, f"  ⑂ fork of {reader.runs[0].id[:8]} from here")
-        app = SnapStateApp(reader, run_id=reader.runs[-1].id)
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            assert app.screen.query_one("#timeline")._fork_note is None  # copied nothing
+            view = app.screen.query_one(TimelineView)
+            assert not any("⑂" in "".join(seg.text for seg in view.render_line(y))
+                           for y in range(4))
     finally:
         reader.close()
 
