@@ -21,7 +21,6 @@ import runpy
 import signal
 import sys
 import threading
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -305,22 +304,60 @@ def _module_file(module: str) -> str | None:
 
 
 def _print_traceback(exc: BaseException) -> None:
-    """Print the traceback as python would: without runpy's and snapstate's frames, through
-    ``sys.excepthook`` — the program's own hook if it set one, else the interpreter's, which
-    reads source lines as a plain run does (``traceback.print_exception`` goes through
-    ``linecache``, which shows a module's lines for generated code such as networkx's
-    ``"<class 'argmap'> compilation 20"`` frames)."""
+    """Report the program's uncaught exception as python does: its traceback without runpy's
+    and SnapState's frames (leading, and trailing ones — a ``RecursionError`` raised inside the
+    tracer), ``sys.last_type``/``last_value``/``last_traceback`` set, then ``sys.excepthook`` —
+    the program's own hook if it set one, else the interpreter's, which reads source lines as
+    a plain run does (``traceback.print_exception`` goes through ``linecache``, which shows a
+    module's lines for generated code such as networkx's ``"<class 'argmap'> compilation 20"``
+    frames). A hook that raises, is ``None`` or was deleted is reported in python's words."""
     tb = exc.__traceback__
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    while tb is not None and (tb.tb_frame.f_code.co_filename.startswith(here)
-                              or tb.tb_frame.f_code.co_filename == runpy.__file__
-                              or "snapstate_capture" in tb.tb_frame.f_code.co_filename
-                              or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")):
+    while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
+    last = tb
+    while last is not None and last.tb_next is not None:
+        if _ours(last.tb_next.tb_frame.f_code.co_filename) and all(
+                _ours(later.tb_frame.f_code.co_filename) for later in _chain(last.tb_next)):
+            last.tb_next = None  # everything after it is SnapState's
+            break
+        last = last.tb_next
+    exc = exc.with_traceback(tb)  # the interpreter's hook reads the exception's own
+    sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+    if sys.version_info >= (3, 12):
+        sys.last_exc = exc
     try:
-        sys.excepthook(type(exc), exc.with_traceback(tb), tb)  # the hook reads exc's own
-    except Exception:  # noqa: BLE001 - a broken hook: print it as python does then
-        traceback.print_exception(type(exc), exc, tb)
+        hook = sys.excepthook
+    except AttributeError:
+        sys.stderr.write("sys.excepthook is missing\n")
+        sys.__excepthook__(type(exc), exc, tb)
+        return
+    try:
+        hook(type(exc), exc, tb)
+    except SystemExit:
+        raise  # a hook that exits: python exits with its code too
+    except BaseException as failed:  # noqa: BLE001 - reported as python reports it
+        sys.stderr.write("Error in sys.excepthook:\n")
+        failed_tb = failed.__traceback__.tb_next if failed.__traceback__ else None
+        sys.__excepthook__(type(failed), failed.with_traceback(failed_tb), failed_tb)
+        sys.stderr.write("\nOriginal exception was:\n")
+        sys.__excepthook__(type(exc), exc, tb)
+
+
+#: Where SnapState's own code and runpy live: their frames are left out of a program's
+#: traceback (a user's folder that merely has "snapstate" in its name is not).
+_OWN_FOLDERS = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep for module in (
+    __import__("snapstate_capture"), __import__("snapstate_inspect")))
+
+
+def _ours(filename: str) -> bool:
+    return (filename.startswith(_OWN_FOLDERS) or filename == runpy.__file__
+            or filename.startswith("<frozen runpy"))
+
+
+def _chain(tb: Any) -> Any:
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
 
 
 def _warn_untraced(module: str | None, path: str | None, include: list[str],

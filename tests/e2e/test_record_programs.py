@@ -220,3 +220,43 @@ def test_the_programs_own_excepthook_reports_its_error(tmp_path):
     proc, _ = _record(tmp_path, "hooked.py")
     assert proc.returncode == plain.returncode == 1
     assert proc.stdout == plain.stdout == "hooked: KeyError 'k'\n"
+
+
+def _stderr_as_python_prints_it(tmp_path, script, text):
+    (tmp_path / script).write_text(text)
+    plain = run_python(script, cwd=tmp_path)
+    proc, _ = _record(tmp_path, script)
+    said = "".join(line for line in proc.stderr.splitlines(keepends=True)
+                   if not line.startswith("snapstate: "))
+    return plain, proc, said
+
+
+def test_a_hook_that_raises_and_sys_last_value_are_as_python_has_them(tmp_path):
+    plain, proc, said = _stderr_as_python_prints_it(tmp_path, "hooked.py", (
+        "import sys\n"
+        "def hook(kind, exc, tb):\n"
+        "    print('last:', repr(sys.last_value))\n"
+        "    raise RuntimeError('hook broke')\n"
+        "sys.excepthook = hook\n"
+        "raise ValueError('lv')\n"))
+    assert proc.returncode == plain.returncode == 1
+    assert proc.stdout == plain.stdout == "last: ValueError('lv')\n"
+    assert said == plain.stderr
+    assert "Error in sys.excepthook:" in said and "Original exception was:" in said
+
+
+def test_a_folder_named_like_snapstate_keeps_its_frames(tmp_path):
+    folder = tmp_path / "my_snapstate_capture_demo"
+    folder.mkdir()
+    plain, proc, said = _stderr_as_python_prints_it(folder, "s.py", (
+        "def inner():\n    raise ValueError('v')\ninner()\n"))
+    assert said == plain.stderr and "in inner" in said
+
+
+def test_a_recursion_error_ends_in_the_programs_frames(tmp_path):
+    plain, proc, said = _stderr_as_python_prints_it(tmp_path, "deep.py", (
+        "def f(n):\n    return f(n + 1)\nf(0)\n"))
+    assert proc.returncode == plain.returncode == 1
+    frames = [line for line in said.splitlines() if line.startswith('  File "')]
+    assert frames and all("deep.py" in line for line in frames), frames[-3:]
+    assert "RecursionError: maximum recursion depth exceeded" in said
