@@ -270,6 +270,8 @@ class FrameCapturer:
             if lines:
                 data = "".join(lines).encode("utf-8", "surrogateescape")
                 cached = (content_hash(data).hex(), data)
+            elif _empty_file(filename):  # an empty __init__.py: its text is "", not unknown
+                cached = (content_hash(b"").hex(), b"")
             else:
                 cached = (None, None)
             self._sources[filename] = cached
@@ -277,3 +279,12 @@ class FrameCapturer:
         if key is not None and data is not None:
             out.blobs[key] = data
         return key
+
+
+def _empty_file(filename: str) -> bool:
+    """Whether ``filename`` is an existing empty file (``linecache`` gives no lines for it, as
+    for a file it cannot read); never raises."""
+    try:
+        return os.path.isfile(filename) and os.path.getsize(filename) == 0
+    except (OSError, ValueError, TypeError):
+        return False

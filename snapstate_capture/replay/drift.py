@@ -38,11 +38,15 @@ class Drift:
 
 
 def current_source(path: str) -> bytes | None:
-    """The file's text as the recorder reads it (``linecache``), encoded; None if unreadable."""
+    """The file's text as the recorder reads it (``linecache``), encoded (``b""`` for an empty
+    file); None if unreadable."""
     linecache.checkcache(path)
     lines = linecache.getlines(path)
     if not lines:
-        return None
+        try:  # an existing empty file has the text "" (an empty __init__.py)
+            return b"" if os.path.isfile(path) and os.path.getsize(path) == 0 else None
+        except OSError:
+            return None
     return "".join(lines).encode("utf-8", "surrogateescape")
 
 

@@ -48,6 +48,22 @@ def test_drift_of_a_traced_run_that_finished_is_listed(tmp_path):
     assert "+    return x + 2" in result.stdout
 
 
+def test_an_empty_file_that_gains_code_is_drift(tmp_path):
+    """An empty ``__init__.py`` has the text "" (it was taken as unreadable, so code added to
+    it later ran on replay unnoticed)."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "main.py").write_text("import mypkg\nprint('ok')\n")
+    path = tmp_path / "pkg.snap"
+    assert run_cli("record", "-o", str(path), "main.py", cwd=tmp_path).returncode == 0
+    assert run_cli("replay", str(path), cwd=tmp_path).returncode == 0
+    (tmp_path / "mypkg" / "__init__.py").write_text("print('init side effect')\n")
+    result = run_cli("replay", str(path), cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "+print('init side effect')" in result.stdout  # listed in the diff, not run:
+    assert "init side effect\n" not in result.stdout.replace("+print('init side effect')", "")
+
+
 def test_injected_change_diverges_at_the_first_affected_step(tmp_path):
     path, side, program = record_agent(tmp_path, rounds=6, copy=True)
     before = side_lines(side)
