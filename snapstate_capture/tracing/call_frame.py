@@ -94,10 +94,25 @@ class CallFrame:
 
     def _snapshot_changes(self, frame: types.FrameType, out: list[Any]) -> None:
         module = self.info.module
-        for name, value in list(frame.f_locals.items()):
+        values = frame.f_locals
+        for name, value in list(values.items()):
             if module and name.startswith("__") and name.endswith("__"):
                 continue
             self._snapshot_one(name, value, out)
+        self._deleted(values, out)
+
+    def _deleted(self, values: dict[str, Any], out: list[Any]) -> None:
+        """Names stored before that the frame no longer has (``del x``): stored as deleted,
+        and their objects let go of (held here, a deleted object outlived its ``del``)."""
+        known = self.known
+        if len(known) < len(values) and known.keys() <= values.keys():
+            return  # the usual case, decided at C speed
+        for name in known.keys() - values.keys():
+            del known[name]
+            if self.sizes is not None:
+                self.sizes.pop(name, None)
+            out.append(name)
+            out.append(DELETED)
 
     def _snapshot_one(self, name: str, value: Any, out: list[Any]) -> None:
         """Append ``name`` and its new reference to ``out`` when its content changed since
@@ -143,6 +158,7 @@ class CallFrame:
             self._snapshot_one(name, value, out)
             if cls in _SIZED:
                 sizes[name] = len(value)
+        self._deleted(frame.f_locals, out)
 
     def local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event == "line":

@@ -162,3 +162,34 @@ def test_an_exception_leaving_a_frame_is_a_raised_step_not_a_return_of_none(snap
         ("exception", "catches", "ZeroDivisionError",
          {"exception": "ZeroDivisionError('division by zero')"}),
         ("return", "catches", None, {"return": "None"})]
+
+
+def noop():
+    return None
+
+
+def deletes(probe):
+    kept = Thing()
+    probe.append(weakref.ref(kept))
+    noop()
+    del kept
+    noop()
+    probe.append(probe[0]() is None)  # let go of by its del, not at the frame's end
+    return 1
+
+
+def test_a_deleted_local_leaves_the_stack_and_is_let_go_of(snap_path):
+    """Call tracing stores a deleted name as deleted at the frame's next step and lets its
+    object go (it kept showing the name and holding the object until the frame ended)."""
+    probe = []
+    gc.disable()
+    try:
+        with snap.record(snap_path, trace="calls", include=[HERE]):
+            deletes(probe)
+    finally:
+        gc.enable()
+    assert probe[1] is True
+    with snap.open_timeline(snap_path) as timeline:
+        callers = [sorted(s.frames[-2].locals) for s in timeline.runs[-1].steps
+                   if s.function == "noop" and s.kind == "call"]
+    assert callers == [["kept", "probe"], ["probe"]]
