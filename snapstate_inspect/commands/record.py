@@ -438,9 +438,12 @@ def _report(block: record_block, output: str | Path) -> None:
     from snapstate_capture.store.locations import location_label
 
     shown = location_label(output)  # a store URL without its password: never printed
+    # to the process's own stderr, whatever the program left in sys.stderr (its stdout, a
+    # file it opened)
+    stream = sys.__stderr__ or sys.stderr
     try:
-        sys.stderr.write(f"snapstate: {summary} -> {shown}\n"
-                         f"snapstate: open it with: snapstate inspect {shown}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
+        stream.write(f"snapstate: {summary} -> {shown}\n"
+                     f"snapstate: open it with: snapstate inspect {shown}\n")
+        stream.flush()
+    except (OSError, ValueError, AttributeError):
         pass

@@ -260,3 +260,11 @@ def test_a_recursion_error_ends_in_the_programs_frames(tmp_path):
     frames = [line for line in said.splitlines() if line.startswith('  File "')]
     assert frames and all("deep.py" in line for line in frames), frames[-3:]
     assert "RecursionError: maximum recursion depth exceeded" in said
+
+
+def test_snapstates_lines_go_to_the_process_stderr_whatever_the_program_did(tmp_path):
+    (tmp_path / "swap.py").write_text("import sys\nsys.stderr = sys.stdout\nprint('out')\n")
+    proc, _ = _record(tmp_path, "swap.py")
+    assert proc.returncode == 0
+    assert proc.stdout == "out\n"  # as plain python prints it
+    assert "snapstate: " in proc.stderr and "steps, finished" in proc.stderr
