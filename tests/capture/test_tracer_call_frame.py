@@ -135,23 +135,13 @@ def test_a_script_body_is_caught_up_by_identity_and_length(tmp_path):
         assert end.frames[0].locals["results"].repr == "[0, 2, 4, 6, 8]"
 
 
-def divide(x):
-    return 1 / x
-
-
-def catches():
-    try:
-        divide(0)
-    except ZeroDivisionError:
-        pass
-    return None
-
-
 def test_an_exception_leaving_a_frame_is_a_raised_step_not_a_return_of_none(snap_path):
     """Python reports a frame left by an exception as a ``return`` event of None: the step is
     labelled ``raised`` and has no return value; a real ``return None`` keeps its value."""
-    with snap.record(snap_path, trace="calls", include=[HERE]):
-        catches()
+    from tests.programs import unwinding
+
+    with snap.record(snap_path, trace="calls", include=[unwinding.__file__]):
+        unwinding.catches()
     with snap.open_timeline(snap_path) as timeline:
         steps = [(s.kind, s.function, s.label, {k: v.repr for k, v in s.extra.items()})
                  for s in timeline.runs[-1].steps if s.kind in ("return", "exception")]

@@ -182,20 +182,6 @@ def test_a_library_snapstate_itself_uses_is_traced_only_where_the_program_calls_
     assert data["message"] == f"replayed {len(steps)} steps, no divergence", data
 
 
-UNWINDING = '''
-def divide(x):
-    return 1 / x
-
-def catches():
-    try:
-        divide(0)
-    except ZeroDivisionError:
-        pass
-    return 7
-
-print(catches())
-'''
-
 OLD_RECORDER = '''
 import sys
 import snapstate_capture.tracing.call_frame as call_frame
@@ -211,7 +197,7 @@ def test_a_recording_made_before_raised_steps_replays_without_divergence(tmp_pat
     from tests.conftest import run_python
 
     script = tmp_path / "unwind.py"
-    script.write_text(UNWINDING)
+    shutil.copy(PROGRAMS / "unwinding.py", script)
     path = tmp_path / "old.snap"
     done = run_python("-c", OLD_RECORDER, str(path), str(script), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
