@@ -24,6 +24,10 @@ from ..safe_text import escape_controls
 
 BLOCK = 256
 
+#: Rows narrower than this leave out the time offset (an 80-column terminal's timeline: the
+#: kind, function and label need the room).
+NARROW_ROW = 40
+
 #: Kind markers: one cell each, distinct by shape, not only by colour.
 MARKERS = {"call": "▶", "return": "◀", "line": "·", "exception": "✖", "checkpoint": "●",
            "effect": "⇄", "gap": "┄", "waiting": "⏸"}
@@ -228,10 +232,13 @@ class TimelineView(ScrollView, can_focus=True):
         else:
             exception = row.kind == "exception"
             kind_style = base + get("timeline--exception", partial=True) if exception else base
-            offset = format_offset(row.wall_time - self._started)
-            if self._fork_row == index:  # the fork's first own step: the offsets jump here
-                offset = "⑂" + offset
-            segments.append(Segment(f"{offset:>10} ", base + get("timeline--offset", partial=True)))
+            fork_row = self._fork_row == index  # a fork's first own step: the offsets jump
+            if width >= NARROW_ROW:
+                offset = ("⑂" if fork_row else "") + format_offset(row.wall_time - self._started)
+                segments.append(Segment(f"{offset:>10} ",
+                                        base + get("timeline--offset", partial=True)))
+            elif fork_row:  # too narrow for time offsets: the kind and the label come first
+                segments.append(Segment("⑂", base + get("timeline--offset", partial=True)))
             segments.append(Segment(MARKERS.get(row.kind, "?") + " ", kind_style))
             function = escape_controls(row.function or "?", keep_newlines=False)
             segments.append(Segment(function[:40], kind_style))

@@ -400,6 +400,8 @@ async def test_a_terminal_of_80_columns_leaves_every_pane_readable(reader):
         widths = {name: app.screen.query_one(f"#{name}").size.width
                   for name in ("timeline", "stack", "source", "variables", "detail")}
         assert widths["timeline"] <= 32 and min(widths.values()) >= 15, widths
+        row = "".join(seg.text for seg in app.screen.query_one("#timeline").render_line(0))
+        assert "+0." not in row  # no time offset at this width: the label gets the room
         await pilot.resize_terminal(160, 40)
         await settle(pilot)
         assert not app.screen.has_class("narrow")
