@@ -35,7 +35,11 @@ def iter_search(run: Run, query: str, *, loader: PreviewLoader | None = None,
 
     A value matches when its name, its preview's repr or the repr of any child in its preview
     (containers included, to the preview's depth) holds the text; ``where`` then names the
-    variable and the path inside it (``value program[1]``)."""
+    variable and the path inside it (``value program[1]``). A query starting with ``@``
+    matches the rest against the steps' functions, files and labels only, never values
+    (``@render_token``: the renderer's own steps, not those holding it as a value)."""
+    if query.startswith("@"):
+        query, values = query[1:], False
     needle = query.lower()
     if not needle:
         return

@@ -33,8 +33,9 @@ class SearchScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search-box", classes="dialog"):
-            yield Label("Search functions, files, labels and values (case-insensitive). "
-                        "Enter: search; Tab: to the hits; s: stop; q: close (it goes on)")
+            yield Label("Search functions, files, labels and values (case-insensitive; "
+                        "@text: functions, files and labels only). Enter: search; Tab: to the "
+                        "hits; s: stop; q: close (it goes on)")
             yield Input(value=self.app.search.query, placeholder="text to find",
                         id="search-input")
             yield Label("", id="search-progress")
