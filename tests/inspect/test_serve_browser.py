@@ -112,7 +112,10 @@ def test_the_inspector_in_chromium_answers_keys_and_only_its_link_opens_it(serve
             page.keyboard.press(">")  # to the last step
             page.wait_for_function(f"() => ({SCREEN_TEXT})().includes('step 145 of 146')",
                                    timeout=30_000)
-            for key in ["g", "2", "6", "Enter"]:
+            page.keyboard.press("g")  # the dialog takes the digits once it is up (under
+            page.wait_for_function(f"() => ({SCREEN_TEXT})().includes('Go to step')",
+                                   timeout=30_000)  # load, keys sent before it were lost)
+            for key in ["2", "6", "Enter"]:
                 page.keyboard.press(key)
             page.wait_for_function(f"() => ({SCREEN_TEXT})().includes('step 26 of 146')",
                                    timeout=30_000)
