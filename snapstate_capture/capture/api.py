@@ -13,6 +13,7 @@ from . import nondeterminism
 from .hooks import END, START, check_hooks, run_hooks
 from .environment import function_entry
 from ..store.hashing import content_hash
+from ..store.locations import is_store_url, location_label
 from ..options import CaptureOptions
 from .recorder import DISABLE_ENV, Recorder, _active, active_recorder
 from ..values import machinery
@@ -215,14 +216,11 @@ def _describe_recording(obj: Any) -> str:
     """``file=agent.snap`` (or ``store=<url>``) for a ``record`` block or ``Recorder`` in a
     frame's locals: what it writes to, never the rest of the recorder."""
     path = machinery.field(obj, "path")
-    if path is None:
+    if not isinstance(path, (str, os.PathLike)):
         return ""
-    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
-    if "://" in text:  # a store URL: scheme, host and path, never its user or password
-        scheme, _, rest = text.partition("://")
-        rest = rest.split("?", 1)[0].rpartition("@")[2]
-        return f"store={machinery.text(f'{scheme}://{rest}', 80)}"
-    return f"file={machinery.text(os.path.basename(text), 80)}"
+    if is_store_url(path):  # as messages name it, without its password (nor its query)
+        return f"store={machinery.text(str(location_label(path)).split('?', 1)[0], 80)}"
+    return f"file={machinery.text(os.path.basename(os.fspath(path)), 80)}"
 
 
 # ``with snap.record(path) as rec:`` binds the block (and its recorder) in the program's frame:
