@@ -4,9 +4,9 @@ A chunked payload is still one pickle (``"s": "pickle"``), so ``Value.load`` and
 are unchanged: its bytes (``values/chunk_layout.py``) call ``join_list(chunk0, chunk1, …)``
 (``join_dict`` for dicts, whose chunks are lists of ``(key, value)`` pairs in insertion order)
 when loaded. The writer stores those bytes as a manifest (``store/blobs.py``): a header piece,
-one piece per chunk, a trailer piece. Appending to a list
-changes only its last chunk; setting one key of a dict changes only the chunk holding that key,
-so the file grows with what changed, not with the container (docs/storage.md).
+one piece per chunk, a trailer piece. Appending to a list changes only its last chunk; setting
+one key of a dict changes only the chunk holding that key, so the file grows with what changed,
+not with the container (docs/storage.md).
 
 Chunk boundaries depend only on the container's content (``chunk_size``), so the same value
 always gets the same key — replay compares value hashes.
@@ -17,17 +17,12 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
-from ..values.chunk_layout import DICT_HEADER, LIST_HEADER, TRAILER, piece
-
 PROTOCOL = 5
 #: Chunk sizes in elements: small for containers of containers (each element is big and may be
 #: mutated in place), large for containers of scalars and strings.
 CONTAINER_CHUNK = 16
 SCALAR_CHUNK = 256
 SCALAR_TYPES = frozenset({int, float, bool, type(None), str, bytes, complex})
-
-__all__ = ["DICT_HEADER", "LIST_HEADER", "TRAILER", "chunk_size", "dumps_chunk", "join_dict",
-           "join_list", "piece"]
 
 
 def join_list(*chunks: bytes) -> list[Any]:

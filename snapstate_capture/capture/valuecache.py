@@ -35,7 +35,7 @@ from .chunk_capture import FANOUT, Chunk, ChunkState
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
 from ..store.blobs import manifest_bytes, manifest_hash
-from ..values import capture_value, secret_shapes
+from ..values import capture_value, chunk_layout, secret_shapes
 from ..values.payload import is_plain_payload, serialize
 from ..values.preview import MACHINERY, PreviewBuilder
 from .preview_json import encode_preview
@@ -302,7 +302,7 @@ class ValueCache:
                 chunks[index] = prev if prev.ids == part_ids else \
                     Chunk(refs, part_ids, prev.scalars, detector, prev.key)
                 continue
-            data = (chunked.piece(detector)
+            data = (chunk_layout.piece(detector)
                     if is_plain_payload(part, detector, self.options.values)
                     else self._chunk_payload(part, name))
             if data is None:
@@ -315,8 +315,9 @@ class ValueCache:
             state.chunks, state.key_ids, state.value_ids = chunks, key_ids, value_ids
             return entry.ref  # type: ignore[union-attr]
         groups = self._payload_groups(chunks, changed, state, out)
-        header = chunked.LIST_HEADER if cls is list else chunked.DICT_HEADER
-        pieces = [_constant_piece(out, header), *groups, _constant_piece(out, chunked.TRAILER)]
+        header = chunk_layout.LIST_HEADER if cls is list else chunk_layout.DICT_HEADER
+        pieces = [_constant_piece(out, header), *groups,
+                  _constant_piece(out, chunk_layout.TRAILER)]
         payload_key = add_manifest(out, pieces, entry.ref.get("b") if state is not None
                                    else None)  # type: ignore[union-attr]
         top_key, kids_key, kids_data, preview = self._chunked_preview(
@@ -361,7 +362,7 @@ class ValueCache:
         if (result.data is None or result.serializer != "pickle" or result.placeholders
                 or result.redacted or result.loadable is False):
             return None
-        return chunked.piece(result.data)
+        return chunk_layout.piece(result.data)
 
     def _chunked_preview(self, value: Any, name: str | None, length: int, changed: list[int],
                          entry: _Entry | None, per_chunk: int, out: Any

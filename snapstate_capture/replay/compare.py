@@ -233,7 +233,8 @@ def compare_steps(expected: Step, actual: Step, cwd: str,
     if expected.kind != actual.kind or expected.label != actual.label:
         what = "kind" if expected.kind != actual.kind else "label"
         return divergence(index, what, f"expected {_step_words(expected.kind, expected.label)}, "
-                          f"the program reached {_step_words(actual.kind, actual.label)}", expected=exp, actual=act)
+                          f"the program reached {_step_words(actual.kind, actual.label)}",
+                          expected=exp, actual=act)
     rec_frames, act_frames = expected.frames, actual.frames
     if len(rec_frames) != len(act_frames):
         return divergence(index, "stack", f"expected {len(rec_frames)} frames on the stack, "

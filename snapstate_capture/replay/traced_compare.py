@@ -110,7 +110,8 @@ class TracedComparison:
             self._push_back(lane, expected)
             return
         if (actual.label == "raised" and expected.kind == "return" and expected.label is None
-                and isinstance(expected, TracedStep) and expected.stored_extra == {"return": None}):
+                and isinstance(expected, TracedStep)
+                and expected.stored_extra == {"return": None}):
             expected.read_as_raised()  # recorded before unwinding returns were labelled
         if not self._identical(expected, actual):
             report = compare_steps(expected, actual, self.cwd, self.session.relocation)

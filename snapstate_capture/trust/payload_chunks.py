@@ -58,7 +58,7 @@ def payload_chunks(value: Value) -> PayloadChunks | None:
         return None
     middle = top[1:-1]
     if timeline.blob_pieces(middle[0]) is None:
-        return PayloadChunks(ref["b"], kind, tuple(middle))  # the chunks themselves (at most FANOUT)
+        return PayloadChunks(ref["b"], kind, tuple(middle))  # the chunks (at most FANOUT)
     keys: list[str] = []
     for group in middle:  # group manifests of chunk keys, as the recorder writes past FANOUT
         pieces = timeline.blob_pieces(group)
