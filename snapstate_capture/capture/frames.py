@@ -263,17 +263,8 @@ class FrameCapturer:
                 ) -> str | None:
         cached = self._sources.get(filename)
         if cached is None:
-            try:
-                lines = linecache.getlines(filename, module_globals)
-            except Exception:  # noqa: BLE001 - a loader's get_source may raise anything
-                lines = []
-            if lines:
-                data = "".join(lines).encode("utf-8", "surrogateescape")
-                cached = (content_hash(data).hex(), data)
-            elif _empty_file(filename):  # an empty __init__.py: its text is "", not unknown
-                cached = (content_hash(b"").hex(), b"")
-            else:
-                cached = (None, None)
+            data = source_bytes(filename, module_globals)
+            cached = (content_hash(data).hex(), data) if data is not None else (None, None)
             self._sources[filename] = cached
         key, data = cached
         if key is not None and data is not None:
@@ -281,10 +272,19 @@ class FrameCapturer:
         return key
 
 
-def _empty_file(filename: str) -> bool:
-    """Whether ``filename`` is an existing empty file (``linecache`` gives no lines for it, as
-    for a file it cannot read); never raises."""
+def source_bytes(filename: str, module_globals: dict[str, Any] | None = None) -> bytes | None:
+    """The text of ``filename`` as a saved stack keeps it: ``linecache``'s lines (its loader's
+    ``get_source`` for a module that is no file), UTF-8 encoded; ``b""`` for an existing empty
+    file (an empty ``__init__.py``, which ``linecache`` gives no lines for, as for a file it
+    cannot read); None when there is no text. Never raises. Replay's drift check reads the
+    current file through it too (``replay/drift.py``)."""
     try:
-        return os.path.isfile(filename) and os.path.getsize(filename) == 0
+        lines = linecache.getlines(filename, module_globals)
+    except Exception:  # noqa: BLE001 - a loader's get_source may raise anything
+        lines = []
+    if lines:
+        return "".join(lines).encode("utf-8", "surrogateescape")
+    try:
+        return b"" if os.path.isfile(filename) and os.path.getsize(filename) == 0 else None
     except (OSError, ValueError, TypeError):
-        return False
+        return None

@@ -13,6 +13,7 @@ import linecache
 import os
 from dataclasses import dataclass, field
 
+from ..capture.frames import source_bytes
 from ..store.hashing import content_hash
 from ..store.reader import Run
 from .relocate import Relocation, relocation_for
@@ -41,13 +42,7 @@ def current_source(path: str) -> bytes | None:
     """The file's text as the recorder reads it (``linecache``), encoded (``b""`` for an empty
     file); None if unreadable."""
     linecache.checkcache(path)
-    lines = linecache.getlines(path)
-    if not lines:
-        try:  # an existing empty file has the text "" (an empty __init__.py)
-            return b"" if os.path.isfile(path) and os.path.getsize(path) == 0 else None
-        except OSError:
-            return None
-    return "".join(lines).encode("utf-8", "surrogateescape")
+    return source_bytes(path)
 
 
 def find_drift(run: Run, cwd: str | None = None) -> list[Drift]:
