@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import SnapStateError, TimelineError
-from .processes import process_start_marker
+from .processes import process_gone
 
 #: Seconds a lease lasts without a heartbeat (``SNAPSTATE_LEASE_SECONDS`` overrides).
 DEFAULT_LEASE_SECONDS = 30.0
@@ -102,10 +102,9 @@ class LeaseHeld(SnapStateError):
         self.holder = holder
         now = time.time() if now is None else now
         gone = ""
-        if holder.host == socket.gethostname() and process_start_marker(holder.pid) is None:
-            ttl = holder.expires - holder.renewed
-            wait = max(holder.renewed + ttl * MISSED_RENEWAL + RENEW_SLACK - now, 0.0)
-            gone = f"; its process is gone: a resume is taken from it in {wait:.0f} s"
+        if _dead_here(holder):
+            gone = (f"; its process is gone: a resume is taken from it in "
+                    f"{max(_takeover_at(holder) - now, 0.0):.0f} s")
         super().__init__(f"{path}: run {run_id[:8]} is being resumed by "
                          f"{holder.describe(now)}{gone}")
 
@@ -120,29 +119,27 @@ MISSED_RENEWAL = 1 / 3
 RENEW_SLACK = 2.0
 
 
+def _dead_here(holder: Holder) -> bool:
+    """Whether ``holder`` ran on this machine (same host name) in a process that is gone
+    (``processes.process_gone``). A reused pid counts as alive."""
+    return (holder.host == socket.gethostname() and holder.pid > 0
+            and holder.pid != os.getpid() and process_gone(holder.pid))
+
+
+def _takeover_at(holder: Holder) -> float:
+    """When a dead holder's lease may be taken: once it missed a heartbeat."""
+    return holder.renewed + (holder.expires - holder.renewed) * MISSED_RENEWAL + RENEW_SLACK
+
+
 def _holder_is_gone(holder: Holder, now: float) -> bool:
-    """Whether ``holder`` ran on this machine (same host name) in a process that no longer
-    exists or has exited (``processes.process_start_marker``) *and* has missed a heartbeat.
+    """Whether ``holder``'s process is gone from this machine (``_dead_here``) *and* it has
+    missed a heartbeat (``_takeover_at``).
 
     The heartbeat condition keeps a live resumer safe whose pid means nothing here: one in
     another PID namespace under the same host name (a container with the host's network) is
     still renewing, so its lease is never taken from it; a killed one stops, and its lease is
-    taken a heartbeat later instead of at its expiry (~12 s instead of 30 s by default). A
-    reused pid counts as alive, so that lease is waited out as any other."""
-    if holder.host != socket.gethostname() or holder.pid <= 0 or holder.pid == os.getpid():
-        return False
-    ttl = holder.expires - holder.renewed
-    if now - holder.renewed < ttl * MISSED_RENEWAL + RENEW_SLACK:
-        return False
-    if not os.path.isdir("/proc/self"):  # no /proc to tell an exited process by
-        try:
-            os.kill(holder.pid, 0)
-        except ProcessLookupError:
-            return True
-        except OSError:
-            return False
-        return False
-    return process_start_marker(holder.pid) is None  # none, or exited (a zombie)
+    taken a heartbeat later instead of at its expiry (~12 s instead of 30 s by default)."""
+    return now >= _takeover_at(holder) and _dead_here(holder)
 
 
 def _clock(when: float) -> str:

@@ -33,7 +33,7 @@ from .engine import ReadEngine
 from .leases import Lease, read_leases
 from .locations import absolute_location, location_label, open_read_engine
 from .records import Frame, PayloadGate, Step, StepSummary, Value
-from .processes import process_start_marker
+from .processes import process_gone, process_start_marker
 from .run_steps import Steps
 
 __all__ = ["Frame", "ParentRef", "PayloadGate", "Run", "Step", "StepSummary", "Steps", "Timeline",
@@ -387,9 +387,11 @@ class Run:
             return self.stored_status
         if self.host != socket.gethostname() or not self.pid:
             return "running"
-        marker = process_start_marker(self.pid)
-        if marker is None or (self._proc_start and marker != self._proc_start):
+        if process_gone(self.pid):
             return "crashed"
+        marker = process_start_marker(self.pid)  # None without /proc: the pid is all we have
+        if marker is not None and self._proc_start and marker != self._proc_start:
+            return "crashed"  # the pid is another process's now
         return "running"
 
     def source_files(self) -> dict[str, str]:
