@@ -336,6 +336,7 @@ class Run:
          self.step_count, self.chain_head, self.signature, self.key_id) = \
             sanitize.run_row(timeline.path, row)
         self.timeline = timeline
+        self._sources: dict[str, str] | None = None  # ``source_files``, once read
         self.stored_status: str = stored_status
         self.entry: dict[str, Any] = _loads(entry, {}, kind=dict)
         self.env: dict[str, Any] = _loads(env, {}, kind=dict)
@@ -397,7 +398,16 @@ class Run:
     def source_files(self) -> dict[str, str]:
         """``{filename: source hash}`` for every file on the run's saved stacks, step rows and
         trace chunks alike (first seen wins); raises ``TimelineError`` when the file cannot be
-        read."""
+        read. Read once per ``Run`` of a run that ended (a replay asks for it three or four
+        times: where to run, drift, patched lines; a traced run's answer reads every chunk)."""
+        if self._sources is None:
+            sources = self._read_source_files()
+            if self.stored_status == "running":  # a live run's stacks grow: read it afresh
+                return sources
+            self._sources = sources
+        return dict(self._sources)
+
+    def _read_source_files(self) -> dict[str, str]:
         timeline = self.timeline
         keys: dict[str, None] = {}
         for frames in timeline.engine.distinct_frames(self.id):
