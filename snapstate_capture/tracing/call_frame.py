@@ -105,8 +105,8 @@ class CallFrame:
         """Names stored before that the frame no longer has (``del x``): stored as deleted,
         and their objects let go of (held here, a deleted object outlived its ``del``)."""
         known = self.known
-        if len(known) < len(values) and known.keys() <= values.keys():
-            return  # the usual case, decided at C speed
+        if known.keys() <= values.keys():
+            return  # the usual case, decided at C speed (no set is built)
         for name in known.keys() - values.keys():
             del known[name]
             if self.sizes is not None:
