@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import snapstate_capture
+import snapstate_inspect
 from snapstate_capture.capture import hashseed
 from snapstate_capture import record as record_block
 from snapstate_capture.capture.environment import entry_facts
@@ -314,13 +316,12 @@ def _print_traceback(exc: BaseException) -> None:
     tb = exc.__traceback__
     while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
-    last = tb
-    while last is not None and last.tb_next is not None:
-        if _ours(last.tb_next.tb_frame.f_code.co_filename) and all(
-                _ours(later.tb_frame.f_code.co_filename) for later in _chain(last.tb_next)):
-            last.tb_next = None  # everything after it is SnapState's
-            break
-        last = last.tb_next
+    last = None  # the program's innermost frame: what comes after it is SnapState's
+    for entry in _chain(tb):
+        if not _ours(entry.tb_frame.f_code.co_filename):
+            last = entry
+    if last is not None:
+        last.tb_next = None
     exc = exc.with_traceback(tb)  # the interpreter's hook reads the exception's own
     sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
     if sys.version_info >= (3, 12):
@@ -345,8 +346,8 @@ def _print_traceback(exc: BaseException) -> None:
 
 #: Where SnapState's own code and runpy live: their frames are left out of a program's
 #: traceback (a user's folder that merely has "snapstate" in its name is not).
-_OWN_FOLDERS = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep for module in (
-    __import__("snapstate_capture"), __import__("snapstate_inspect")))
+_OWN_FOLDERS = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+                     for module in (snapstate_capture, snapstate_inspect))
 
 
 def _ours(filename: str) -> bool:
@@ -354,7 +355,7 @@ def _ours(filename: str) -> bool:
             or filename.startswith("<frozen runpy"))
 
 
-def _chain(tb: Any) -> Any:
+def _chain(tb: Any) -> Iterator[Any]:
     while tb is not None:
         yield tb
         tb = tb.tb_next
