@@ -235,6 +235,10 @@ class ReplayRecorder(Recorder):
             return
         writer, fork_id = opened
         self._writer = writer
+        # the replay's captures were compared, never written: refs cached from them may name
+        # blobs the file does not have (a value whose preview differs on replay, an argparse
+        # parser's), so the first live step captures everything afresh
+        self._frames.forget()
         self.run_id = fork_id
         self.parent = (session.run.id, index)
         session.fork = {"run": fork_id, "parent": session.run.id, "step": index}

@@ -122,6 +122,10 @@ def test_live_fork_runs_only_the_remaining_calls(case, tmp_path):
         fork = timeline.runs[-1]
         assert (fork.parent.run_id, fork.parent.step) == (timeline.runs[0].id, index)
         assert fork.status == "finished"
+    # every blob the fork's live steps name is in the file (a value whose preview differed on
+    # replay, the example's argparse parser, kept the replay's preview key, never written)
+    verified = agent.python("-m", "snapstate_inspect", "verify", str(path))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def test_resume_after_sigkill_reruns_only_the_call_in_flight(case, tmp_path):
