@@ -464,3 +464,15 @@ async def test_a_run_without_changes_draws_no_bars(tmp_path):
             assert "█" not in app.export_screenshot()
     finally:
         reader.close()
+
+
+async def test_a_dialogs_text_wraps_instead_of_being_cut(reader):
+    """At 100 columns the search dialog's hint is longer than a line: it wraps (it was cut at
+    '@text: functions, file')."""
+    app = SnapStateApp(reader)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash")
+        assert isinstance(app.screen, SearchScreen)
+        shown = app.export_screenshot().replace("&#160;", " ")
+        assert "q: close (it goes" in shown and "on)" in shown
