@@ -78,13 +78,14 @@ class CallFrame:
             if value is not _MISSING and (not self.lines or type(ref) is tuple):
                 known[name] = (value, ref)
 
-    def _changed_ref(self, name: str, value: Any) -> Any:
-        """The reference to store for ``name`` now, or None when its content is unchanged."""
+    def _changed_ref(self, name: str, value: Any, quick: bool = False) -> Any:
+        """The reference to store for ``name`` now, or None when its content is unchanged;
+        ``quick``: an object met again is checked by its shallow form (``ValueEncoder.quick``)."""
         known = self.known
         last = known.get(name)
         if last is not None and last[0] is value and isinstance(value, _BY_IDENTITY):
             return None
-        ref = self.encoder.capture(value, name)
+        ref = (self.encoder.quick if quick else self.encoder.capture)(value, name)
         if last is not None and last[1] == ref:
             if last[0] is not value:
                 known[name] = (value, ref)
@@ -92,13 +93,14 @@ class CallFrame:
         known[name] = (value, ref)
         return ref
 
-    def _snapshot_changes(self, frame: types.FrameType, out: list[Any]) -> None:
+    def _snapshot_changes(self, frame: types.FrameType, out: list[Any], quick: bool = False
+                          ) -> None:
         module = self.info.module
         values = frame.f_locals
         for name, value in list(values.items()):
             if module and name.startswith("__") and name.endswith("__"):
                 continue
-            self._snapshot_one(name, value, out)
+            self._snapshot_one(name, value, out, quick)
         self._deleted(values, out)
 
     def _deleted(self, values: dict[str, Any], out: list[Any]) -> None:
@@ -114,9 +116,10 @@ class CallFrame:
             out.append(name)
             out.append(DELETED)
 
-    def _snapshot_one(self, name: str, value: Any, out: list[Any]) -> None:
+    def _snapshot_one(self, name: str, value: Any, out: list[Any], quick: bool = False
+                      ) -> None:
         """Append ``name`` and its new reference to ``out`` when its content changed since
-        this frame's last step."""
+        this frame's last step (``quick``: see ``_changed_ref``)."""
         known, secret = self.known, self.secret
         cls = value.__class__
         if secret and name in secret and self.redacts(name, value):
@@ -133,7 +136,7 @@ class CallFrame:
             out.append(name)
             out.append(value)
         else:
-            ref = self._changed_ref(name, value)
+            ref = self._changed_ref(name, value, quick)
             if ref is not None:
                 out.append(name)
                 out.append(ref)
@@ -155,7 +158,7 @@ class CallFrame:
                     continue
             if name.startswith("__") and name.endswith("__"):
                 continue
-            self._snapshot_one(name, value, out)
+            self._snapshot_one(name, value, out, True)
             if cls in _SIZED:
                 sizes[name] = len(value)
         self._deleted(frame.f_locals, out)
@@ -206,7 +209,8 @@ class CallFrame:
 
     def refresh(self, frame: types.FrameType) -> None:
         """Append this frame's line and the locals changed since its last step as a
-        ``REFRESH`` item (not a step), when either changed.
+        ``REFRESH`` item (not a step), when either changed. An object the frame still holds
+        is checked by its shallow form (``ValueEncoder.quick``); its return checks it in full.
 
         A module or class body (``info.module``) is caught up by name, identity and length
         only: a name bound to another object, a changed scalar, or a list, dict, set or
@@ -222,7 +226,7 @@ class CallFrame:
             if self.info.module:
                 self._rebound(frame, out)
             else:
-                self._snapshot_changes(frame, out)
+                self._snapshot_changes(frame, out, True)
         except Exception:  # noqa: BLE001 - never raise into the program
             pass
         if len(out) > 3 or out[2] != self.prev:

@@ -48,6 +48,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from typing import Any
 
 from ..store.hashing import canonical_json, content_hash
@@ -56,6 +57,7 @@ from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
 from .bounded import BigValues, bounded_preview, shallow_key
+from .shallow import shallow_form
 
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
@@ -87,6 +89,10 @@ class ValueEncoder:
     caught up, the callee's locals taken) the program does not run, so an object met twice —
     the caller's ``self`` is the callee's ``self`` — is captured once: the second capture under
     the same name returns the first one's reference.
+
+    ``quick(value, name)`` is ``capture`` for call steps and callers' catch-ups: an object met
+    again whose shallow form (``shallow.py``) did not change since its last full capture gets
+    that capture's reference without being pickled again.
     """
 
     CACHE_LIMIT = 50_000
@@ -103,6 +109,9 @@ class ValueEncoder:
         self._cache: dict[str, tuple] = {}
         self._big = BigValues(options.values)
         self._shallow: dict[tuple, tuple] = {}
+        #: ``id -> (weak reference, shallow form, ref)`` of the objects ``quick`` was asked
+        #: for, as their last full capture left them (weak: an object is never kept alive here)
+        self._latest: dict[int, tuple[Any, tuple, tuple]] = {}
 
     def encode(self, value: Any, name: str | None) -> Any:
         cls = type(value)
@@ -110,6 +119,41 @@ class ValueEncoder:
                                    and not secret_shapes.find(value)):
             return value
         return self.capture(value, name)
+
+    def encode_quick(self, value: Any, name: str | None) -> Any:
+        """``encode`` through ``quick``: a scalar unchanged, else a reference."""
+        cls = type(value)
+        if cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR
+                                   and not secret_shapes.find(value)):
+            return value
+        return self.quick(value, name)
+
+    def quick(self, value: Any, name: str | None) -> tuple:
+        """The reference of ``value`` at a call step or a caller's catch-up: the one its last
+        full capture gave when it is the same object with the same shallow form (``shallow``:
+        a change two levels down is stored at the frame's own next step), else ``capture``'s.
+        A reference made under another name is reused (the name shows only in the path of a
+        placeholder). Never raises."""
+        if name is not None and self.options.values.redacts(name, value):
+            return self.redacted(value)
+        latest = self._latest
+        entry = latest.get(id(value))
+        if entry is not None and entry[0]() is value:
+            form = shallow_form(value)
+            if form is not None and form == entry[1]:
+                return entry[2]
+        else:
+            form = shallow_form(value)
+        ref = self.capture(value, name)
+        if form is not None:
+            try:
+                handle = weakref.ref(value)
+            except TypeError:  # no weak references to it: checked in full each time
+                return ref
+            if len(latest) >= self.CACHE_LIMIT:
+                latest.clear()
+            latest[id(value)] = (handle, form, ref)
+        return ref
 
     def redacted(self, value: Any) -> tuple:
         """The reference of a redacted preview (type only), shared by all values of a type."""
@@ -151,6 +195,15 @@ class ValueEncoder:
         return ref
 
     def _capture(self, value: Any, name: str | None) -> tuple:
+        ref = self._capture_value(value, name)
+        entry = self._latest.get(id(value)) if self._latest else None
+        if entry is not None and entry[2] != ref and entry[0]() is value:
+            form = shallow_form(value)
+            if form is not None:
+                self._latest[id(value)] = (entry[0], form, ref)
+        return ref
+
+    def _capture_value(self, value: Any, name: str | None) -> tuple:
         try:
             data = marshal.dumps(value)
         except (ValueError, TypeError, RecursionError):
