@@ -23,6 +23,7 @@ from typing import Any
 from ..values import secret_shapes
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
+from .shallow import CONTAINERS as _CONTAINERS, container_form
 from .stream import INLINE_STR, SCALAR_TYPES
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
@@ -37,6 +38,9 @@ _AWAIT_OPS = frozenset(__import__("dis").opmap[name] for name in ("SEND", "YIELD
 #: Objects compared by identity only when re-checked (re-pickling a module is pointless).
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType,
                 types.MethodType)
+#: Values that cannot change in place: the same object is the same content (a long text
+#: handed down a call chain is not copied and hashed again at each step of each frame).
+_IMMUTABLE = frozenset({str, bytes})
 _MISSING = object()
 _SCALAR = SCALAR_TYPES
 _INLINE = INLINE_STR
@@ -50,7 +54,7 @@ class CallFrame:
     trace function; ``refresh`` catches the frame up when one of its callees is called."""
 
     __slots__ = ("tracer", "info", "fid", "fkey", "known", "prev", "secret", "redacts",
-                 "encoder", "app", "lines", "sizes")
+                 "encoder", "app", "lines", "sizes", "forms")
 
     def __init__(self, tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
                  pairs: list[Any], values: dict[str, Any] | None = None) -> None:
@@ -67,6 +71,8 @@ class CallFrame:
         self.app = tracer.items.append
         self.prev = frame.f_lineno
         self.sizes: dict[str, int] | None = None  # module or class body: container lengths
+        #: catch-ups: the item identities of a list, tuple, dict or set at the last one
+        self.forms: dict[str, Any] | None = None
         known: dict[str, tuple[Any, Any]] = {}
         self.known = known  # name -> (object, ref); line tracing: non-scalars only
         if not self.lines:
@@ -83,7 +89,8 @@ class CallFrame:
         ``quick``: an object met again is checked by its shallow form (``ValueEncoder.quick``)."""
         known = self.known
         last = known.get(name)
-        if last is not None and last[0] is value and isinstance(value, _BY_IDENTITY):
+        if last is not None and last[0] is value and (value.__class__ in _IMMUTABLE
+                                                     or isinstance(value, _BY_IDENTITY)):
             return None
         ref = (self.encoder.quick if quick else self.encoder.capture)(value, name)
         if last is not None and last[1] == ref:
@@ -113,6 +120,8 @@ class CallFrame:
             del known[name]
             if self.sizes is not None:
                 self.sizes.pop(name, None)
+            if self.forms is not None:
+                self.forms.pop(name, None)
             out.append(name)
             out.append(DELETED)
 
@@ -136,6 +145,15 @@ class CallFrame:
             out.append(name)
             out.append(value)
         else:
+            if quick and cls in _CONTAINERS:
+                form = container_form(value)
+                forms = self.forms
+                if forms is None:
+                    forms = self.forms = {}
+                last = known.get(name)
+                if last is not None and last[0] is value and form == forms.get(name):
+                    return  # the same items as at the last catch-up (``shallow``)
+                forms[name] = form
             ref = self._changed_ref(name, value, quick)
             if ref is not None:
                 out.append(name)

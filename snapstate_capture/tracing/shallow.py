@@ -11,6 +11,9 @@ The *shallow form* of an object is its class and, for each attribute read static
 builtin scalar, else its identity, plus the length of a builtin list, dict, set or bytearray;
 a dict, list or set subclass adds the identities of its items. ``ValueEncoder.quick``
 reuses the reference an object's last full capture gave while its shallow form is unchanged.
+A caller's builtin list, tuple, dict or set is caught up by its *container form*, the
+identities of its items in order (``container_form``; ``CallFrame._snapshot_one``): an
+index the caller left alone is not copied and hashed again at each call of a sort key.
 
 What it does not see: an object changed in place two levels down or deeper, or a builtin
 container changed without a change of its length (``node.body[0] = other``,
@@ -58,6 +61,23 @@ def _pickles_plainly(cls: type) -> bool:
                                is object.__getstate__
                                and copyreg.dispatch_table.get(cls) is None)
     return plain
+
+
+#: Builtin containers a caller's catch-up compares by their items' identities.
+CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
+
+
+def container_form(obj: Any) -> Any:
+    """The items of a builtin list, tuple, dict or set (a type in ``CONTAINERS``) by identity,
+    in order (a set's as a set): equal forms mean the same objects in the same places — the
+    same content exactly when they are immutable scalars; a change inside an item is not seen
+    (module docstring). C-speed scans, no code of the program runs."""
+    cls = type(obj)
+    if cls is dict:
+        return (tuple(map(id, obj)), tuple(map(id, obj.values())))
+    if cls is set or cls is frozenset:
+        return frozenset(map(id, obj))
+    return tuple(map(id, obj))
 
 
 def shallow_form(obj: Any) -> tuple | None:

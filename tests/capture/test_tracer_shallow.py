@@ -130,3 +130,50 @@ def test_no_object_is_kept_alive_by_the_shallow_checks(snap_path):
         gone = use_twice()
         gc.collect()
         assert gone() is None
+
+
+def peek():
+    return None
+
+
+def edit_caller_state():
+    scores = [1, 2, 3]
+    table = {"a": [1]}
+    peek()
+    scores[0] = 99  # the same length, another item: seen at the next catch-up
+    table["a"].append(2)  # inside an item: seen at this frame's return
+    peek()
+    return len(scores)
+
+
+def test_a_callers_containers_are_caught_up_by_their_items_and_checked_in_full_at_return(
+        snap_path):
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        edit_caller_state()
+    with snap.open_timeline(snap_path) as timeline:
+        steps = list(timeline.runs[-1].steps)
+        peeks = [s for s in steps if s.function == "peek" and s.kind == "call"]
+        callers = [{k: v.repr for k, v in s.frames[-2].locals.items()} for s in peeks]
+        back = [s for s in steps if s.function == "edit_caller_state" and s.kind == "return"][0]
+        final = {k: v.repr for k, v in back.frames[-1].locals.items()}
+    assert [c["scores"] for c in callers] == ["[1, 2, 3]", "[99, 2, 3]"]
+    assert callers[1]["table"] == "{'a': [1]}"
+    assert final["table"] == "{'a': [1, 2]}" and final["scores"] == "[99, 2, 3]"
+
+
+def test_a_long_text_handed_down_is_the_same_value_in_every_frame(snap_path):
+    text = "word " * 500
+
+    def inner(t):
+        return len(t)
+
+    def outer(t):
+        return inner(t) + inner(t)
+
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        outer(text)
+    with snap.open_timeline(snap_path) as timeline:
+        values = [v for s in timeline.runs[-1].steps for f in s.frames
+                  for n, v in f.locals.items() if n == "t"]
+        assert values and {v.digest for v in values} == {values[0].digest}
+        assert values[0].load(trust=True) == text
