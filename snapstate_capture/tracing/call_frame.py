@@ -191,9 +191,16 @@ class CallFrame:
                 suspended = info.suspends and _is_yield(frame)
                 raised = arg is None and not suspended and _is_unwinding(frame)
                 out = [RETURN, fid, frame.f_lineno, time.time(), time.monotonic(),
-                       "yield" if suspended else "raised" if raised else None,
-                       None if raised else self._encode_value(arg, "return")]
-                self._finish(frame, out)
+                       "yield" if suspended else "raised" if raised else None, None]
+                encoder = self.encoder
+                mine = encoder.begin_event()  # a returned local is captured once (``memo``)
+                try:
+                    self._finish(frame, out)
+                    if not raised:
+                        out[6] = self._encode_value(arg, "return")
+                finally:
+                    if mine:
+                        encoder.end_event()
                 self.app(tuple(out))
                 self.prev = frame.f_lineno
                 tracer = self.tracer
@@ -252,10 +259,12 @@ class CallFrame:
         self.prev = out[2]
 
     def _encode_value(self, value: Any, name: str) -> Any:
+        """A step value (``return``): a scalar as itself, else a reference — the one a local
+        holding the same object got in this event, if one did."""
         cls = value.__class__
         if cls in _SCALAR or (cls is str and len(value) <= _INLINE and not _SHAPED(value)):
             return value
-        return self.encoder.capture(value, name)
+        return self.encoder.capture(value, name, any_name=True)
 
     # -- line events: in call tracing only when a chained tracer (coverage) asked for them --
     def _line(self, frame: types.FrameType) -> None:

@@ -86,9 +86,10 @@ class ValueEncoder:
     Never raises.
 
     Within one trace event (``begin_event``/``end_event``, the tracer's call events: the caller
-    caught up, the callee's locals taken) the program does not run, so an object met twice —
-    the caller's ``self`` is the callee's ``self`` — is captured once: the second capture under
-    the same name returns the first one's reference.
+    caught up, the callee's locals taken; a return: the frame's locals, then its return value)
+    the program does not run, so an object met twice — the caller's ``self`` is the callee's
+    ``self`` — is captured once: the second capture under the same name returns the first
+    one's reference, and a returned local (``capture(..., any_name=True)``) its local's.
 
     ``quick(value, name)`` is ``capture`` for call steps and callers' catch-ups: an object met
     again whose shallow form (``shallow.py``) did not change since its last full capture gets
@@ -100,9 +101,10 @@ class ValueEncoder:
     def __init__(self, options: CaptureOptions, emit: Any) -> None:
         self.options = options
         self.emit = emit
-        #: during one event: ``(id, name) -> (value, ref)`` (the values held, so no id is
-        #: reused), for the thread ``_memo_thread`` only; None between events
-        self._memo: dict[tuple[int, str | None], tuple[Any, tuple]] | None = None
+        #: during one event: ``(id, name) -> (value, ref)`` and ``id -> (value, ref)`` (the
+        #: values held, so no id is reused), for the thread ``_memo_thread`` only; None
+        #: between events
+        self._memo: dict[Any, tuple[Any, tuple]] | None = None
         self._memo_thread = 0
         self.sent: set[str] = set()
         self._redacted: dict[str, tuple] = {}
@@ -179,8 +181,10 @@ class ValueEncoder:
         """Forget the event's captures (after a ``begin_event`` that returned True)."""
         self._memo = None
 
-    def capture(self, value: Any, name: str | None) -> tuple:
-        """Capture one value (see the class docstring); returns its reference tuple."""
+    def capture(self, value: Any, name: str | None, any_name: bool = False) -> tuple:
+        """Capture one value (see the class docstring); returns its reference tuple.
+        ``any_name``: within an event, take the capture the same object got under any name
+        (a returned local: the name shows only in the path of a placeholder)."""
         if name is not None and self.options.values.redacts(name, value):
             return self.redacted(value)
         memo = self._memo
@@ -188,10 +192,12 @@ class ValueEncoder:
             return self._capture(value, name)
         key = (id(value), name)
         hit = memo.get(key)
+        if hit is None and any_name:
+            hit = memo.get(id(value))
         if hit is not None and hit[0] is value:
             return hit[1]
         ref = self._capture(value, name)
-        memo[key] = (value, ref)
+        memo[key] = memo[id(value)] = (value, ref)
         return ref
 
     def _capture(self, value: Any, name: str | None) -> tuple:
