@@ -93,12 +93,33 @@ def globals_named(data: bytes) -> set[tuple[str, str]] | None:
     return reader.names
 
 
+#: ``(module, qualified name) -> the module object`` of globals found (``_find``): a payload of
+#: an AST subtree names a dozen node classes, each read statically again at every capture.
+#: A name found stays found while its module is the same object (one deleted from its module
+#: afterwards is then reported only when the payload is loaded); the cache is bounded.
+_FOUND: dict[tuple[str, str], Any] = {}
+_FOUND_LIMIT = 4096
+
+
 def _find(module_name: str, qualname: str) -> bool | None:
     """True when ``module_name.qualname`` is there, False when certainly not, None when it
     cannot be told without importing or running code."""
     module = sys.modules.get(module_name)
     if module is None:
         return None  # loading would import it: that runs its code, so it is not judged here
+    key = (module_name, qualname)
+    if _FOUND.get(key) is module:
+        return True
+    found = _find_in(module, qualname)
+    if found:
+        if len(_FOUND) >= _FOUND_LIMIT:
+            _FOUND.clear()
+        _FOUND[key] = module
+    return found
+
+
+def _find_in(module: Any, qualname: str) -> bool | None:
+    """``_find`` in the imported ``module``: each part of ``qualname`` read statically."""
     target: Any = module
     for position, part in enumerate(qualname.split(".")):
         try:

@@ -81,3 +81,28 @@ def test_a_record_of_values_with_reconstructors_still_loads_with_trust(snap_path
     with snap.open_timeline(snap_path, trust=True) as timeline:
         got = timeline.runs[-1].steps[0].frames[-1].locals["value"]
         assert "not_loadable" not in got.preview and got.load() == value
+
+
+class Kept:
+    pass
+
+
+def test_a_global_found_once_is_found_again_and_a_missing_one_stays_missing():
+    import types
+    import sys
+
+    module = types.ModuleType("snapstate_judge_probe")
+    module.Kept = Kept
+    Kept.__module__, Kept.__qualname__ = module.__name__, "Kept"
+    sys.modules[module.__name__] = module
+    try:
+        data = pickle.dumps(Kept())
+        assert judge(data) == (True, None)
+        assert judge(data) == (True, None)  # from the cache of names found
+        missing = data.replace(b"Kept", b"Gone")
+        assert judge(missing)[0] is False and judge(missing)[0] is False
+        sys.modules[module.__name__] = types.ModuleType(module.__name__)  # another module
+        assert judge(data)[0] is False  # the cache holds the module a name was found in
+    finally:
+        sys.modules.pop(module.__name__, None)
+        Kept.__module__, Kept.__qualname__ = __name__, "Kept"
