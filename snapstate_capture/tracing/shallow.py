@@ -33,7 +33,7 @@ from typing import Any
 
 from ..values.static import static_attributes
 
-__all__ = ["shallow_form"]
+__all__ = ["CONTAINERS", "ShallowForms", "container_form"]
 
 _SCALARS = frozenset({int, float, bool, type(None), str, bytes, complex})
 _SIZED = frozenset({list, dict, set, bytearray, frozenset, tuple})
@@ -43,24 +43,17 @@ _BY_VALUE = frozenset({types.FunctionType, types.MethodType, types.BuiltinFuncti
                        types.MethodWrapperType, types.ModuleType, types.CodeType,
                        types.FrameType})
 _PLAIN_REDUCE = object.__reduce_ex__
-#: class -> whether it pickles plainly (decided once per class)
-_PLAIN: dict[type, bool] = {}
 
 
 def _pickles_plainly(cls: type) -> bool:
     """Whether instances of ``cls`` are saved as their attributes: plain pickling, or an
-    ``ast`` node (whose C ``__reduce__`` saves its ``__dict__``)."""
-    plain = _PLAIN.get(cls)
-    if plain is None:
-        ast = sys.modules.get("ast")
-        reducers = (object.__reduce__, ast.AST.__reduce__) if ast is not None \
-            else (object.__reduce__,)
-        plain = _PLAIN[cls] = (getattr(cls, "__reduce_ex__", None) is _PLAIN_REDUCE
-                               and getattr(cls, "__reduce__", None) in reducers
-                               and getattr(cls, "__getstate__", object.__getstate__)
-                               is object.__getstate__
-                               and copyreg.dispatch_table.get(cls) is None)
-    return plain
+    ``ast`` node (whose C ``__reduce__`` saves its ``__dict__``). Compares by identity only."""
+    ast = sys.modules.get("ast")
+    reduce = getattr(cls, "__reduce__", None)
+    return (getattr(cls, "__reduce_ex__", None) is _PLAIN_REDUCE
+            and (reduce is object.__reduce__ or ast is not None and reduce is ast.AST.__reduce__)
+            and getattr(cls, "__getstate__", object.__getstate__) is object.__getstate__
+            and copyreg.dispatch_table.get(cls) is None)
 
 
 #: Builtin containers a caller's catch-up compares by their items' identities.
@@ -80,41 +73,54 @@ def container_form(obj: Any) -> Any:
     return tuple(map(id, obj))
 
 
-def shallow_form(obj: Any) -> tuple | None:
-    """The shallow form of ``obj`` (module docstring): a tuple of its class, builtin scalars
-    and ints, compared with ``==`` without running any of the program's code; None when
-    ``obj`` has none (a builtin container — checked in full, at C speed, by its marshal copy —
-    a class with its own pickling, an object without attributes). Never raises."""
-    cls = type(obj)
-    if (cls in _SIZED or cls in _SCALARS or cls in _BY_VALUE or isinstance(obj, type)
-            or not _pickles_plainly(cls)):
-        return None
-    try:
-        attrs = static_attributes(obj)
-        if attrs is None:
+class ShallowForms:
+    """The shallow forms of one recording's objects: ``form(obj)`` (module docstring), with
+    whether a class pickles plainly decided once per class — for this recording only, so no
+    class outlives it here."""
+
+    def __init__(self) -> None:
+        self._plain: dict[type, bool] = {}
+
+    def form(self, obj: Any) -> tuple | None:
+        """The shallow form of ``obj``: a tuple of its class, builtin scalars and ints,
+        compared with ``==`` without running any of the program's code; None when ``obj`` has
+        none (a builtin container — checked in full, at C speed, by its marshal copy — a
+        function or class, a class with its own pickling, an object without attributes).
+        Never raises."""
+        cls = type(obj)
+        if cls in _SIZED or cls in _SCALARS or cls in _BY_VALUE or isinstance(obj, type):
             return None
-        form: list[Any] = [cls]
-        add = form.append
-        for name, value in attrs:
-            kind = type(value)
-            add(name)
-            if kind in _SCALARS:
-                add(kind)
-                add(value)
-            elif kind in _SIZED:
-                add(id(value))
-                add(len(value))
-            else:
-                add(id(value))
-        if isinstance(obj, dict):
-            add(dict.__len__(obj))
-            form.extend(map(id, dict.keys(obj)))
-            form.extend(map(id, dict.values(obj)))
-        elif isinstance(obj, list):
-            add(list.__len__(obj))
-            form.extend(map(id, list.__iter__(obj)))
-        elif isinstance(obj, (set, frozenset)):
-            add(len(obj))
-        return tuple(form)
-    except Exception:  # noqa: BLE001 - changed while read (another thread): checked in full
-        return None
+        plain = self._plain.get(cls)
+        if plain is None:
+            plain = self._plain[cls] = _pickles_plainly(cls)
+        if not plain:
+            return None
+        try:
+            attrs = static_attributes(obj)
+            if attrs is None:
+                return None
+            form: list[Any] = [cls]
+            add = form.append
+            for name, value in attrs:
+                kind = type(value)
+                add(name)
+                if kind in _SCALARS:
+                    add(kind)
+                    add(value)
+                elif kind in _SIZED:
+                    add(id(value))
+                    add(len(value))
+                else:
+                    add(id(value))
+            if isinstance(obj, dict):
+                add(dict.__len__(obj))
+                form.extend(map(id, dict.keys(obj)))
+                form.extend(map(id, dict.values(obj)))
+            elif isinstance(obj, list):
+                add(list.__len__(obj))
+                form.extend(map(id, list.__iter__(obj)))
+            elif isinstance(obj, (set, frozenset)):
+                add(set.__len__(obj) if isinstance(obj, set) else frozenset.__len__(obj))
+            return tuple(form)
+        except Exception:  # noqa: BLE001 - changed while read (another thread): checked in full
+            return None

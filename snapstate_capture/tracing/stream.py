@@ -57,7 +57,7 @@ from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
 from .bounded import BigValues, bounded_preview, shallow_key
-from .shallow import shallow_form
+from .shallow import ShallowForms
 
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
@@ -114,21 +114,14 @@ class ValueEncoder:
         #: ``id -> (weak reference, shallow form, ref)`` of the objects ``quick`` was asked
         #: for, as their last full capture left them (weak: an object is never kept alive here)
         self._latest: dict[int, tuple[Any, tuple, tuple]] = {}
+        self._forms = ShallowForms()
 
     def encode(self, value: Any, name: str | None) -> Any:
-        cls = type(value)
-        if cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR
-                                   and not secret_shapes.find(value)):
-            return value
-        return self.capture(value, name)
+        return value if _inline(value) else self.capture(value, name)
 
     def encode_quick(self, value: Any, name: str | None) -> Any:
         """``encode`` through ``quick``: a scalar unchanged, else a reference."""
-        cls = type(value)
-        if cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR
-                                   and not secret_shapes.find(value)):
-            return value
-        return self.quick(value, name)
+        return value if _inline(value) else self.quick(value, name)
 
     def quick(self, value: Any, name: str | None) -> tuple:
         """The reference of ``value`` at a call step or a caller's catch-up: the one its last
@@ -141,11 +134,11 @@ class ValueEncoder:
         latest = self._latest
         entry = latest.get(id(value))
         if entry is not None and entry[0]() is value:
-            form = shallow_form(value)
+            form = self._forms.form(value)
             if form is not None and form == entry[1]:
                 return entry[2]
         else:
-            form = shallow_form(value)
+            form = self._forms.form(value)
         ref = self.capture(value, name)
         if form is not None:
             try:
@@ -204,7 +197,7 @@ class ValueEncoder:
         ref = self._capture_value(value, name)
         entry = self._latest.get(id(value)) if self._latest else None
         if entry is not None and entry[2] != ref and entry[0]() is value:
-            form = shallow_form(value)
+            form = self._forms.form(value)
             if form is not None:
                 self._latest[id(value)] = (entry[0], form, ref)
         return ref
@@ -265,6 +258,14 @@ class ValueEncoder:
             self.sent.add(key)
             self.emit((BLOB, key, data))
         return key
+
+
+def _inline(value: Any) -> bool:
+    """Whether ``value`` travels in a step as itself: a number, bool, None or a short str
+    without a credential's shape."""
+    cls = type(value)
+    return cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR
+                                   and not secret_shapes.find(value))
 
 
 def resolve_marshaled(data: bytes, name: str | None, options: CaptureOptions

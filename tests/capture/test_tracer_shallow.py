@@ -9,7 +9,9 @@ import gc
 import weakref
 
 import snapstate_capture as snap
-from snapstate_capture.tracing.shallow import shallow_form
+from snapstate_capture.tracing.shallow import ShallowForms
+
+shallow_form = ShallowForms().form
 
 HERE = __file__
 
