@@ -97,6 +97,9 @@ class ValueEncoder:
     """
 
     CACHE_LIMIT = 50_000
+    #: Objects ``quick`` follows at most (then it starts again): a shallow form with its ids
+    #: is ~200 bytes for an AST node (tracemalloc), its weak reference 80: a few MB at most.
+    LATEST_LIMIT = 10_000
 
     def __init__(self, options: CaptureOptions, emit: Any) -> None:
         self.options = options
@@ -145,7 +148,7 @@ class ValueEncoder:
                 handle = weakref.ref(value)
             except TypeError:  # no weak references to it: checked in full each time
                 return ref
-            if len(latest) >= self.CACHE_LIMIT:
+            if len(latest) >= self.LATEST_LIMIT:
                 latest.clear()
             latest[id(value)] = (handle, form, ref)
         return ref
