@@ -23,7 +23,6 @@ from typing import Any
 from ..values import secret_shapes
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
-from .shallow import CONTAINERS as _CONTAINERS, container_form
 from .stream import INLINE_STR, SCALAR_TYPES
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
@@ -54,7 +53,7 @@ class CallFrame:
     trace function; ``refresh`` catches the frame up when one of its callees is called."""
 
     __slots__ = ("tracer", "info", "fid", "fkey", "known", "prev", "secret", "redacts",
-                 "encoder", "app", "lines", "sizes", "forms")
+                 "encoder", "app", "lines", "sizes")
 
     def __init__(self, tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
                  pairs: list[Any], values: dict[str, Any] | None = None) -> None:
@@ -71,8 +70,6 @@ class CallFrame:
         self.app = tracer.items.append
         self.prev = frame.f_lineno
         self.sizes: dict[str, int] | None = None  # module or class body: container lengths
-        #: catch-ups: the item identities of a list, tuple, dict or set at the last one
-        self.forms: dict[str, Any] | None = None
         known: dict[str, tuple[Any, Any]] = {}
         self.known = known  # name -> (object, ref); line tracing: non-scalars only
         if not self.lines:
@@ -84,15 +81,14 @@ class CallFrame:
             if value is not _MISSING and (not self.lines or type(ref) is tuple):
                 known[name] = (value, ref)
 
-    def _changed_ref(self, name: str, value: Any, quick: bool = False) -> Any:
-        """The reference to store for ``name`` now, or None when its content is unchanged;
-        ``quick``: an object met again is checked by its shallow form (``ValueEncoder.quick``)."""
+    def _changed_ref(self, name: str, value: Any) -> Any:
+        """The reference to store for ``name`` now, or None when its content is unchanged."""
         known = self.known
         last = known.get(name)
         if last is not None and last[0] is value and (value.__class__ in _IMMUTABLE
                                                      or isinstance(value, _BY_IDENTITY)):
             return None
-        ref = (self.encoder.quick if quick else self.encoder.capture)(value, name)
+        ref = self.encoder.capture(value, name)
         if last is not None and last[1] == ref:
             if last[0] is not value:
                 known[name] = (value, ref)
@@ -100,14 +96,13 @@ class CallFrame:
         known[name] = (value, ref)
         return ref
 
-    def _snapshot_changes(self, frame: types.FrameType, out: list[Any], quick: bool = False
-                          ) -> None:
+    def _snapshot_changes(self, frame: types.FrameType, out: list[Any]) -> None:
         module = self.info.module
         values = frame.f_locals
         for name, value in list(values.items()):
             if module and name.startswith("__") and name.endswith("__"):
                 continue
-            self._snapshot_one(name, value, out, quick)
+            self._snapshot_one(name, value, out)
         self._deleted(values, out)
 
     def _deleted(self, values: dict[str, Any], out: list[Any]) -> None:
@@ -120,15 +115,12 @@ class CallFrame:
             del known[name]
             if self.sizes is not None:
                 self.sizes.pop(name, None)
-            if self.forms is not None:
-                self.forms.pop(name, None)
             out.append(name)
             out.append(DELETED)
 
-    def _snapshot_one(self, name: str, value: Any, out: list[Any], quick: bool = False
-                      ) -> None:
+    def _snapshot_one(self, name: str, value: Any, out: list[Any]) -> None:
         """Append ``name`` and its new reference to ``out`` when its content changed since
-        this frame's last step (``quick``: see ``_changed_ref``)."""
+        this frame's last step."""
         known, secret = self.known, self.secret
         cls = value.__class__
         if secret and name in secret and self.redacts(name, value):
@@ -145,16 +137,7 @@ class CallFrame:
             out.append(name)
             out.append(value)
         else:
-            if quick and cls in _CONTAINERS:
-                form = container_form(value)
-                forms = self.forms
-                if forms is None:
-                    forms = self.forms = {}
-                last = known.get(name)
-                if last is not None and last[0] is value and form == forms.get(name):
-                    return  # the same items as at the last catch-up (``shallow``)
-                forms[name] = form
-            ref = self._changed_ref(name, value, quick)
+            ref = self._changed_ref(name, value)
             if ref is not None:
                 out.append(name)
                 out.append(ref)
@@ -176,7 +159,7 @@ class CallFrame:
                     continue
             if name.startswith("__") and name.endswith("__"):
                 continue
-            self._snapshot_one(name, value, out, True)
+            self._snapshot_one(name, value, out)
             if cls in _SIZED:
                 sizes[name] = len(value)
         self._deleted(frame.f_locals, out)
@@ -234,8 +217,7 @@ class CallFrame:
 
     def refresh(self, frame: types.FrameType) -> None:
         """Append this frame's line and the locals changed since its last step as a
-        ``REFRESH`` item (not a step), when either changed. An object the frame still holds
-        is checked by its shallow form (``ValueEncoder.quick``); its return checks it in full.
+        ``REFRESH`` item (not a step), when either changed.
 
         A module or class body (``info.module``) is caught up by name, identity and length
         only: a name bound to another object, a changed scalar, or a list, dict, set or
@@ -251,7 +233,7 @@ class CallFrame:
             if self.info.module:
                 self._rebound(frame, out)
             else:
-                self._snapshot_changes(frame, out, True)
+                self._snapshot_changes(frame, out)
         except Exception:  # noqa: BLE001 - never raise into the program
             pass
         if len(out) > 3 or out[2] != self.prev:

@@ -48,7 +48,6 @@ import subprocess
 import sys
 import threading
 import time
-import weakref
 from typing import Any
 
 from ..store.hashing import canonical_json, content_hash
@@ -57,7 +56,6 @@ from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
 from .bounded import BigValues, bounded_preview, shallow_key
-from .shallow import ShallowForms
 
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
@@ -90,16 +88,9 @@ class ValueEncoder:
     the program does not run, so an object met twice — the caller's ``self`` is the callee's
     ``self`` — is captured once: the second capture under the same name returns the first
     one's reference, and a returned local (``capture(..., any_name=True)``) its local's.
-
-    ``quick(value, name)`` is ``capture`` for call steps and callers' catch-ups: an object met
-    again whose shallow form (``shallow.py``) did not change since its last full capture gets
-    that capture's reference without being pickled again.
     """
 
     CACHE_LIMIT = 50_000
-    #: Objects ``quick`` follows at most (then it starts again): a shallow form with its ids
-    #: is ~200 bytes for an AST node (tracemalloc), its weak reference 80: a few MB at most.
-    LATEST_LIMIT = 10_000
 
     def __init__(self, options: CaptureOptions, emit: Any) -> None:
         self.options = options
@@ -114,44 +105,9 @@ class ValueEncoder:
         self._cache: dict[str, tuple] = {}
         self._big = BigValues(options.values)
         self._shallow: dict[tuple, tuple] = {}
-        #: ``id -> (weak reference, shallow form, ref)`` of the objects ``quick`` was asked
-        #: for, as their last full capture left them (weak: an object is never kept alive here)
-        self._latest: dict[int, tuple[Any, tuple, tuple]] = {}
-        self._forms = ShallowForms()
 
     def encode(self, value: Any, name: str | None) -> Any:
         return value if _inline(value) else self.capture(value, name)
-
-    def encode_quick(self, value: Any, name: str | None) -> Any:
-        """``encode`` through ``quick``: a scalar unchanged, else a reference."""
-        return value if _inline(value) else self.quick(value, name)
-
-    def quick(self, value: Any, name: str | None) -> tuple:
-        """The reference of ``value`` at a call step or a caller's catch-up: the one its last
-        full capture gave when it is the same object with the same shallow form (``shallow``:
-        a change two levels down is stored at the frame's own next step), else ``capture``'s.
-        A reference made under another name is reused (the name shows only in the path of a
-        placeholder). Never raises."""
-        if name is not None and self.options.values.redacts(name, value):
-            return self.redacted(value)
-        latest = self._latest
-        entry = latest.get(id(value))
-        if entry is not None and entry[0]() is value:
-            form = self._forms.form(value)
-            if form is not None and form == entry[1]:
-                return entry[2]
-        else:
-            form = self._forms.form(value)
-        ref = self.capture(value, name)
-        if form is not None:
-            try:
-                handle = weakref.ref(value)
-            except TypeError:  # no weak references to it: checked in full each time
-                return ref
-            if len(latest) >= self.LATEST_LIMIT:
-                latest.clear()
-            latest[id(value)] = (handle, form, ref)
-        return ref
 
     def redacted(self, value: Any) -> tuple:
         """The reference of a redacted preview (type only), shared by all values of a type."""
@@ -197,15 +153,6 @@ class ValueEncoder:
         return ref
 
     def _capture(self, value: Any, name: str | None) -> tuple:
-        ref = self._capture_value(value, name)
-        entry = self._latest.get(id(value)) if self._latest else None
-        if entry is not None and entry[2] != ref and entry[0]() is value:
-            form = self._forms.form(value)
-            if form is not None:
-                self._latest[id(value)] = (entry[0], form, ref)
-        return ref
-
-    def _capture_value(self, value: Any, name: str | None) -> tuple:
         try:
             data = marshal.dumps(value)
         except (ValueError, TypeError, RecursionError):

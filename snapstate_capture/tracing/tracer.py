@@ -319,9 +319,7 @@ class Tracer:
 
     def _snapshot(self, values: dict[str, Any], info: CodeInfo) -> list[Any]:
         pairs: list[Any] = []
-        # call tracing: an object met again is checked by its shallow form (``shallow.py``);
-        # its frame's return step checks it in full. Line tracing checks in full here.
-        encode = self.encoder.encode if self.lines else self.encoder.encode_quick
+        encode = self.encoder.encode
         secret = info.secret
         for name, value in list(values.items()):
             if info.module and name.startswith("__") and name.endswith("__"):
