@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["static_attributes"]
+__all__ = ["name_text", "static_attributes"]
 
 
 def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
@@ -28,7 +28,7 @@ def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
             instance_dict = None
         if type(instance_dict) is dict:
             has_any = True
-            found.extend((str(k), v) for k, v in dict.items(instance_dict))
+            found.extend((name_text(k), v) for k, v in dict.items(instance_dict))
     for klass in cls.__mro__:
         slots = klass.__dict__.get("__slots__")
         if slots is None:
@@ -45,6 +45,19 @@ def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
             except AttributeError:
                 continue  # slot never assigned
     return found if has_any else None
+
+
+def name_text(key: Any) -> str:
+    """An instance ``__dict__`` key as text without running the program's code: a str as
+    itself (a str subclass through ``str.__str__``, not its own), anything else (a key put
+    there by ``obj.__dict__[1] = …``) by its type and, for a builtin scalar, its repr."""
+    if type(key) is str:
+        return key
+    if isinstance(key, str):
+        return str.__str__(key)
+    if type(key) in (int, float, bool, bytes, type(None)):
+        return repr(key)
+    return f"<{type(key).__name__} key>"
 
 
 def _class_lookup(cls: type, name: str) -> Any:

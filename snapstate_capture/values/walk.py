@@ -28,6 +28,7 @@ from typing import Any
 
 from ..options import ValueOptions
 from . import secret_shapes
+from .static import name_text
 from .placeholder import Placeholder
 from .reducers import REDUCERS, Refusal, function_reduce, importable
 from .reprs import clip, failed, safe_repr, type_name
@@ -248,7 +249,7 @@ class PartWalker:
     def _attrs(self, attrs: dict, path: str, depth: int) -> tuple[dict, bool]:
         out, changed = {}, False
         for name, value in dict.items(attrs):
-            label = f"{path}.{name}"
+            label = f"{path}.{name_text(name)}"  # no __str__/__format__ of the program
             new = (self._redact(value, label) if isinstance(name, str)
                    and self.options.redacts(name, value) else self.visit(value, label, depth + 1))
             changed = changed or new is not value

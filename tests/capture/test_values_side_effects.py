@@ -242,3 +242,40 @@ def test_raising_repr_and_half_initialised_self(snap_path):
     full = read_locals(snap_path, step=1)["built"]
     assert full["preview"]["repr"] == "HalfBuilt('abc', 3)"
     assert full["value"].size == 3
+
+
+def test_an_instance_dict_key_of_the_programs_own_type_is_never_turned_to_text(snap_path):
+    calls = []
+
+    class Key:
+        def __str__(self):
+            calls.append("str")
+            return "key"
+
+        def __repr__(self):
+            calls.append("repr")
+            return "Key()"
+
+        def __hash__(self):
+            return 1
+
+        def __eq__(self, other):
+            return self is other
+
+    class Named(str):
+        def __str__(self):
+            calls.append("named")
+            return "other"
+
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.__dict__[Key()] = 1
+    holder.__dict__[Named("tag")] = 2
+    holder.plain = 3
+    with snap.record(snap_path):
+        snap.checkpoint("held")
+    hashed = calls.count("str") + calls.count("repr") + calls.count("named")
+    assert hashed == 0, calls
+    assert read_locals(snap_path)["holder"]["preview"]["type"].endswith("Holder")
