@@ -36,6 +36,7 @@ def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
         for slot in (slots,) if isinstance(slots, str) else slots:
             if slot in ("__dict__", "__weakref__"):
                 continue
+            slot = _mangled(klass, slot)  # ``__hidden`` in class S is stored as ``_S__hidden``
             descr = klass.__dict__.get(slot)
             if type(descr).__name__ != "member_descriptor":
                 continue
@@ -45,6 +46,14 @@ def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
             except AttributeError:
                 continue  # slot never assigned
     return found if has_any else None
+
+
+def _mangled(klass: type, slot: str) -> str:
+    """The name Python stores a private slot under (``__x`` of class ``_S`` is ``_S__x``)."""
+    if not (type(slot) is str and slot.startswith("__")) or slot.endswith("__"):
+        return slot
+    owner = klass.__name__.lstrip("_")
+    return f"_{owner}{slot}" if owner else slot
 
 
 def name_text(key: Any) -> str:

@@ -279,3 +279,16 @@ def test_an_instance_dict_key_of_the_programs_own_type_is_never_turned_to_text(s
     hashed = calls.count("str") + calls.count("repr") + calls.count("named")
     assert hashed == 0, calls
     assert read_locals(snap_path)["holder"]["preview"]["type"].endswith("Holder")
+
+
+def test_a_private_slot_is_read_under_its_mangled_name():
+    from snapstate_capture.values.static import static_attributes
+
+    class Slotted:
+        __slots__ = ("__hidden", "shown")
+
+        def __init__(self):
+            self.__hidden = 1
+            self.shown = 2
+
+    assert dict(static_attributes(Slotted())) == {"_Slotted__hidden": 1, "shown": 2}
