@@ -393,22 +393,13 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def scan_sources(timeline: Timeline, run_id: str) -> dict[str, str]:
-    """``{filename: source hash}`` of every frame the run's trace chunks introduce (first seen
-    wins), for code drift (``replay.drift``): a traced run keeps its frames in chunks, not in
-    step rows. Reads every chunk once (headers and call items only); raises
+    """``{filename: source hash}`` of every frame the run's trace chunks introduce
+    (``chunks.frame_sources``; first seen wins), for code drift (``replay.drift``): a traced
+    run keeps its frames in chunks, not in step rows. Reads every chunk once; raises
     ``IntegrityError`` for a chunk that does not decode."""
     sources: dict[str, str] = {}
     for first, _count, data in chunk_rows(timeline, run_id, 0, _ALL_STEPS):
-        header, items = _decode(timeline, first, data)
-        for entry in header.get("frames") or ():
-            if isinstance(entry, (tuple, list)) and len(entry) == 10:
-                _add_source(sources, entry[5], entry[7])
-        for item in items:
-            if (type(item) is tuple and len(item) >= 12 and item[0] in (_OPEN, _ADOPT)):
-                _add_source(sources, item[6], item[8])
+        for filename, key in chunks.frame_sources(*_decode(timeline, first, data)):
+            if isinstance(filename, str) and isinstance(key, str):
+                sources.setdefault(filename, key)
     return sources
-
-
-def _add_source(sources: dict[str, str], filename: Any, key: Any) -> None:
-    if isinstance(filename, str) and isinstance(key, str):
-        sources.setdefault(filename, key)

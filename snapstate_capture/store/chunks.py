@@ -277,21 +277,31 @@ class ChunkState:
         return chain
 
 
+def frame_sources(header: dict[str, Any], items: list[Any]) -> Iterator[tuple[Any, Any]]:
+    """``(filename, source key or None)`` of every frame a decoded chunk introduces: those
+    alive at its start (its header's ``frames``), then each ``OPEN``/``ADOPT`` item's."""
+    for entry in header.get("frames") or ():
+        if isinstance(entry, (tuple, list)) and len(entry) == 10:
+            yield entry[5], entry[7]
+    for item in items:
+        if type(item) is tuple and len(item) >= 12 and item[0] in (OPEN, ADOPT):
+            yield item[6], item[8]
+
+
 def blob_keys(header: dict[str, Any], items: list[Any]) -> Iterator[tuple[Any, str]]:
     """Every blob a decoded chunk names, as ``(hex key, kind)``: the source text of each frame
-    (``"source"``) and each value's preview and payload (``"preview"``/``"payload"``) — a value
-    is the only 3-tuple whose first element is a string (``tracing.stream``'s item forms)."""
+    (``"source"``, ``frame_sources``) and each value's preview and payload
+    (``"preview"``/``"payload"``) — a value is the only 3-tuple whose first element is a string
+    (``tracing.stream``'s item forms)."""
+    for _, key in frame_sources(header, items):
+        if key is not None:
+            yield key, "source"
     for entry in header.get("frames") or ():
-        if isinstance(entry, tuple) and len(entry) == 10:
-            if entry[7] is not None:
-                yield entry[7], "source"
+        if isinstance(entry, (tuple, list)) and len(entry) == 10:
             yield from _value_keys(entry[9])
     for item in items:
-        if type(item) is not tuple or not item or item[0] == TASKS:
-            continue
-        if item and item[0] in (OPEN, ADOPT) and len(item) >= 12 and item[8] is not None:
-            yield item[8], "source"
-        yield from _value_keys(item)
+        if type(item) is tuple and item and item[0] != TASKS:
+            yield from _value_keys(item)
 
 
 def _value_keys(node: Any) -> Iterator[tuple[Any, str]]:

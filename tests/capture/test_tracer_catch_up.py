@@ -34,6 +34,12 @@ def _views(path, name, caller):
         return out
 
 
+def _at_peeks(path, name, caller):
+    """The repr of ``name`` in frame ``caller`` at each call step of ``peek``."""
+    return [shown for kind, fn, shown in _views(path, name, caller)
+            if kind == "call" and fn == "peek"]
+
+
 def after_a_checkpoint():
     box = Box()
     box.inner = Box()
@@ -66,9 +72,7 @@ def an_item_replaced(n):
 def test_a_callers_list_item_replaced_in_place_shows_at_the_next_call(snap_path):
     with snap.record(snap_path, trace="calls", include=[HERE]):
         an_item_replaced(1)
-    calls = [shown for kind, fn, shown in _views(snap_path, "items", "an_item_replaced")
-             if kind == "call" and fn == "peek"]
-    assert calls == ["[1001, 2001]", "[1001, 3001]"]
+    assert _at_peeks(snap_path, "items", "an_item_replaced") == ["[1001, 2001]", "[1001, 3001]"]
 
 
 def after_an_exception(n):
@@ -88,9 +92,7 @@ def after_an_exception(n):
 def test_a_callers_list_after_an_exception_step_shows_what_it_holds(snap_path):
     with snap.record(snap_path, trace="calls", include=[HERE]):
         after_an_exception(1)
-    calls = [shown for kind, fn, shown in _views(snap_path, "items", "after_an_exception")
-             if kind == "call" and fn == "peek"]
-    assert calls == ["[1001, 2001]", "[1001, 2001]"]
+    assert _at_peeks(snap_path, "items", "after_an_exception") == ["[1001, 2001]", "[1001, 2001]"]
 
 
 def edit_inside(table):
@@ -103,9 +105,7 @@ def edit_inside(table):
 def test_an_edit_inside_a_callers_dict_shows_at_the_next_call(snap_path):
     with snap.record(snap_path, trace="calls", include=[HERE]):
         edit_inside({"a": [1]})
-    calls = [shown for kind, fn, shown in _views(snap_path, "table", "edit_inside")
-             if kind == "call" and fn == "peek"]
-    assert calls == ["{'a': [1]}", "{'a': [1, 2]}"]
+    assert _at_peeks(snap_path, "table", "edit_inside") == ["{'a': [1]}", "{'a': [1, 2]}"]
 
 
 def test_a_long_text_handed_down_is_the_same_value_in_every_frame(snap_path):
