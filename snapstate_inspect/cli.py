@@ -41,6 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``snapstate`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] not in commands.NAMES and not args_list[0].startswith("-"):
+        mistyped = _mistyped_command(args_list[0])
+        if mistyped is not None:
+            return _fail(mistyped)
         args_list.insert(0, "inspect")
     if argv is None and args_list[:1] == ["record"]:
         # A random hash secret could not be given to the replay child: this command starts
@@ -74,6 +77,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("SNAPSTATE_DEBUG") == "1":
             raise
         return _fail(f"internal error: {type(exc).__name__}: {exc} (SNAPSTATE_DEBUG=1 shows more)")
+
+
+def _mistyped_command(word: str) -> str | None:
+    """What to say when ``snapstate WORD`` names neither a command nor a file: a bare word
+    (no dot, separator or URL scheme) that is no path (``snapstate list x.snap``), with the
+    command it is closest to; None for anything that may be a timeline to open."""
+    if os.path.exists(word) or any(mark in word for mark in (".", os.sep, "/", "://")):
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(commands.NAMES), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return (f"{word}: no such command, nor a file to open (`snapstate -h` lists the "
+            f"commands){hint}")
 
 
 def _fail(message: str) -> int:

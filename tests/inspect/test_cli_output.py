@@ -44,3 +44,14 @@ def test_a_divergence_whose_previews_agree_says_where_to_look():
         "frame": "build", "name": "g", "expected": "{'w': 1}", "actual": "{'w': 5}",
         "diff": [["['w']", "1", "5"]]}]})
     assert "['w']: 1 -> 5" in shown and "previews agree" not in shown
+
+
+def test_a_mistyped_command_is_named_as_one_with_the_commands_it_is_close_to(tmp_path):
+    done = run_cli("lst", str(SAMPLES / "research_agent.snap"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "snapstate: lst: no such command, nor a file to open (`snapstate -h` lists the "
+        "commands); did you mean ls?"]
+    missing = run_cli("nothere.snap", cwd=tmp_path)  # a file name: still opened as one
+    assert missing.returncode == 2 and "nothere.snap" in missing.stderr
+    assert "no such command" not in missing.stderr
