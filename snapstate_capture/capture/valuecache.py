@@ -16,6 +16,13 @@ what the last capture produced and a cheap change detector:
 
 Objects with a custom ``__reduce__``/``__getstate__`` are captured again at every step: their
 pickle may leave out state that their preview shows.
+
+A value captured whole is also remembered by its content (``SharedCaptures``): an object handed
+down the stack is one value in several frames (the agent's ``sources`` dict is a local of
+``run_agent``, of ``research`` and an argument of an effect) and, in the same step or a later
+one, a slot that meets equal pickle bytes takes that capture's ref instead of previewing,
+digesting and serializing the same content again — the rule a slot already applies to its own
+last capture, shared across slots.
 """
 
 from __future__ import annotations
@@ -47,6 +54,10 @@ KIDS_MIN = 512
 DETECTOR_MAX = 16 * 1024 * 1024
 #: Slots remembered before the cache starts again (bounds memory with generated code).
 MAX_SLOTS = 10_000
+#: Clean captures remembered by content (``SharedCaptures``), and the detector bytes they may
+#: hold in all, before that memory starts again.
+SHARED_ENTRIES = 4096
+SHARED_BYTES = 16 * 1024 * 1024
 _PLAIN_REDUCE = object.__reduce_ex__
 
 
@@ -105,6 +116,45 @@ def _plain_pickling(cls: type) -> bool:
             and getattr(cls, "__getstate__", object.__getstate__) is object.__getstate__)
 
 
+class SharedCaptures:
+    """Whole-value captures by content, shared by every slot of one ``ValueCache``.
+
+    The key is the value's class and its detector (its plain pickle): equal bytes are equal
+    content, so the capture made for one slot is the capture of another slot's value — the same
+    preview, payload and identity digest, hence the same ref (refs name blobs by their content
+    hash). Only *clean* captures are kept: no capture error, placeholder, redacted part or
+    warning, whose texts name the slot's variable (``path``). A slot's own memos (preview
+    children, identity digest) are not shared: the next change at that slot builds them anew.
+    Bounded by ``SHARED_ENTRIES`` entries and ``SHARED_BYTES`` detector bytes; emptied whole
+    when either is passed (the refs it gives are the ones a capture would make, so when it
+    forgets changes what is computed, never what is stored).
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[type, bytes], dict[str, Any]] = {}
+        self._bytes = 0
+
+    def get(self, cls: type, detector: bytes) -> dict[str, Any] | None:
+        """The ref of a clean capture of content ``detector`` of class ``cls``, or None."""
+        return self._entries.get((cls, detector))
+
+    def put(self, cls: type, detector: bytes, ref: dict[str, Any]) -> None:
+        """Remember ``ref`` as the clean capture of content ``detector`` of class ``cls``."""
+        if len(self._entries) >= SHARED_ENTRIES or self._bytes + len(detector) > SHARED_BYTES:
+            self.clear()
+        if len(detector) <= SHARED_BYTES:
+            self._entries[(cls, detector)] = ref
+            self._bytes += len(detector)
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._bytes = 0
+
+
+#: Preview keys that say a capture depends on where the value was found (its ``path``).
+_NAMED_PARTS = ("placeholder", "placeholders", "redacted_parts", "warnings")
+
+
 class ValueCache:
     """Per-recorder cache of captured values by slot (see the module docstring).
 
@@ -117,13 +167,15 @@ class ValueCache:
     def __init__(self, options: CaptureOptions) -> None:
         self.options = options
         self._slots: dict[Any, _Entry] = {}
+        self._shared = SharedCaptures()
         self._builder = PreviewBuilder(options.values)
         #: Strings up to this length are stored inline (never beyond what a preview shows).
         self._inline_str = min(INLINE_STR, options.values.max_string)
 
     def clear(self) -> None:
-        """Forget every slot."""
+        """Forget every slot (and every capture shared between slots)."""
         self._slots.clear()
+        self._shared.clear()
 
     def ref(self, slot: Any, value: Any, name: str | None, out: Any, *,
             inline: bool = True) -> dict[str, Any]:
@@ -210,6 +262,11 @@ class ValueCache:
         """Capture ``value`` whole and remember ``detector`` for the next step; ``payload``:
         the detector is the value's plain pickle (which may then be its payload)."""
         previous = self._slots.get(slot)
+        if detector is not None and payload:
+            shared = self._shared.get(type(value), detector)
+            if shared is not None:  # equal content captured at another slot: its capture
+                self._slots[slot] = _Entry(type(value), shared, detector, None, shared["p"])
+                return shared
         memo = ident = None
         if type(value) is dict or type(value) is list:
             same_kind = previous is not None and previous.kind is type(value)
@@ -230,6 +287,9 @@ class ValueCache:
             ref["s"] = captured.serializer
         if captured.error:  # no payload, placeholder parts, or not loadable: counted on the step
             out.errors.append(f"{name}: {captured.error}")
+        elif (detector is not None and payload and kids_key is None
+              and not any(part in captured.preview for part in _NAMED_PARTS)):
+            self._shared.put(type(value), detector, ref)
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data,
                                    memo=memo, ident=ident)
         return ref
