@@ -55,9 +55,11 @@ DETECTOR_MAX = 16 * 1024 * 1024
 #: Slots remembered before the cache starts again (bounds memory with generated code).
 MAX_SLOTS = 10_000
 #: Clean captures remembered by content (``SharedCaptures``), and the detector bytes they may
-#: hold in all, before that memory starts again.
-SHARED_ENTRIES = 4096
-SHARED_BYTES = 16 * 1024 * 1024
+#: hold in all, before that memory starts again. What it is for — a value handed down the
+#: stack in one step, or met again a few steps on — needs a short memory: W1's 5 kB scratchpad,
+#: new every step, fills it in ~400 steps.
+SHARED_ENTRIES = 512
+SHARED_BYTES = 2 * 1024 * 1024
 _PLAIN_REDUCE = object.__reduce_ex__
 
 
