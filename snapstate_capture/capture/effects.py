@@ -31,6 +31,7 @@ import sys
 import time as _time
 import types
 import uuid as _uuid
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
@@ -298,25 +299,41 @@ def _visible(frame: types.FrameType | None,
     return own
 
 
-_signatures: dict[Any, inspect.Signature | None] = {}
+#: ``signature_of``'s memory: function -> (its code object then, its signature). Weak: a
+#: function decorated per call (a closure, a bound method) is not kept alive by it.
+_signatures: "weakref.WeakKeyDictionary[Any, tuple[Any, inspect.Signature | None]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def signature_of(fn: Callable[..., Any]) -> inspect.Signature | None:
-    """``inspect.signature(fn)``, or None for a callable without one; worked out once per
-    function (~10 µs each time otherwise, at every effect and ``@step`` call)."""
+    """``inspect.signature(fn)``, or None for a callable without one (or one that cannot be
+    read); worked out once per function (~10 µs each time otherwise, at every effect and
+    ``@step`` call) and again when its code was swapped (a hot reloader edits ``__code__``).
+    Never raises."""
+    code = _code_of(fn)
     try:
-        return _signatures[fn]
-    except (KeyError, TypeError):
-        pass
+        known = _signatures.get(fn)
+    except Exception:  # noqa: BLE001 - not weakly referable or hashable: worked out each time
+        known = None
+    if known is not None and known[0] is code:
+        return known[1]
     try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
+        signature: inspect.Signature | None = inspect.signature(fn)
+    except Exception:  # noqa: BLE001 - no signature, or a callable that fails to give one
         signature = None
     try:
-        _signatures[fn] = signature
-    except TypeError:  # an unhashable callable: worked out at each call
+        _signatures[fn] = (code, signature)
+    except Exception:  # noqa: BLE001 - not weakly referable or hashable
         pass
     return signature
+
+
+def _code_of(fn: Any) -> Any:
+    """The code object a plain function or method runs now (read from its slots, no lookup
+    of the program's), else None."""
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    return fn.__code__ if isinstance(fn, types.FunctionType) else None
 
 
 def bind_arguments(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[str, Any]:

@@ -305,6 +305,7 @@ class Recorder:
         finally:
             writer.close()
             self._writer = None
+            self._frames.forget()  # nothing is captured after the end: let go of what is held
 
     def pause(self, pause: dict[str, Any]) -> bool:
         """End the run ``waiting`` (``pause["pause"] == "wait"``) or ``sleeping``, storing
@@ -335,6 +336,7 @@ class Recorder:
         finally:
             writer.close()
             self._writer = None
+            self._frames.forget()  # nothing is captured after the end: let go of what is held
 
     def patch_marker(self, patch_id: str, frame: types.FrameType) -> bool:
         """Live ``patched(patch_id)``: journal the decision (a row named ``patched:ID``, no

@@ -17,12 +17,11 @@ what the last capture produced and a cheap change detector:
 Objects with a custom ``__reduce__``/``__getstate__`` are captured again at every step: their
 pickle may leave out state that their preview shows.
 
-A value captured whole is also remembered by its content (``SharedCaptures``): an object handed
-down the stack is one value in several frames (the agent's ``sources`` dict is a local of
-``run_agent``, of ``research`` and an argument of an effect) and, in the same step or a later
-one, a slot that meets equal pickle bytes takes that capture's ref instead of previewing,
-digesting and serializing the same content again — the rule a slot already applies to its own
-last capture, shared across slots.
+A value captured whole is also remembered for a step or two (``SharedCaptures``): an object
+handed down the stack is one value in several frames (the agent's ``sources`` dict is a local
+of ``run_agent``, of ``research`` and an argument of an effect), and another slot meeting the
+same object with equal pickle bytes takes that capture's ref instead of previewing, digesting
+and serializing it again.
 """
 
 from __future__ import annotations
@@ -33,7 +32,9 @@ import marshal
 import pickle
 import random
 import sys
+import threading
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,12 +55,6 @@ KIDS_MIN = 512
 DETECTOR_MAX = 16 * 1024 * 1024
 #: Slots remembered before the cache starts again (bounds memory with generated code).
 MAX_SLOTS = 10_000
-#: Clean captures remembered by content (``SharedCaptures``), and the detector bytes they may
-#: hold in all, before that memory starts again. What it is for — a value handed down the
-#: stack in one step, or met again a few steps on — needs a short memory: W1's 5 kB scratchpad,
-#: new every step, fills it in ~400 steps.
-SHARED_ENTRIES = 512
-SHARED_BYTES = 2 * 1024 * 1024
 _PLAIN_REDUCE = object.__reduce_ex__
 
 
@@ -119,38 +114,66 @@ def _plain_pickling(cls: type) -> bool:
 
 
 class SharedCaptures:
-    """Whole-value captures by content, shared by every slot of one ``ValueCache``.
+    """Whole-value captures shared by every slot of one ``ValueCache``: those of the step being
+    built and of the step before it, per thread, by object and content.
 
-    The key is the value's class and its detector (its plain pickle): equal bytes are equal
-    content, so the capture made for one slot is the capture of another slot's value — the same
-    preview, payload and identity digest, hence the same ref (refs name blobs by their content
-    hash). Only *clean* captures are kept: no capture error, placeholder, redacted part or
-    warning, whose texts name the slot's variable (``path``). A slot's own memos (preview
-    children, identity digest) are not shared: the next change at that slot builds them anew.
-    Bounded by ``SHARED_ENTRIES`` entries and ``SHARED_BYTES`` detector bytes; emptied whole
-    when either is passed (the refs it gives are the ones a capture would make, so when it
-    forgets changes what is computed, never what is stored).
+    An object met again under another slot — a caller's local that is its callee's argument, a
+    checkpoint extra, an effect's result that is a local at the next step — with the same
+    detector bytes (its plain pickle: nothing changed in between) is the value already
+    captured: the same preview (the same object, so the same repr, address included), payload
+    and identity digest, hence the same ref. Only *clean* captures are kept: no capture error,
+    placeholder, redacted part or warning, whose texts name the slot's variable (``path``).
+
+    Scoped so that it is never wrong where a slot's own cache would be right:
+
+    - the same object only, held while it is remembered (so no other object takes its
+      address): equal pickles of two objects may preview differently (an address in a repr,
+      state that a ``copyreg`` reducer leaves out);
+    - the records of one thread only, this one and the one before: a thread writes each step
+      before it captures its next, so the earlier record's blobs are stored (or were forgotten
+      with everything here, ``clear``) — another thread's record may not be written yet;
+    - at most two steps: what is held is let go of one step later.
     """
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[type, bytes], dict[str, Any]] = {}
-        self._bytes = 0
+        self._local = threading.local()
+        self._generation = 0  # ``clear`` starts every thread afresh
 
-    def get(self, cls: type, detector: bytes) -> dict[str, Any] | None:
-        """The ref of a clean capture of content ``detector`` of class ``cls``, or None."""
-        return self._entries.get((cls, detector))
+    def get(self, value: Any, detector: bytes, out: Any) -> dict[str, Any] | None:
+        """The ref of ``value``'s clean capture with content ``detector``, made in record
+        ``out`` or in this thread's record before it; None when there is none."""
+        entries = self._entries(out)
+        found = entries[0].get((id(value), detector)) or entries[1].get((id(value), detector))
+        return found[1] if found is not None and found[0] is value else None
 
-    def put(self, cls: type, detector: bytes, ref: dict[str, Any]) -> None:
-        """Remember ``ref`` as the clean capture of content ``detector`` of class ``cls``."""
-        if len(self._entries) >= SHARED_ENTRIES or self._bytes + len(detector) > SHARED_BYTES:
-            self.clear()
-        if len(detector) <= SHARED_BYTES:
-            self._entries[(cls, detector)] = ref
-            self._bytes += len(detector)
+    def put(self, value: Any, detector: bytes, ref: dict[str, Any], out: Any) -> None:
+        """Remember ``ref`` as ``value``'s clean capture with content ``detector`` in ``out``."""
+        self._entries(out)[0][(id(value), detector)] = (value, ref)
+
+    def _entries(self, out: Any) -> tuple[dict, dict]:
+        """This thread's (current, previous) entries, the current being those of ``out``."""
+        local = self._local
+        if getattr(local, "generation", None) != self._generation:
+            local.generation, local.record, local.current, local.previous = (
+                self._generation, _weak(out), {}, {})
+        elif local.record is None or local.record() is not out:
+            # this thread's next record: the one before was written before it was begun
+            local.record, local.current, local.previous = _weak(out), {}, local.current
+        return local.current, local.previous
 
     def clear(self) -> None:
-        self._entries.clear()
-        self._bytes = 0
+        """Forget every thread's entries (their records were not all written)."""
+        self._generation += 1
+        self._local = threading.local()
+
+
+def _weak(record: Any) -> Any:
+    """A weak reference to a step's record (a record is not kept alive by being remembered:
+    its blobs are the step's new bytes), or None for one that cannot be referred to weakly."""
+    try:
+        return weakref.ref(record)
+    except TypeError:
+        return None
 
 
 #: Preview keys that say a capture depends on where the value was found (its ``path``).
@@ -265,8 +288,8 @@ class ValueCache:
         the detector is the value's plain pickle (which may then be its payload)."""
         previous = self._slots.get(slot)
         if detector is not None and payload:
-            shared = self._shared.get(type(value), detector)
-            if shared is not None:  # equal content captured at another slot: its capture
+            shared = self._shared.get(value, detector, out)
+            if shared is not None:  # the same object, unchanged, captured at another slot
                 self._slots[slot] = _Entry(type(value), shared, detector, None, shared["p"])
                 return shared
         memo = ident = None
@@ -291,7 +314,7 @@ class ValueCache:
             out.errors.append(f"{name}: {captured.error}")
         elif (detector is not None and payload and kids_key is None
               and not any(part in captured.preview for part in _NAMED_PARTS)):
-            self._shared.put(type(value), detector, ref)
+            self._shared.put(value, detector, ref, out)
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data,
                                    memo=memo, ident=ident)
         return ref

@@ -22,20 +22,10 @@ def content_hash(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=DIGEST_SIZE).digest()
 
 
-#: The encoder of ``canonical_json``, made once (``json.dumps`` makes one per call). Without
-#: the circular-reference check: what is encoded is SnapState's own acyclic JSON (previews,
-#: frame records, statements), and the check's per-container bookkeeping was ~30% of encoding
-#: a value's preview (a 3 kB preview: ~33 -> ~25 µs). A cycle that got in by a bug would raise
-#: RecursionError instead of ValueError; either is caught as a capture error.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                              allow_nan=True, check_circular=False)
-
-
 def canonical_json(obj: Any) -> bytes:
-    """Serialize JSON-able ``obj`` deterministically (sorted keys, no spaces, UTF-8): the bytes
-    ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` gives.
-    Raises ``TypeError`` for what JSON cannot hold, ``RecursionError`` for a cycle."""
-    return _CANONICAL.encode(obj).encode("utf-8")
+    """Serialize JSON-able ``obj`` deterministically (sorted keys, no spaces, UTF-8)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=True).encode("utf-8")
 
 
 def chain_hash(previous: bytes, record: dict[str, Any]) -> bytes:

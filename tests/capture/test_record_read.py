@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import pickle
 import stat
 import threading
+import weakref
 
 import pytest
 
@@ -248,3 +250,42 @@ def test_a_record_block_bound_in_the_frame_is_machinery(snap_path):
             assert value.repr == f"<record file={os.path.basename(snap_path)}>"
             assert not value.has_payload
         assert steps[-1].frames[-1].locals["total"].repr == "3"
+
+
+def test_step_arguments_keep_no_function_alive_and_follow_a_swapped_code(snap_path):
+    """``@step`` binds arguments through a signature worked out once per function: the memory
+    of it keeps no function decorated per call alive, and a function whose code a hot reloader
+    swapped is bound by its new parameters (both found by an adversarial test)."""
+    class Held:
+        pass
+
+    alive = []
+
+    def make():
+        held = Held()
+        alive.append(weakref.ref(held))
+
+        @snap.step
+        def handle(x):
+            return held and x
+        return handle
+
+    def work(query, limit):
+        return limit
+
+    def edited(question, limit):
+        return limit
+
+    stepped = snap.step(work)
+    with snap.record(snap_path, name="signatures"):
+        for number in range(3):
+            make()(number)
+        stepped("a", 1)
+        work.__code__ = edited.__code__
+        stepped(question="b", limit=2)
+    gc.collect()
+    assert [ref() for ref in alive] == [None, None, None]
+    with snap.open_timeline(snap_path) as timeline:
+        calls = [step for step in timeline.runs[-1].steps if step.kind == "call"]
+        assert sorted(calls[-2].extra) == ["limit", "query"]
+        assert sorted(calls[-1].extra) == ["limit", "question"]

@@ -1,15 +1,20 @@
-"""A value met in several frames of one stack is captured once per content (issue 19): the
-refs are those a capture of each slot makes, the file reads back the same values, and a
-capture whose texts name its variable (a redacted part) stays the slot's own."""
+"""An object met in several frames of one step is captured once (issue 19): the refs are
+those a capture of each slot makes, the file reads back the same values, a capture whose texts
+name its variable (a redacted part) stays the slot's own, and an equal object is not taken for
+it (found by an adversarial test of the first version, which shared by content alone)."""
 
 from __future__ import annotations
 
+import copy
+import copyreg
 import dataclasses
+import threading
 
 import pytest
 
 import snapstate_capture as snap
 from snapstate_capture.capture import valuecache
+from snapstate_capture.capture.frames import StackCapture
 
 
 @dataclasses.dataclass
@@ -65,7 +70,7 @@ def captures(monkeypatch):
 def test_a_value_handed_down_the_stack_is_captured_once_with_the_refs_of_its_own_capture(
         tmp_path, monkeypatch, captures):
     with monkeypatch.context() as unshared:
-        unshared.setattr(valuecache.SharedCaptures, "get", lambda self, cls, detector: None)
+        unshared.setattr(valuecache.SharedCaptures, "get", lambda self, value, detector, out: None)
         own = _record(tmp_path / "own.snap")
     own_captures = list(captures)
     captures.clear()
@@ -109,15 +114,70 @@ def test_a_capture_that_names_its_variable_is_not_shared(snap_path):
         assert "config" in repr(inner.preview.get("redacted_parts"))
 
 
-def test_shared_captures_are_bounded_and_forgotten_with_the_slots():
+def test_a_capture_is_shared_by_the_same_object_in_this_thread_for_two_steps_at_most():
     shared = valuecache.SharedCaptures()
+    records = [StackCapture() for _ in range(3)]
+    value, twin = [1, 2], [1, 2]
     ref = {"p": "a" * 32}
-    shared.put(list, b"x" * 10, ref)
-    assert shared.get(list, b"x" * 10) is ref
-    assert shared.get(dict, b"x" * 10) is None  # another class: another value
-    for number in range(valuecache.SHARED_ENTRIES):
-        shared.put(list, number.to_bytes(4, "little"), ref)
-    assert shared.get(list, b"x" * 10) is None  # full: started again
-    assert len(shared._entries) <= valuecache.SHARED_ENTRIES
-    shared.put(list, b"y" * (valuecache.SHARED_BYTES + 1), ref)
-    assert shared.get(list, b"y" * (valuecache.SHARED_BYTES + 1)) is None  # too big to keep
+    shared.put(value, b"pickle", ref, records[0])
+    assert shared.get(value, b"pickle", records[0]) is ref
+    assert shared.get(value, b"other", records[0]) is None  # changed since: captured again
+    assert shared.get(twin, b"pickle", records[0]) is None  # equal content, another object
+    seen_elsewhere = []
+    thread = threading.Thread(target=lambda: seen_elsewhere.append(
+        shared.get(value, b"pickle", StackCapture())))
+    thread.start()
+    thread.join()
+    assert seen_elsewhere == [None]  # another thread's record may not be written yet
+    assert shared.get(value, b"pickle", records[1]) is ref  # the next step: the last is stored
+    assert shared.get(value, b"pickle", records[2]) is None  # two steps on: let go of
+    shared.put(twin, b"pickle", ref, records[2])
+    shared.clear()  # a failed write: nothing of what was remembered may be in the file
+    assert shared.get(twin, b"pickle", records[2]) is None
+
+
+class State:
+    def __init__(self) -> None:
+        self.plan = ["a", "b"]
+
+
+def _previews(path, label):
+    with snap.open_timeline(path) as timeline:
+        step = next(s for s in timeline.runs[-1].steps if s.label == label)
+        return {name: value.preview for frame in step.frames
+                for name, value in frame.locals.items()}
+
+
+def test_a_copy_is_shown_as_itself_not_as_the_object_it_equals(snap_path):
+    def work():
+        state = State()
+        before = copy.deepcopy(state)  # equal pickles, another object (another address)
+        snap.checkpoint("copied")
+        return state, before
+
+    with snap.record(snap_path, name="copy"):
+        work()
+    values = _previews(snap_path, "copied")
+    assert values["before"]["repr"] != values["state"]["repr"]
+
+
+class Account:
+    def __init__(self, owner: str, balance: int) -> None:
+        self.owner, self.balance = owner, balance
+
+
+copyreg.pickle(Account, lambda account: (Account, (account.owner, 0)))  # leaves balance out
+
+
+def test_objects_whose_pickles_leave_state_out_show_their_own_state(snap_path):
+    def inner(account):
+        snap.checkpoint("inner")
+
+    def outer():
+        mine = Account("ann", 100)  # noqa: F841 - a local of the recorded stack
+        inner(Account("ann", 5))
+
+    with snap.record(snap_path, name="copyreg"):
+        outer()
+    shown = dict(_previews(snap_path, "inner")["account"]["children"])[".balance"]["repr"]
+    assert shown == "5"
