@@ -121,6 +121,11 @@ class FrameCapturer:
         self._values.clear()
         self._last_records.clear()
 
+    def end_record(self, out: StackCapture) -> None:
+        """The step whose stack and values went into ``out`` is captured whole (its extras
+        too): what it holds of the program's objects is let go of (``ValueCache.end_record``)."""
+        self._values.end_record(out)
+
     def is_hidden(self, filename: str) -> bool:
         """True for frames that are never shown: snapstate's own, and library code by default."""
         hidden = self._file_kind.get(filename)

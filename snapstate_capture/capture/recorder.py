@@ -489,6 +489,7 @@ class Recorder:
                     extra_refs[name] = self._frames.preview_ref(captured.preview, stack)
                 else:
                     extra_refs[name] = self._frames.value_ref(value, name, stack)
+        self._frames.end_record(stack)
         stack.errors.extend(f"warning while capturing: {text}" for text in said)
         thread = current_thread_name()
         n_changed = self._count_changes(thread, frames, stack.innermost_digests)

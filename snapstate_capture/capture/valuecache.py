@@ -17,11 +17,11 @@ what the last capture produced and a cheap change detector:
 Objects with a custom ``__reduce__``/``__getstate__`` are captured again at every step: their
 pickle may leave out state that their preview shows.
 
-A value captured whole is also remembered for a step or two (``SharedCaptures``): an object
-handed down the stack is one value in several frames (the agent's ``sources`` dict is a local
-of ``run_agent``, of ``research`` and an argument of an effect), and another slot meeting the
-same object with equal pickle bytes takes that capture's ref instead of previewing, digesting
-and serializing it again.
+A value captured whole is also remembered for its step and the next (``SharedCaptures``): an
+object handed down the stack is one value in several frames (the agent's ``sources`` dict is a
+local of ``run_agent``, of ``research`` and an argument of an effect), and another slot meeting
+the same object with equal pickle bytes takes that capture's ref instead of previewing,
+digesting and serializing it again.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def _plain_pickling(cls: type) -> bool:
 
 class SharedCaptures:
     """Whole-value captures shared by every slot of one ``ValueCache``: those of the step being
-    built and of the step before it, per thread, by object and content.
+    built, and of this thread's step before it, by object and content.
 
     An object met again under another slot — a caller's local that is its callee's argument, a
     checkpoint extra, an effect's result that is a local at the next step — with the same
@@ -124,15 +124,20 @@ class SharedCaptures:
     and identity digest, hence the same ref. Only *clean* captures are kept: no capture error,
     placeholder, redacted part or warning, whose texts name the slot's variable (``path``).
 
-    Scoped so that it is never wrong where a slot's own cache would be right:
+    Scoped so that it is never wrong where a slot's own cache would be right, and changes
+    nothing in the program:
 
-    - the same object only, held while it is remembered (so no other object takes its
-      address): equal pickles of two objects may preview differently (an address in a repr,
-      state that a ``copyreg`` reducer leaves out);
-    - the records of one thread only, this one and the one before: a thread writes each step
-      before it captures its next, so the earlier record's blobs are stored (or were forgotten
-      with everything here, ``clear``) — another thread's record may not be written yet;
-    - at most two steps: what is held is let go of one step later.
+    - the same object only: equal pickles of two objects may preview differently (an address
+      in a repr, state that a ``copyreg`` reducer leaves out);
+    - the record being built (``out``), whose objects are held only while it is built, and,
+      once ``end_record`` says it is complete, for this thread's next record: by weak
+      reference, so nothing is kept alive past its time (a finalizer runs when the program
+      lets go of its object, as without capture) — objects that take no weak reference (dicts,
+      lists) are not carried over;
+    - the records of one thread: a thread writes each step before it captures its next, so
+      the blobs of its record before are stored; another thread's record may not be written
+      yet. A record left unfinished (its capture raised) is never shared from;
+    - forgotten whole (``clear``) after a failed write, before a replay goes live, at the end.
     """
 
     def __init__(self) -> None:
@@ -141,25 +146,42 @@ class SharedCaptures:
 
     def get(self, value: Any, detector: bytes, out: Any) -> dict[str, Any] | None:
         """The ref of ``value``'s clean capture with content ``detector``, made in record
-        ``out`` or in this thread's record before it; None when there is none."""
-        entries = self._entries(out)
-        found = entries[0].get((id(value), detector)) or entries[1].get((id(value), detector))
-        return found[1] if found is not None and found[0] is value else None
+        ``out`` or in this thread's complete record before it; None when there is none."""
+        local = self._thread(out)
+        key = (id(value), detector)
+        found = local.current.get(key)
+        if found is not None:
+            return found[1] if found[0] is value else None
+        found = local.previous.get(key)
+        return found[1] if found is not None and found[0]() is value else None
 
     def put(self, value: Any, detector: bytes, ref: dict[str, Any], out: Any) -> None:
         """Remember ``ref`` as ``value``'s clean capture with content ``detector`` in ``out``."""
-        self._entries(out)[0][(id(value), detector)] = (value, ref)
+        self._thread(out).current[(id(value), detector)] = (value, ref)
 
-    def _entries(self, out: Any) -> tuple[dict, dict]:
-        """This thread's (current, previous) entries, the current being those of ``out``."""
+    def end_record(self, out: Any) -> None:
+        """Record ``out`` is complete (it is written before this thread builds another): keep
+        its captures for the next record, by weak reference, and hold nothing of it."""
+        local = self._thread(out)
+        previous = {}
+        for key, (value, ref) in local.current.items():
+            try:
+                previous[key] = (weakref.ref(value), ref)
+            except TypeError:  # a dict, a list: not kept past its record
+                pass
+        local.record, local.current, local.previous = None, {}, previous
+
+    def _thread(self, out: Any) -> Any:
+        """This thread's entries, ``current`` being those of record ``out``."""
         local = self._local
         if getattr(local, "generation", None) != self._generation:
             local.generation, local.record, local.current, local.previous = (
                 self._generation, _weak(out), {}, {})
         elif local.record is None or local.record() is not out:
-            # this thread's next record: the one before was written before it was begun
-            local.record, local.current, local.previous = _weak(out), {}, local.current
-        return local.current, local.previous
+            # Another record: the last one was ended (its entries are ``previous`` now) or
+            # left unfinished (its capture raised: it is not written, nothing of it is kept).
+            local.record, local.current = _weak(out), {}
+        return local
 
     def clear(self) -> None:
         """Forget every thread's entries (their records were not all written)."""
@@ -196,6 +218,11 @@ class ValueCache:
         self._builder = PreviewBuilder(options.values)
         #: Strings up to this length are stored inline (never beyond what a preview shows).
         self._inline_str = min(INLINE_STR, options.values.max_string)
+
+    def end_record(self, out: Any) -> None:
+        """The step record ``out`` is complete: what it shares with the next step is kept by
+        weak reference only (``SharedCaptures.end_record``)."""
+        self._shared.end_record(out)
 
     def clear(self) -> None:
         """Forget every slot (and every capture shared between slots)."""

@@ -114,26 +114,66 @@ def test_a_capture_that_names_its_variable_is_not_shared(snap_path):
         assert "config" in repr(inner.preview.get("redacted_parts"))
 
 
+class Note:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
 def test_a_capture_is_shared_by_the_same_object_in_this_thread_for_two_steps_at_most():
     shared = valuecache.SharedCaptures()
     records = [StackCapture() for _ in range(3)]
-    value, twin = [1, 2], [1, 2]
+    note, twin, items = Note("a"), Note("a"), [1, 2]
     ref = {"p": "a" * 32}
-    shared.put(value, b"pickle", ref, records[0])
-    assert shared.get(value, b"pickle", records[0]) is ref
-    assert shared.get(value, b"other", records[0]) is None  # changed since: captured again
+    shared.put(note, b"pickle", ref, records[0])
+    shared.put(items, b"items", ref, records[0])
+    assert shared.get(note, b"pickle", records[0]) is ref
+    assert shared.get(note, b"other", records[0]) is None  # changed since: captured again
     assert shared.get(twin, b"pickle", records[0]) is None  # equal content, another object
     seen_elsewhere = []
     thread = threading.Thread(target=lambda: seen_elsewhere.append(
-        shared.get(value, b"pickle", StackCapture())))
+        shared.get(note, b"pickle", StackCapture())))
     thread.start()
     thread.join()
     assert seen_elsewhere == [None]  # another thread's record may not be written yet
-    assert shared.get(value, b"pickle", records[1]) is ref  # the next step: the last is stored
-    assert shared.get(value, b"pickle", records[2]) is None  # two steps on: let go of
-    shared.put(twin, b"pickle", ref, records[2])
-    shared.clear()  # a failed write: nothing of what was remembered may be in the file
-    assert shared.get(twin, b"pickle", records[2]) is None
+    assert shared.get(note, b"pickle", records[1]) is None  # the record was not complete
+    shared.put(note, b"pickle", ref, records[1])
+    shared.end_record(records[1])  # complete: written before this thread builds the next
+    assert shared.get(note, b"pickle", records[2]) is ref
+    shared.put(items, b"items", ref, records[2])
+    shared.end_record(records[2])
+    assert shared.get(items, b"items", StackCapture()) is None  # no weak reference: not kept
+    shared.clear()  # a failed write: nothing remembered may be in the file
+    assert shared.get(note, b"pickle", StackCapture()) is None
+
+
+class Finalized:
+    said: list[str] = []
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __del__(self) -> None:
+        Finalized.said.append(f"del {self.name}")
+
+
+def _make_and_drop(name: str) -> None:
+    temporary = Finalized(name)
+    _hand_down(temporary)
+    snap.checkpoint("held")
+
+
+def _hand_down(value: Finalized) -> None:
+    snap.checkpoint("down")
+
+
+def test_an_object_shared_between_steps_is_let_go_of_when_the_program_drops_it(snap_path):
+    Finalized.said.clear()
+    with snap.record(snap_path, name="finalizers"):
+        _make_and_drop("first")
+        Finalized.said.append("after first")
+        _make_and_drop("second")
+        Finalized.said.append("after second")
+    assert Finalized.said == ["del first", "after first", "del second", "after second"]
 
 
 class State:
