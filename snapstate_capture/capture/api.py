@@ -10,7 +10,6 @@ import sys
 from typing import Any, Callable, TypeVar
 
 from . import nondeterminism
-from .effects import signature_of
 from .hooks import END, START, check_hooks, run_hooks
 from .environment import function_entry
 from ..store.hashing import content_hash
@@ -316,8 +315,8 @@ def step(func: F | None = None, *, label: str | None = None) -> Any:
 
 def _arguments(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[str, Any]:
     """Bind ``args``/``kwargs`` to ``fn``'s parameter names (falls back to ``args``/``kwargs``)."""
-    signature = signature_of(fn)
     try:
-        return dict(signature.bind_partial(*args, **kwargs).arguments)  # type: ignore[union-attr]
-    except (AttributeError, TypeError):  # no signature, or arguments it does not take
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs)
+        return dict(bound.arguments)
+    except (TypeError, ValueError):
         return {"args": args, "kwargs": kwargs}

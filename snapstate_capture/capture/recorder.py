@@ -417,9 +417,15 @@ class Recorder:
         try:
             return self._capture(kind, frame, label, extra, lineno, effect)
         except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
+            # The step was begun and not written: what its capture cached names blobs the
+            # file does not have (a later step reusing them would point at nothing).
+            self._frames.forget()
             self.capture_errors += 1
             self._warn(f"capture failed at a {kind} step: {type(exc).__name__}: {exc}")
             return None
+        except BaseException:  # Ctrl-C while capturing: the program goes on, or not
+            self._frames.forget()
+            raise
         finally:
             if tracer is not None:
                 tracer.resume(saved)
@@ -443,9 +449,6 @@ class Recorder:
             self._frames.forget()  # cached refs may name blobs that were rolled back
             self._cut_short(failure)
             return None
-        except BaseException:
-            self._frames.forget()
-            raise
 
     def effect_row(self, effect: dict[str, Any], record: StepRecord) -> dict[str, Any]:
         """Complete an effect-journal row with the value refs captured on its step: the

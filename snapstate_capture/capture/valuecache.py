@@ -124,8 +124,9 @@ class SharedCaptures:
     and identity digest, hence the same ref. Only *clean* captures are kept: no capture error,
     placeholder, redacted part or warning, whose texts name the slot's variable (``path``).
 
-    Scoped so that it is never wrong where a slot's own cache would be right, and changes
-    nothing in the program:
+    Scoped so that it is wrong only where a slot's own cache is (a repr that reads state
+    outside the object, a global, shows its state of one step before, as the slot's own last
+    capture would), and changes nothing in the program:
 
     - the same object only: equal pickles of two objects may preview differently (an address
       in a repr, state that a ``copyreg`` reducer leaves out);

@@ -15,6 +15,7 @@ import pytest
 import snapstate_capture as snap
 from snapstate_capture.capture import valuecache
 from snapstate_capture.capture.frames import StackCapture
+from snapstate_capture.trust.verify import verify_timeline
 
 
 @dataclasses.dataclass
@@ -221,3 +222,42 @@ def test_objects_whose_pickles_leave_state_out_show_their_own_state(snap_path):
         outer()
     shown = dict(_previews(snap_path, "inner")["account"]["children"])[".balance"]["repr"]
     assert shown == "5"
+
+
+class _Unhashable(type):
+    def __eq__(cls, other):  # a class of this metaclass cannot be a dict key: capture raises
+        return cls is other
+
+
+class _Odd(metaclass=_Unhashable):
+    pass
+
+
+_STORE = {"d": {"k": [1, 2, 3], "name": "payload"}}
+
+
+def _failing(bad: bool) -> None:
+    here = _STORE["d"]  # noqa: F841 - captured, then the step's capture fails
+    handler = _other_frame  # noqa: F841 - a function: captured once, known by identity after
+    snap.checkpoint("s", extra={"odd": _Odd()} if bad else None)
+
+
+def _other_frame() -> None:
+    there = _STORE["d"]  # noqa: F841 - the same object in another slot
+    snap.checkpoint("other")
+
+
+def test_a_step_whose_capture_failed_leaves_nothing_a_later_step_could_name(snap_path):
+    """A step whose capture raised is not written; what its capture cached (in its slots and
+    shared between them) is forgotten, so no later step names blobs the file never got (the
+    same-slot case predates the shared captures; both found by an adversarial test)."""
+    with snap.record(snap_path, name="failed capture"):
+        _failing(True)
+        _failing(False)
+        _other_frame()
+    with snap.open_timeline(snap_path) as timeline:
+        steps = list(timeline.runs[-1].steps)
+        assert [step.label for step in steps] == ["s", "other"]
+        report = verify_timeline(timeline, None)
+        assert report.intact, report  # every blob a step names is in the file
+        assert steps[-1].frames[-1].locals["there"].load(trust=True) == _STORE["d"]
