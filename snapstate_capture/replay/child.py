@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import SnapStateError
 from ..capture.hashseed import take_hidden_seed
+from ..capture.script import run_script
 from ..store.reader import Value
 from .config import ReplayConfig
 from .session import ReplaySession, install
@@ -109,7 +110,7 @@ def _start(entry: dict[str, Any], session: ReplaySession) -> None:
             session.fail(f"the run's script {path} no longer exists")
         sys.argv = [path, *argv]
         sys.path[0] = os.path.dirname(path)
-        runpy.run_path(path, run_name="__main__")
+        run_script(path)  # the ``__main__`` that ``snapstate record`` ran it in
     elif kind == "module":
         sys.argv = [str(entry.get("module")), *argv]
         sys.path[0] = os.getcwd()

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import inspect
 import itertools
 import re
+import sys
 import types
 import weakref
 from typing import Any
@@ -150,15 +152,36 @@ class BigValues:
 
 def _by_value(leaf: Any) -> bool:
     """True when a function or method of ``_BY_VALUE`` is pickled with what it holds: a method
-    bound to an instance (not a module or class), a function with a closure or not importable
-    by its qualified name. Reads C-level slots only: no program code runs."""
+    bound to an instance (not a module or class), a function not importable by its qualified
+    name, or one with a closure that is not found again under that name (a decorator's wrapper
+    that is its module's global — ``@snap.step``, ``functools.wraps`` — is written by
+    reference, and what its closure and globals reach is no part of it: they differ between a
+    recording and its replay). Reads C-level slots and namespaces statically: no program code
+    runs."""
     if type(leaf) is types.FunctionType:
-        return leaf.__closure__ is not None or "<" in leaf.__qualname__
+        if "<" in leaf.__qualname__:
+            return True
+        return leaf.__closure__ is not None and not _found_by_name(leaf)
     try:
         owner = leaf.__self__
     except AttributeError:
         return False
     return not (owner is None or isinstance(owner, (types.ModuleType, type)))
+
+
+def _found_by_name(func: types.FunctionType) -> bool:
+    """Whether ``func`` is what its module's namespace holds under its qualified name, read
+    statically (``inspect.getattr_static``: no module ``__getattr__``, no descriptor runs)."""
+    module = func.__module__
+    target: Any = sys.modules.get(module) if isinstance(module, str) else None
+    try:
+        for part in func.__qualname__.split("."):
+            if target is None:
+                return False
+            target = inspect.getattr_static(target, part, None)
+    except Exception:  # noqa: BLE001 - a namespace that cannot be read: counted, as before
+        return False
+    return target is func
 
 
 def shallow_key(obj: Any, limit: int) -> tuple | None:

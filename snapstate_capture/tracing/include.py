@@ -37,6 +37,7 @@ _HANDS_OVER_FILES = tuple(os.path.join(*parts) for parts in (
     ("snapstate_capture", "capture", "lineage.py"),
     ("snapstate_capture", "capture", "retry.py"),
     ("snapstate_capture", "capture", "imports.py"),
+    ("snapstate_capture", "capture", "script.py"),
     ("snapstate_capture", "integrations", "base.py"),
     ("snapstate_capture", "integrations", "calls.py"),
     ("snapstate_capture", "integrations", "langgraph", "patches.py"),

@@ -177,29 +177,13 @@ def _run_program(block: record_block, module: str | None, target: str,
 
 
 def _run_script(target: str) -> None:
-    """Run the script as ``python target`` does: a fresh ``__main__`` whose ``__file__`` is the
-    absolute path (Python 3.9+), ``sys.argv[0]`` left as typed. (``runpy.run_path`` would set
-    both to the path it is given.) Raises what the script raises."""
-    import builtins
-    import importlib.machinery
-    import io
-    import types
+    """Run the script as ``python target`` does (``capture.script.run_script``: a fresh
+    ``__main__`` whose ``__file__`` is the absolute path), ``sys.argv[0]`` left as typed.
+    (``runpy.run_path`` would set both to the path it is given.) Raises what the script
+    raises."""
+    from snapstate_capture.capture.script import run_script
 
-    path = os.path.abspath(target)
-    with io.open_code(path) as handle:
-        code = compile(handle.read(), path, "exec", dont_inherit=True)
-    main = types.ModuleType("__main__")
-    main.__file__ = path
-    main.__builtins__ = builtins  # type: ignore[attr-defined]
-    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
-    main.__spec__ = None
-    previous = sys.modules.get("__main__")
-    sys.modules["__main__"] = main
-    try:
-        exec(code, main.__dict__)
-    finally:
-        if previous is not None:
-            sys.modules["__main__"] = previous
+    run_script(target)
 
 
 def _join_threads() -> None:

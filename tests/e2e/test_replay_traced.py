@@ -207,3 +207,46 @@ def test_a_recording_made_before_raised_steps_replays_without_divergence(tmp_pat
     replayed = run_cli("replay", str(path), cwd=tmp_path)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "replayed 8 steps, no divergence" in replayed.stdout
+
+
+STEPPED = '''import snapstate_capture as snap
+
+
+@snap.step
+def double(x):
+    return 2 * x
+
+
+@snap.effect
+def fetch(n):
+    return n + 1
+
+
+def main():
+    a = double(3)
+    b = fetch(a)
+    snap.checkpoint("done", b=b)
+    print(a, b)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_script_with_module_level_step_functions_replays(tmp_path):
+    """A ``@snap.step`` function at module level is a global of the script's traced module
+    frame: its wrapper has a closure, but pickle writes it by reference, so what the closure
+    reaches (its own module's globals, which differ in the replay child) is no part of it. It
+    diverged at the first step after its ``def`` (a newcomer's trial; predates this round)."""
+    program = tmp_path / "stepped.py"
+    program.write_text(STEPPED)
+    path = tmp_path / "stepped.snap"
+    for trace in ("lines", "calls"):
+        done = run_cli("record", "-o", str(path), "--trace", trace, str(program), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "6 7\n"
+        result, data = replay_json(path)
+        assert result.returncode == 0, result.stderr
+        assert data["status"] == "ok", data
+        path.unlink()
