@@ -17,6 +17,7 @@ import inspect
 import os
 import sys
 import sysconfig
+import threading
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,12 +164,18 @@ class FrameCapturer:
 
     def capture(self, frames: list[types.FrameType], *, innermost_lineno: int | None = None
                 ) -> StackCapture:
-        """Capture ``frames`` (outermost first) into frame records; never raises."""
+        """Capture ``frames`` (outermost first) into frame records; never raises.
+
+        Values are cached per slot *of the capturing thread* (``_frame_record``): a thread
+        writes each step before it captures its next, so a value its own last capture made is
+        stored; another thread's capture of the same function may be in a step not written yet
+        (a kill then would leave this step naming blobs the file never got)."""
         out = StackCapture()
+        lane = threading.get_ident()
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
             try:
-                record, digests = self._frame_record(frame, out, position)
+                record, digests = self._frame_record(frame, out, position, lane)
             except Exception as exc:  # noqa: BLE001 - recorded as a capture error, not raised
                 out.errors.append(f"frame {frame.f_code.co_name}: {type(exc).__name__}: {exc}")
                 continue
@@ -191,8 +198,8 @@ class FrameCapturer:
                 out.innermost_digests = digests
         return out
 
-    def _frame_record(self, frame: types.FrameType, out: StackCapture, position: int
-                      ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _frame_record(self, frame: types.FrameType, out: StackCapture, position: int,
+                      lane: int) -> tuple[dict[str, Any], dict[str, Any]]:
         code = frame.f_code
         local_refs = []
         digests: dict[str, Any] = {}
@@ -201,7 +208,7 @@ class FrameCapturer:
         for name, value in list(snapshot.items()):
             if module_level and name.startswith("__") and name.endswith("__"):
                 continue  # module dunders (__builtins__, __loader__, …) are noise, not state
-            ref = self._ref((code, position, name), value, name, out)
+            ref = self._ref((code, position, name, lane), value, name, out)
             local_refs.append([name, ref])
             digests[name] = ref.get("b") or ref.get("p") or ("v", type(value), value)
         value = None
@@ -220,7 +227,8 @@ class FrameCapturer:
         """Capture one step value (extras, return values) and return its ref; its blobs go
         into ``out``. Captured again only when it changed since the last step value of that
         name (``valuecache.py``)."""
-        return self._ref(("extra", 0, name), value, name, out, inline=False)
+        return self._ref(("extra", 0, name, threading.get_ident()), value, name, out,
+                         inline=False)
 
     def _ref(self, slot: Any, value: Any, name: str | None, out: StackCapture, *,
              inline: bool = True) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """Capturing a value again only when it changed: per-slot caches and chunked containers.
 
 A *slot* is where a value is seen from one step to the next: ``(code object, stack position,
-variable name)`` for locals, ``("extra", name)`` for step values. For each slot the cache keeps
-what the last capture produced and a cheap change detector:
+variable name, capturing thread)`` for locals, ``("extra", 0, name, capturing thread)`` for step
+values (per thread: a thread writes each step before it captures its next, so what its own
+last capture made is stored). For each slot the cache keeps what the last capture produced and
+a cheap change detector:
 
 - most values: their pickle (C speed, ~1 µs for small ones). Equal pickle bytes mean equal
   content, so the previous preview and payload are reused and nothing is written; otherwise the

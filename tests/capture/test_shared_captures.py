@@ -16,6 +16,7 @@ import snapstate_capture as snap
 from snapstate_capture.capture import valuecache
 from snapstate_capture.capture.frames import StackCapture
 from snapstate_capture.trust.verify import verify_timeline
+from tests.conftest import run_python
 
 
 @dataclasses.dataclass
@@ -261,3 +262,54 @@ def test_a_step_whose_capture_failed_leaves_nothing_a_later_step_could_name(snap
         report = verify_timeline(timeline, None)
         assert report.intact, report  # every blob a step names is in the file
         assert steps[-1].frames[-1].locals["there"].load(trust=True) == _STORE["d"]
+
+
+TWO_THREADS = '''import os, sys, threading
+import snapstate_capture as snap
+from snapstate_capture.store import writer
+
+slow, never = threading.Event(), threading.Event()
+original = writer.TimelineWriter.append_step
+
+
+def append_step(self, run_id, record, effect=None):
+    if threading.current_thread().name == "A":  # A's step is captured; its commit is slow
+        slow.set()
+        never.wait()
+    return original(self, run_id, record, effect)
+
+
+writer.TimelineWriter.append_step = append_step
+
+
+def work():
+    data = {"k": [1, 2, 3], "note": "the same content in both threads"}
+    snap.checkpoint("work")
+
+
+snap.record(sys.argv[1], name="two threads").__enter__()
+first = threading.Thread(target=work, name="A", daemon=True)
+first.start()
+slow.wait()
+second = threading.Thread(target=work, name="B")
+second.start()
+second.join()
+os._exit(0)  # killed before A's step is committed
+'''
+
+
+def test_a_thread_never_names_what_another_thread_has_not_written(tmp_path):
+    """Two threads run the same function (one slot, had the cache no thread in it): the
+    second's step is committed while the first's is not, then the process dies. The second's
+    step names only blobs it wrote (it named the first's, on 05f865b; found by an
+    adversarial test)."""
+    program, path = tmp_path / "threads.py", tmp_path / "threads.snap"
+    program.write_text(TWO_THREADS)
+    done = run_python(str(program), str(path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        steps = list(timeline.runs[-1].steps)
+        assert [step.label for step in steps] == ["work"]
+        report = verify_timeline(timeline, None)
+        assert report.intact, report
+        assert steps[0].frames[-1].locals["data"].load(trust=True)["k"] == [1, 2, 3]
