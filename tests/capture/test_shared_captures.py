@@ -14,6 +14,7 @@ import pytest
 
 import snapstate_capture as snap
 from snapstate_capture.capture import valuecache
+from snapstate_capture.capture.shared_captures import SharedCaptures
 from snapstate_capture.capture.frames import StackCapture
 from snapstate_capture.trust.verify import verify_timeline
 from tests.conftest import run_python
@@ -72,7 +73,7 @@ def captures(monkeypatch):
 def test_a_value_handed_down_the_stack_is_captured_once_with_the_refs_of_its_own_capture(
         tmp_path, monkeypatch, captures):
     with monkeypatch.context() as unshared:
-        unshared.setattr(valuecache.SharedCaptures, "get", lambda self, value, detector, out: None)
+        unshared.setattr(SharedCaptures, "get", lambda self, value, detector, out: None)
         own = _record(tmp_path / "own.snap")
     own_captures = list(captures)
     captures.clear()
@@ -122,7 +123,7 @@ class Note:
 
 
 def test_a_capture_is_shared_by_the_same_object_in_this_thread_for_two_steps_at_most():
-    shared = valuecache.SharedCaptures()
+    shared = SharedCaptures()
     records = [StackCapture() for _ in range(3)]
     note, twin, items = Note("a"), Note("a"), [1, 2]
     ref = {"p": "a" * 32}
