@@ -307,9 +307,8 @@ _signatures: "weakref.WeakKeyDictionary[Any, tuple[Any, inspect.Signature | None
 
 def signature_of(fn: Callable[..., Any]) -> inspect.Signature | None:
     """``inspect.signature(fn)``, or None for a callable without one (or one that cannot be
-    read); worked out once per function (~10 µs each time otherwise, at every effect and
-    ``@step`` call) and again when its code was swapped (a hot reloader edits ``__code__``).
-    Never raises."""
+    read); worked out once per function (~10 µs each time otherwise, at every effect call) and
+    again when its code was swapped (a hot reloader edits ``__code__``). Never raises."""
     code = _code_of(fn)
     try:
         known = _signatures.get(fn)
