@@ -81,16 +81,15 @@ def _thread_lineage() -> str:
     mine = getattr(_local, "thread", None)
     if mine is not None and mine[0] == _generation:
         return mine[1]
-    generation = _generation
+    generation = _generation  # read first: a run begun meanwhile leaves this one stale
     thread = threading.current_thread()
     try:
         known = _threads.get(thread)
-    except TypeError:
-        known = None
+    except TypeError:  # not weakly referable: named at each sight, never kept
+        return _next("", "x").lstrip("/")
     if known is None:
         known = _remember(_threads, thread, _next("", "x").lstrip("/"))
-    if generation == _generation and _threads.get(thread) == known:
-        _local.thread = (generation, known)
+    _local.thread = (generation, known)
     return known
 
 

@@ -303,9 +303,14 @@ class Recorder:
         except Exception as err:  # noqa: BLE001
             self._warn(f"could not end run: {err}")
         finally:
-            writer.close()
-            self._writer = None
-            self._frames.forget()  # nothing is captured after the end: let go of what is held
+            self._close(writer)
+
+    def _close(self, writer: Any) -> None:
+        """After the run's end was written (or could not be): close the file and let go of
+        what capture held — nothing is captured after the end."""
+        writer.close()
+        self._writer = None
+        self._frames.forget()
 
     def pause(self, pause: dict[str, Any]) -> bool:
         """End the run ``waiting`` (``pause["pause"] == "wait"``) or ``sleeping``, storing
@@ -334,9 +339,7 @@ class Recorder:
             self._warn(f"could not end the run {status}: {err}")
             return False
         finally:
-            writer.close()
-            self._writer = None
-            self._frames.forget()  # nothing is captured after the end: let go of what is held
+            self._close(writer)
 
     def patch_marker(self, patch_id: str, frame: types.FrameType) -> bool:
         """Live ``patched(patch_id)``: journal the decision (a row named ``patched:ID``, no

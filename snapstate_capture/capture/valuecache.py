@@ -255,7 +255,7 @@ class ValueCache:
             ref["s"] = captured.serializer
         if captured.error:  # no payload, placeholder parts, or not loadable: counted on the step
             out.errors.append(f"{name}: {captured.error}")
-        elif (detector is not None and payload and kids_key is None
+        elif (detector is not None and payload
               and not any(part in captured.preview for part in _NAMED_PARTS)):
             self._shared.put(value, detector, ref, out)
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data,

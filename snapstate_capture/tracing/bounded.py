@@ -171,7 +171,9 @@ def _by_value(leaf: Any) -> bool:
 
 def _found_by_name(func: types.FunctionType) -> bool:
     """Whether ``func`` is what its module's namespace holds under its qualified name, read
-    statically (``inspect.getattr_static``: no module ``__getattr__``, no descriptor runs)."""
+    statically (``inspect.getattr_static``: no module ``__getattr__``, no descriptor runs) —
+    ``values.reducers.importable`` asks the same with ``getattr``, as pickle does, for the
+    payload; here a name found only dynamically counts as not found (the value is counted)."""
     module = func.__module__
     target: Any = sys.modules.get(module) if isinstance(module, str) else None
     try:

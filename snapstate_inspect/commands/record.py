@@ -30,6 +30,7 @@ import snapstate_inspect
 from snapstate_capture.capture import hashseed
 from snapstate_capture import record as record_block
 from snapstate_capture.capture.environment import entry_facts
+from snapstate_capture.capture.script import run_script
 from snapstate_capture.errors import SnapStateError
 
 from ..progress import bar as progress_bar, wanted as progress_wanted
@@ -161,8 +162,8 @@ def _run_program(block: record_block, module: str | None, target: str,
     try:
         with block:
             try:
-                if module is None:
-                    _run_script(target)
+                if module is None:  # a fresh ``__main__``, ``sys.argv[0]`` left as typed
+                    run_script(target)
                 else:
                     runpy.run_module(module, run_name="__main__", alter_sys=True)
             finally:
@@ -174,16 +175,6 @@ def _run_program(block: record_block, module: str | None, target: str,
         if saved_path0 is not None:
             sys.path[0] = saved_path0
     return None
-
-
-def _run_script(target: str) -> None:
-    """Run the script as ``python target`` does (``capture.script.run_script``: a fresh
-    ``__main__`` whose ``__file__`` is the absolute path), ``sys.argv[0]`` left as typed.
-    (``runpy.run_path`` would set both to the path it is given.) Raises what the script
-    raises."""
-    from snapstate_capture.capture.script import run_script
-
-    run_script(target)
 
 
 def _join_threads() -> None:
