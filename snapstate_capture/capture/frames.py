@@ -77,6 +77,10 @@ class StackCapture:
     filename: str | None = None
     lineno: int | None = None
     innermost_digests: dict[str, Any] = field(default_factory=dict)
+    #: while the step is built: ``id(value) -> (value, detector)``, the change detector of
+    #: each object pickled for it, so an object met in several frames is pickled once (the
+    #: program does not run in between); emptied when the step is complete (``end_record``).
+    detectors: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
 
 
 def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:

@@ -23,7 +23,8 @@ A value captured whole is also remembered for its step and the next (``SharedCap
 object handed down the stack is one value in several frames (the agent's ``sources`` dict is a
 local of ``run_agent``, of ``research`` and an argument of an effect), and another slot meeting
 the same object with equal pickle bytes takes that capture's ref instead of previewing,
-digesting and serializing it again.
+digesting and serializing it again. Its change detector, likewise, is pickled once per step
+(``StackCapture.detectors``), not once per frame that holds it.
 """
 
 from __future__ import annotations
@@ -108,6 +109,18 @@ class _Entry:
     ident: list[Any] | None = None   # exact dict: its identity digest's memo
 
 
+def _detector(value: Any, out: Any) -> bytes:
+    """The change detector of ``value`` (its plain pickle) for the step being built into
+    ``out``: pickled once per step, however many frames hold the object (``out.detectors``).
+    Raises what pickle raises."""
+    known = out.detectors.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    detector = pickle.dumps(value, chunked.PROTOCOL)
+    out.detectors[id(value)] = (value, detector)
+    return detector
+
+
 def _plain_pickling(cls: type) -> bool:
     return (getattr(cls, "__reduce_ex__", None) is _PLAIN_REDUCE
             and getattr(cls, "__reduce__", None) is object.__reduce__
@@ -137,8 +150,9 @@ class ValueCache:
 
     def end_record(self, out: Any) -> None:
         """The step record ``out`` is complete: what it shares with the next step is kept by
-        weak reference only (``SharedCaptures.end_record``)."""
+        weak reference only (``SharedCaptures.end_record``), and its detectors are let go."""
         self._shared.end_record(out)
+        out.detectors.clear()
 
     def clear(self) -> None:
         """Forget every slot (and every capture shared between slots)."""
@@ -180,7 +194,7 @@ class ValueCache:
             self._slots[slot].obj = value
             return ref
         try:
-            detector = pickle.dumps(value, chunked.PROTOCOL)
+            detector = _detector(value, out)
         except Exception:  # noqa: BLE001 - a lambda inside, a module: see function_detector
             detector = function_detector(value)
             if detector is None:  # unpicklable: capture_value makes the placeholder

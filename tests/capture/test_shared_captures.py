@@ -9,6 +9,7 @@ import copy
 import copyreg
 import dataclasses
 import threading
+import types
 
 import pytest
 
@@ -314,3 +315,32 @@ def test_a_thread_never_names_what_another_thread_has_not_written(tmp_path):
         report = verify_timeline(timeline, None)
         assert report.intact, report
         assert steps[0].frames[-1].locals["data"].load(trust=True)["k"] == [1, 2, 3]
+
+
+def test_an_object_in_several_frames_is_pickled_once_per_step_and_let_go_after_it(
+        snap_path, monkeypatch):
+    """The change detector (the object's pickle) is made once per step however many frames
+    hold the object, and the step's memo of detectors holds nothing once the step is built."""
+    tasks = [Task(i, f"section {i}") for i in range(3)]
+    pickled: list[object] = []
+    real = valuecache.pickle
+
+    def dumps(value, *args, **kwargs):
+        if value is tasks:
+            pickled.append(value)
+        return real.dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(valuecache, "pickle", types.SimpleNamespace(dumps=dumps))
+    built: list[StackCapture] = []
+    end_record = valuecache.ValueCache.end_record
+
+    def keeping(self, out):
+        built.append(out)
+        end_record(self, out)
+
+    monkeypatch.setattr(valuecache.ValueCache, "end_record", keeping)
+    with snap.record(snap_path, name="frames"):
+        for step in range(3):
+            _work(tasks, step)  # tasks held by three frames: this one, _work's, _report's
+    assert len(pickled) == 3  # one step each (nine before: once per frame)
+    assert len(built) == 3 and all(not out.detectors for out in built)
