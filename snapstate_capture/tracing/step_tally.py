@@ -45,6 +45,10 @@ class StepTally(ChunkBuilder):
     def _value(self, item: Any) -> None:
         pass  # a marshal copy of a value is not a step
 
+    @staticmethod
+    def _has_marks(item: Any) -> bool:
+        return False  # no value is resolved (``_value`` keeps none): a step counts as itself
+
     def write_chunk(self) -> None:
         if not self.count:
             return
