@@ -40,13 +40,20 @@ def _matches(name: str, patterns: tuple[str, ...], exempt: tuple[str, ...]) -> b
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
+@lru_cache(maxsize=64)
+def _exempt_patterns(exempt: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """The case-insensitive patterns of ``exempt`` substrings, compiled once per tuple (each
+    ``re.sub`` with a pattern string looked it up again: most of a new name's ~8 µs)."""
+    return tuple(re.compile(re.escape(word), re.IGNORECASE) for word in exempt)
+
+
 @lru_cache(maxsize=8192)
 def _word_matches(name: str, words: tuple[str, ...], exempt: tuple[str, ...]) -> bool:
     """True when a word of ``name`` (split at ``_``, ``-``, ``.``, spaces and camelCase) ends
-    with one of ``words``, after removing ``exempt`` substrings."""
+    with one of ``words``, after removing ``exempt`` substrings (one after another, in order)."""
     lowered = name
-    for word in exempt:
-        lowered = re.sub(re.escape(word), "\0", lowered, flags=re.IGNORECASE)
+    for pattern in _exempt_patterns(exempt):
+        lowered = pattern.sub("\0", lowered)
     return any(part.lower().endswith(words) for part in _WORD.findall(lowered))
 
 
