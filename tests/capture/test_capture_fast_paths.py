@@ -81,13 +81,24 @@ def test_flat_plain_data_skips_the_test_load_and_other_data_keeps_it(monkeypatch
         return original(serializer, data, options)
 
     monkeypatch.setattr(payload, "_test_load", counting)
-    for flat in ({"a": "x", "b": 1}, ["x", 2.5, None], [{"role": "user", "content": "hi"}]):
+    for flat in ({"a": "x", "b": 1}, ["x", 2.5, None], [{"role": "user", "content": "hi"}],
+                 {"a": ["tag", 1]}, [{"id": 1, "tags": ["a", "b"]}, {"id": 2, "tags": []}]):
         result = payload.serialize(flat, OPTIONS)
         assert result.data == pickle.dumps(flat, 5) and result.loadable is True
     assert loads == []
-    payload.serialize({"a": ["nested"]}, OPTIONS)
+    payload.serialize({"a": [["nested"]]}, OPTIONS)
+    payload.serialize([{"id": 1, "tags": [("a",)]}], OPTIONS)
     payload.serialize([collections.OrderedDict(a=1)], OPTIONS)
-    assert loads == ["pickle", "pickle"]
+    assert loads == ["pickle", "pickle", "pickle"]
+
+
+def test_flat_records_with_a_secret_name_or_a_credential_in_a_list_are_still_redacted():
+    records = [{"id": 1, "password": ["hunter2", "x"]}, {"id": 2, "password": []}]
+    assert b"hunter2" not in (payload.serialize(records, OPTIONS).data or b"")
+    key = "sk-" + "A1b2C3d4" * 4
+    tagged = [{"id": 1, "tags": ["ok", key]}]
+    result = payload.serialize(tagged, OPTIONS)
+    assert key.encode() not in (result.data or b"")
 
 
 def _slot_ref(cache, value, name="v", out=None):
