@@ -41,6 +41,7 @@ from typing import Any
 
 from . import chunk_capture, chunked
 from .chunk_capture import FANOUT, Chunk, ChunkState
+from .live_values import LiveValues
 from .shared_captures import SharedCaptures
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
@@ -145,6 +146,7 @@ class ValueCache:
         self._slots: dict[Any, _Entry] = {}
         self._shared = SharedCaptures()
         self._builder = PreviewBuilder(options.values)
+        self._live = LiveValues(self._builder)
         #: Strings up to this length are stored inline (never beyond what a preview shows).
         self._inline_str = min(INLINE_STR, options.values.max_string)
 
@@ -158,14 +160,16 @@ class ValueCache:
         """Forget every slot (and every capture shared between slots)."""
         self._slots.clear()
         self._shared.clear()
+        self._live.clear()
 
     def ref(self, slot: Any, value: Any, name: str | None, out: Any, *,
             inline: bool = True) -> dict[str, Any]:
         """Return the value ref of ``value`` seen at ``slot`` under ``name`` (see class doc).
         ``inline``: a scalar may be returned as ``{"v": value}`` (frame locals; step values,
         which the effect journal refers to, always get blobs)."""
-        if len(self._slots) > MAX_SLOTS:
+        if len(self._slots) > MAX_SLOTS or len(self._live) > MAX_SLOTS:
             self._slots.clear()  # many distinct code objects (exec'd code): start again
+            self._live.clear()
         cls = type(value)
         if name is not None and self.options.values.is_secret(name):
             return self._capture(slot, value, name, out, None)
@@ -184,6 +188,8 @@ class ValueCache:
                     return result
         if cls not in _BUILTIN and MACHINERY.lookup(cls) is not None:
             return self._machinery(slot, value, out)
+        if cls not in _BUILTIN and self._live.is_live(cls):  # a lock, an open file, ...
+            return self._live.ref(slot, value, name, out, self._capture)
         if cls not in _BUILTIN and cls not in _PICKLE_SHOWS_ALL and not _plain_pickling(cls):
             return self._capture(slot, value, name, out, None)
         entry = self._slots.get(slot)

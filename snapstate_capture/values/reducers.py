@@ -122,6 +122,11 @@ def _resource(obj: Any) -> Refusal:
     return Refusal(f"an open {type(obj).__name__} is a resource, not data")
 
 
+#: The reducers above that refuse an object by its type alone, whatever its state
+#: (``capture/live_values.py`` relies on it: such an object's capture follows its preview).
+REFUSED_BY_TYPE = frozenset({_generator, _frame, _lock, _resource})
+
+
 @REDUCERS.register(memoryview)
 def _memoryview(view: memoryview) -> Refusal | tuple:
     try:
