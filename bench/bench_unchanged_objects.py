@@ -3,7 +3,8 @@ costs what changed, not what is there).
 
 Each case records ``STEPS`` checkpoints of a small loop whose frame also holds one object that
 never changes — a lock, a generator, an open file, a socket, an ``httpx.Client``, a
-``requests.Session``, an ``openai.OpenAI`` client — and the baseline is the same loop holding
+``requests.Session``, an ``openai.OpenAI`` client, an agent object of the program's own holding a
+client, a lock and a 20-message history — and the baseline is the same loop holding
 nothing more, recorded in the same run. Figures: CPU (``time.process_time``) and wall time per
 step, min and median over the repeats, each case in a fresh child process (cold caches, as a
 program starts), cases interleaved so that load hits them alike; and the extra microseconds a
@@ -27,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ("nothing", "lock", "generator", "file", "socket", "httpx.Client", "requests.Session",
-         "openai.OpenAI")
+         "openai.OpenAI", "agent object")
 
 
 def make(case: str) -> object:
@@ -51,7 +52,21 @@ def make(case: str) -> object:
     if case == "openai.OpenAI":
         import openai
         return openai.OpenAI(api_key="sk-bench-" + "0" * 40, base_url="http://127.0.0.1:9/v1")
+    if case == "agent object":
+        return Agent()
     return None
+
+
+class Agent:
+    """What agents look like: their own data beside a client and a lock."""
+
+    def __init__(self) -> None:
+        import threading
+
+        import httpx
+        self.client = httpx.Client(base_url="https://api.example.invalid/v1")
+        self.lock = threading.Lock()
+        self.history = [{"role": "user", "content": f"message {i} " * 10} for i in range(20)]
 
 
 def loop(held: object, steps: int) -> tuple[float, float]:

@@ -108,6 +108,14 @@ class _Entry:
     obj: Any = None                  # modules and functions: the object itself
     memo: dict[int, list] | None = None  # exact dict/list: its preview's children memo
     ident: list[Any] | None = None   # exact dict: its identity digest's memo
+    error: str | None = None         # the step's capture error its capture gave (a placeholder)
+
+    def again(self, out: Any) -> dict[str, Any]:
+        """This capture's ref for another step ``out``, with its capture error (a value with a
+        placeholder reports it at every step it is held, as a fresh capture would)."""
+        if self.error is not None:
+            out.errors.append(self.error)
+        return self.ref
 
 
 def _detector(value: Any, out: Any) -> bytes:
@@ -195,21 +203,21 @@ class ValueCache:
         entry = self._slots.get(slot)
         if isinstance(value, _BY_IDENTITY):
             if entry is not None and entry.obj is value:
-                return entry.ref
+                return entry.again(out)
             ref = self._capture(slot, value, name, out, None)
             self._slots[slot].obj = value
             return ref
         try:
             detector = _detector(value, out)
         except Exception:  # noqa: BLE001 - a lambda inside, a module: see function_detector
-            detector = function_detector(value)
+            detector = function_detector(value, self._builder)
             if detector is None:  # unpicklable: capture_value makes the placeholder
                 return self._capture(slot, value, name, out, None)
             if entry is not None and entry.kind is cls and entry.detector == detector:
-                return entry.ref
+                return entry.again(out)
             return self._capture(slot, value, name, out, detector, payload=False)
         if entry is not None and entry.kind is cls and entry.detector == detector:
-            return entry.ref
+            return entry.again(out)
         if (cls in _SCALARS and self.options.payloads
                 and len(detector) <= self.options.values.max_payload_bytes):
             return self._scalar(slot, value, detector, entry, out)
@@ -273,13 +281,14 @@ class ValueCache:
             base = previous.ref.get("b") if previous is not None else None
             ref["b"] = add_blob(out, captured.payload, base)
             ref["s"] = captured.serializer
-        if captured.error:  # no payload, placeholder parts, or not loadable: counted on the step
-            out.errors.append(f"{name}: {captured.error}")
+        error = f"{name}: {captured.error}" if captured.error else None
+        if error is not None:  # no payload, placeholder parts, or not loadable: on the step
+            out.errors.append(error)
         elif (detector is not None and payload
               and not any(part in captured.preview for part in _NAMED_PARTS)):
             self._shared.put(value, detector, ref, out)
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data,
-                                   memo=memo, ident=ident)
+                                   memo=memo, ident=ident, error=error)
         return ref
 
     def _store_preview(self, preview: dict[str, Any], previous: _Entry | None, out: Any, *,
@@ -466,6 +475,11 @@ def _module_named(name: str) -> None:
     """The stand-in callable of a module in a change detector (never called)."""
 
 
+def _shown_part(name: str, preview: bytes) -> None:
+    """Stands for a part that is never stored (machinery, a live object) in a change detector,
+    with its class and preview (never called)."""
+
+
 def _empty_cell() -> None:
     """Marks an empty closure cell in a change detector (never called)."""
 
@@ -490,10 +504,25 @@ class _DetectorPickler(pickle.Pickler):
     ``__dict__`` and the globals its code names; a module as its name, a builtin function as
     its name and identity (it cannot change), a local class by its name and identity (classes
     are written by reference: their attributes are not the value's). Equal bytes therefore
-    mean an equal capture, as for a plain pickle; anything else pickle refuses still fails."""
+    mean an equal capture, as for a plain pickle; anything else pickle refuses still fails.
+
+    Given the run's preview ``builder``, a part that is never stored — framework machinery (an
+    HTTP client held by the program's agent object) or a live object refused by type (a lock)
+    — is written as its class and its preview: a capture of the value shows that part as its
+    preview, stores a placeholder for it (by type) and digests it by type, so equal bytes still
+    mean an equal capture (``capture/live_values.py``)."""
+
+    def __init__(self, file: io.BytesIO, protocol: int, builder: PreviewBuilder | None = None
+                 ) -> None:
+        super().__init__(file, protocol)
+        self._builder = builder
 
     def reducer_override(self, obj: Any) -> Any:
         cls = type(obj)
+        if self._builder is not None and cls not in _BUILTIN and (
+                MACHINERY.lookup(cls) is not None or LiveValues.is_live(cls)):
+            return _shown_part, (f"{cls.__module__}.{cls.__qualname__}",
+                                 canonical_json(self._builder.build(obj)))
         if cls is types.FunctionType and not _importable(obj):
             code = obj.__code__
             cells = tuple(_cell(c) for c in (obj.__closure__ or ()))
@@ -522,13 +551,14 @@ def _cell(cell: Any) -> Any:
         return _empty_cell
 
 
-def function_detector(value: Any) -> bytes | None:
-    """The change detector of a ``value`` plain pickle refused (``_DetectorPickler``), or None
-    when it cannot be made (the value is then captured again at every step). ~µs, C speed
-    except one call per function or module met."""
+def function_detector(value: Any, builder: PreviewBuilder | None = None) -> bytes | None:
+    """The change detector of a ``value`` plain pickle refused (``_DetectorPickler``; with the
+    run's preview ``builder``, machinery and live parts are written as their previews), or
+    None when it cannot be made (the value is then captured again at every step). ~µs, C speed
+    except one call per function, module or such part met."""
     buffer = io.BytesIO()
     try:
-        _DetectorPickler(buffer, chunked.PROTOCOL).dump(value)
+        _DetectorPickler(buffer, chunked.PROTOCOL, builder).dump(value)
     except Exception:  # noqa: BLE001 - truly unpicklable, or recursive through a global
         return None
     return buffer.getvalue()

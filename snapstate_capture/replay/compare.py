@@ -20,6 +20,7 @@ from ..options import ValueOptions
 from ..store import previews
 from ..store.reader import Step, Timeline, Value
 from ..store.writer import StepRecord
+from ..values import capture_value
 from ..values.identity import same_objects
 from ..values.preview import PreviewBuilder
 from .relocate import Relocation
@@ -125,7 +126,8 @@ class StepComparer:
                     name, rec, act, live, blobs):
                 continue
             exp_preview = self._preview(rec, None)
-            act_preview = self._preview(act, blobs)
+            act_preview = (self._preview(act, blobs) or self._live_preview(name, live)
+                           if act is not None else None)
             out.append({"frame": frame, "name": name,
                         "expected": exp_preview.get("repr") if exp_preview else "(absent)",
                         "actual": act_preview.get("repr") if act_preview else "(absent)",
@@ -146,7 +148,7 @@ class StepComparer:
         if (rec.get("b") or rec.get("p")) == (act.get("b") or act.get("p")):
             return True
         exp = self._preview(rec, None)
-        got = self._preview(act, blobs)
+        got = self._preview(act, blobs) or self._live_preview(name, live)
         if _machinery(exp) and _machinery(got):
             return True  # framework machinery (a compiled graph, an agent) is not state
         known = _identity(exp), _identity(got)
@@ -163,6 +165,17 @@ class StepComparer:
         except Exception:  # noqa: BLE001 - an unloadable value is reported, not raised
             return False
         return same_objects(loaded, live[name])
+
+    @staticmethod
+    def _live_preview(name: str, live: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The preview (with its identity digest) of the live value ``name``, for a live ref
+        whose blobs are not in this step's record: the value cache took its capture from an
+        earlier replayed step, unchanged since (its blobs went with that step). None when the
+        live value is not at hand."""
+        if live is None or name not in live:
+            return None
+        return capture_value(live[name], name=name, options=ValueOptions(),
+                             payloads=False).preview
 
     def _preview(self, ref: dict[str, Any] | None, blobs: dict[str, bytes] | None
                  ) -> dict[str, Any] | None:

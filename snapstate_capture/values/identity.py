@@ -19,7 +19,11 @@ from the value's *form*, read statically, without running the program's code:
   plainly, else the parts pickle would save (``copyreg`` table, ``__reduce_ex__(5)``) — what
   its payload holds;
 - live machinery (locks, generators, coroutines, frames, files, sockets, threads) by its type
-  and, for generators and coroutines, their code.
+  and, for generators and coroutines, their code;
+- framework machinery (``machinery.py``: compiled graphs, agents, runners, HTTP and model-API
+  clients) by its class alone, wherever it sits: its state is the framework's (a client's
+  connection pool is opened by a real call and not by a replayed one), and replay and
+  ``snapstate diff`` leave it out of their comparison as they do a machinery local.
 
 A part seen again inside the same value gives the same digest as its first sighting (shared
 and copied parts are not told apart); a cycle refers back by depth. The digest is a hex
@@ -39,6 +43,7 @@ import types
 import weakref
 from typing import Any, Callable
 
+from .registry import MACHINERY
 from .static import static_attributes
 
 __all__ = ["CAPTURE_BUDGET", "DEFAULT_BUDGET", "capture_identity", "code_digest", "identity",
@@ -198,6 +203,8 @@ class _Walker:
         name = f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', '?')}"
         if name in _LIVE_NAMES or isinstance(obj, _LIVE_TYPES):
             return _live(obj, name)
+        if MACHINERY.lookup(cls) is not None:
+            return _h(b"machinery", name.encode())
         if isinstance(obj, BaseException):
             state = static_attributes(obj) or []
             return _h(b"exc", _class_digest(cls), self.digest(obj.args),

@@ -35,7 +35,7 @@ from typing import Any, Callable
 from ..options import ValueOptions
 from . import secret_shapes
 from .preview_again import _AGAIN, dict_again
-from .registry import TypeRegistry, class_name
+from .registry import MACHINERY, TypeRegistry, class_name
 from .reprs import clip, safe_repr, type_name
 from .static import _class_lookup, static_attributes
 
@@ -59,11 +59,6 @@ REDACTED_REPR = "<redacted>"
 #: ``node`` (which already holds ``type``), or returns None to use the generic preview.
 PreviewHandler = Callable[["PreviewBuilder", Any, dict, int, set], "dict | None"]
 PREVIEWS: TypeRegistry[PreviewHandler] = TypeRegistry("previews")
-#: Types captured as their preview alone — framework machinery (compiled graphs, agents,
-#: runners, run contexts): no payload, no placeholder, no capture error, and the preview
-#: carries ``"machinery": True`` so replay leaves it out of the comparison. The handler is
-#: a preview handler too (``values/machinery.py`` registers them by class name).
-MACHINERY: TypeRegistry[PreviewHandler] = TypeRegistry("machinery")
 
 
 #: Sets up to this size are shown in canonical order (bigger ones in iteration order).

@@ -79,3 +79,11 @@ class TypeRegistry(Generic[H]):
                 if handler is not None:
                     return handler
         return None
+
+
+#: Types captured as their preview alone — framework machinery (compiled graphs, agents,
+#: runners, run contexts, HTTP and model-API clients): no payload, no placeholder, no capture
+#: error, and the preview carries ``"machinery": True`` so replay leaves it out of the
+#: comparison. Its handlers are preview handlers (``values/machinery.py`` registers them by
+#: class name). Defined here rather than in ``preview.py`` so that ``identity.py`` can ask it.
+MACHINERY: TypeRegistry[Any] = TypeRegistry("machinery")

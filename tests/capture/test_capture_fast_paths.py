@@ -345,7 +345,7 @@ def test_framework_machinery_is_previewed_without_pickling_and_stored_once(monke
     machinery.register([f"{__name__}.Engine"],
                        lambda obj: "nodes=" + ",".join(machinery.field(obj, "nodes")))
     refused = []
-    monkeypatch.setattr(valuecache, "function_detector", lambda value: refused.append(value))
+    monkeypatch.setattr(valuecache, "function_detector", lambda *args: refused.append(args))
     monkeypatch.setattr(valuecache.pickle, "dumps", lambda *a, **k: refused.append(a))
     cache = ValueCache(CaptureOptions())
     engine = Engine(["agent", "tools"])

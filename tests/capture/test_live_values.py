@@ -7,26 +7,10 @@ from __future__ import annotations
 import socket
 import threading
 
-import pytest
-
 import snapstate_capture as snap
 from snapstate_capture.capture import valuecache
 from snapstate_capture.capture.frames import StackCapture
 from snapstate_capture.options import CaptureOptions
-
-
-@pytest.fixture
-def captures(monkeypatch):
-    """The names of the values captured whole (``capture_value`` runs) while the test runs."""
-    names: list[str | None] = []
-    original = valuecache.capture_value
-
-    def counting(value, *, name=None, **kwargs):
-        names.append(name)
-        return original(value, name=name, **kwargs)
-
-    monkeypatch.setattr(valuecache, "capture_value", counting)
-    return names
 
 
 def _holding(steps: int, lock, path) -> None:
@@ -105,3 +89,41 @@ def test_a_forgotten_cache_captures_live_objects_again(captures):
     out = StackCapture()
     cache.ref(("f", 0, "lock", 0), lock, "lock", out)
     assert captures == ["lock", "lock"] and out.blobs
+
+
+class Helper:
+    """An agent object as programs write them: its own data beside a client and a lock."""
+
+    def __init__(self):
+        import httpx
+
+        self.client = httpx.Client(base_url="https://api.example.invalid/v1")
+        self.lock = threading.Lock()
+        self.history: list[str] = []
+
+
+def _helper_steps(helper: Helper) -> None:
+    snap.checkpoint("same")
+    snap.checkpoint("same again")
+    helper.history.append("hello")
+    snap.checkpoint("own data changed")
+    with helper.lock:
+        snap.checkpoint("lock taken")
+    helper.client.base_url = "https://other.example.invalid/v2"
+    snap.checkpoint("client moved")
+
+
+def test_an_object_holding_a_client_and_a_lock_is_captured_again_only_when_it_changed(
+        snap_path, captures):
+    helper = Helper()
+    with snap.record(snap_path, name="helper"):
+        _helper_steps(helper)
+    helper.client.close()
+    # the first step, then each change: its own list, its lock's state, its client's line
+    # (in this frame and in _helper_steps')
+    assert captures.count("helper") == 2 * 4
+    with snap.open_timeline(snap_path) as timeline:
+        shown = {step.label: step.frames[-1].locals["helper"] for step in timeline.runs[-1].steps}
+        children = dict(shown["client moved"].preview["children"])
+        assert children[".client"]["repr"] == "<Client base_url=https://other.example.invalid/v2/>"
+        assert shown["same"].preview_key == shown["same again"].preview_key

@@ -11,8 +11,6 @@ import dataclasses
 import threading
 import types
 
-import pytest
-
 import snapstate_capture as snap
 from snapstate_capture.capture import valuecache
 from snapstate_capture.capture.shared_captures import SharedCaptures
@@ -55,20 +53,6 @@ def _record(path) -> list[list[str]]:
         _agent(6)
     with snap.open_timeline(path) as timeline:
         return [[frame.key for frame in step.frames[1:]] for step in timeline.runs[-1].steps]
-
-
-@pytest.fixture
-def captures(monkeypatch):
-    """The names of the values captured whole (``capture_value`` runs) while the test runs."""
-    names: list[str | None] = []
-    original = valuecache.capture_value
-
-    def counting(value, *, name=None, **kwargs):
-        names.append(name)
-        return original(value, name=name, **kwargs)
-
-    monkeypatch.setattr(valuecache, "capture_value", counting)
-    return names
 
 
 def test_a_value_handed_down_the_stack_is_captured_once_with_the_refs_of_its_own_capture(

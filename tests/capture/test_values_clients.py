@@ -12,7 +12,6 @@ import openai
 import requests
 
 import snapstate_capture as snap
-from snapstate_capture.capture import valuecache
 from snapstate_capture.values.clients import url_text
 
 KEY = "sk-" + "Zq3" * 16
@@ -56,18 +55,10 @@ def test_clients_are_one_line_with_their_base_url_and_no_capture_error(snap_path
     assert "pw" not in text and "key=1" not in text and KEY not in text
 
 
-def test_an_unchanged_client_is_not_captured_again(snap_path, monkeypatch):
-    captured: list[str | None] = []
-    original = valuecache.capture_value
-
-    def counting(value, *, name=None, **kwargs):
-        captured.append(name)
-        return original(value, name=name, **kwargs)
-
-    monkeypatch.setattr(valuecache, "capture_value", counting)
+def test_an_unchanged_client_is_not_captured_again(snap_path, captures):
     with snap.record(snap_path, name="clients"):
         _agent(4)
-    assert not {"client", "session", "model", "own"} & set(captured)
+    assert not {"client", "session", "model", "own"} & set(captures)
     # the frame's record is the same bytes at every step but for ``total``/``step``: the
     # clients' refs did not change (their preview blob was stored once)
     with snap.open_timeline(snap_path) as timeline:
