@@ -30,17 +30,14 @@ digesting and serializing it again. Its change detector, likewise, is pickled on
 from __future__ import annotations
 
 import collections
-import io
-import marshal
-import pickle
 import random
-import sys
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import chunk_capture, chunked
 from .chunk_capture import FANOUT, Chunk, ChunkState
+from .detectors import detector as detector_of, function_detector
 from .live_values import LiveValues
 from .shared_captures import SharedCaptures
 from ..store.hashing import canonical_json, content_hash
@@ -116,18 +113,6 @@ class _Entry:
         if self.error is not None:
             out.errors.append(self.error)
         return self.ref
-
-
-def _detector(value: Any, out: Any) -> bytes:
-    """The change detector of ``value`` (its plain pickle) for the step being built into
-    ``out``: pickled once per step, however many frames hold the object (``out.detectors``).
-    Raises what pickle raises."""
-    known = out.detectors.get(id(value))
-    if known is not None and known[0] is value:
-        return known[1]
-    detector = pickle.dumps(value, chunked.PROTOCOL)
-    out.detectors[id(value)] = (value, detector)
-    return detector
 
 
 def _plain_pickling(cls: type) -> bool:
@@ -208,7 +193,7 @@ class ValueCache:
             self._slots[slot].obj = value
             return ref
         try:
-            detector = _detector(value, out)
+            detector = detector_of(value, out)
         except Exception:  # noqa: BLE001 - a lambda inside, a module: see function_detector
             detector = function_detector(value, self._builder)
             if detector is None:  # unpicklable: capture_value makes the placeholder
@@ -465,100 +450,3 @@ _SCALARS = frozenset({int, float, bool, type(None), str})
 #: capture and the pickle can be the change detector.
 _PICKLE_SHOWS_ALL = frozenset({random.Random, collections.defaultdict, collections.OrderedDict,
                                collections.Counter, collections.deque})
-
-
-def _function_state(*state: Any) -> None:
-    """The stand-in callable of a function in a change detector (never called)."""
-
-
-def _module_named(name: str) -> None:
-    """The stand-in callable of a module in a change detector (never called)."""
-
-
-def _shown_part(name: str, preview: bytes) -> None:
-    """Stands for a part that is never stored (machinery, a live object) in a change detector,
-    with its class and preview (never called)."""
-
-
-def _empty_cell() -> None:
-    """Marks an empty closure cell in a change detector (never called)."""
-
-
-def _importable(func: Any) -> bool:
-    """True when pickle writes ``func`` (a function or class) by reference: its module holds
-    it under its qualified name."""
-    module = sys.modules.get(getattr(func, "__module__", None) or "")
-    target: Any = module
-    for part in func.__qualname__.split("."):
-        target = getattr(target, part, None) if "<" not in part else None
-        if target is None:
-            return False
-    return target is func
-
-
-class _DetectorPickler(pickle.Pickler):
-    """A change detector for values plain pickle refuses only because they hold functions it
-    cannot name (lambdas, local functions) or modules — a MonkeyPatch, a ``defaultdict`` with a
-    lambda factory. Such a function is written as everything its dill payload is made of:
-    module, qualified name, code (``marshal`` bytes), defaults, closure cells' contents,
-    ``__dict__`` and the globals its code names; a module as its name, a builtin function as
-    its name and identity (it cannot change), a local class by its name and identity (classes
-    are written by reference: their attributes are not the value's). Equal bytes therefore
-    mean an equal capture, as for a plain pickle; anything else pickle refuses still fails.
-
-    Given the run's preview ``builder``, a part that is never stored — framework machinery (an
-    HTTP client held by the program's agent object) or a live object refused by type (a lock)
-    — is written as its class and its preview: a capture of the value shows that part as its
-    preview, stores a placeholder for it (by type) and digests it by type, so equal bytes still
-    mean an equal capture (``capture/live_values.py``)."""
-
-    def __init__(self, file: io.BytesIO, protocol: int, builder: PreviewBuilder | None = None
-                 ) -> None:
-        super().__init__(file, protocol)
-        self._builder = builder
-
-    def reducer_override(self, obj: Any) -> Any:
-        cls = type(obj)
-        if self._builder is not None and cls not in _BUILTIN and (
-                MACHINERY.lookup(cls) is not None or LiveValues.is_live(cls)):
-            return _shown_part, (f"{cls.__module__}.{cls.__qualname__}",
-                                 canonical_json(self._builder.build(obj)))
-        if cls is types.FunctionType and not _importable(obj):
-            code = obj.__code__
-            cells = tuple(_cell(c) for c in (obj.__closure__ or ()))
-            used = obj.__globals__
-            names = tuple((n, used[n]) for n in code.co_names if n in used)
-            return _function_state, (obj.__module__, obj.__qualname__, marshal.dumps(code),
-                                     obj.__defaults__, obj.__kwdefaults__, cells,
-                                     obj.__dict__ or None, names)
-        if cls is types.ModuleType:
-            return _module_named, (obj.__name__,)
-        if isinstance(obj, type) and not _importable(obj):
-            # a local class: by reference, as pickle writes an importable one
-            return _module_named, (obj.__module__, obj.__qualname__, id(obj))
-        if cls is types.BuiltinFunctionType and isinstance(obj.__self__, (types.ModuleType,
-                                                                          type(None))):
-            # immutable; by its name, and its identity for one its module no longer holds
-            # (the original ``input`` that a MonkeyPatch keeps to restore)
-            return _module_named, (obj.__module__, obj.__qualname__, id(obj))
-        return NotImplemented
-
-
-def _cell(cell: Any) -> Any:
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _empty_cell
-
-
-def function_detector(value: Any, builder: PreviewBuilder | None = None) -> bytes | None:
-    """The change detector of a ``value`` plain pickle refused (``_DetectorPickler``; with the
-    run's preview ``builder``, machinery and live parts are written as their previews), or
-    None when it cannot be made (the value is then captured again at every step). ~µs, C speed
-    except one call per function, module or such part met."""
-    buffer = io.BytesIO()
-    try:
-        _DetectorPickler(buffer, chunked.PROTOCOL, builder).dump(value)
-    except Exception:  # noqa: BLE001 - truly unpicklable, or recursive through a global
-        return None
-    return buffer.getvalue()

@@ -280,7 +280,8 @@ def test_values_with_lambdas_are_captured_again_only_when_they_change():
     import types
 
     from snapstate_capture.options import CaptureOptions
-    from snapstate_capture.capture.valuecache import ValueCache, function_detector
+    from snapstate_capture.capture.detectors import function_detector
+    from snapstate_capture.capture.valuecache import ValueCache
 
     class Local:  # a local class: by identity, as pickle writes an importable one by name
         pass
@@ -337,7 +338,7 @@ def test_framework_machinery_is_previewed_without_pickling_and_stored_once(monke
     """Machinery in a frame (``values/machinery.py``) is never pickled to detect a change
     (a compiled graph's failed pickle cost ~10 ms a step): the same preview is the same ref,
     a changed description a new preview, and never a payload."""
-    from snapstate_capture.capture import valuecache
+    from snapstate_capture.capture import detectors, valuecache
     from snapstate_capture.capture.valuecache import ValueCache
     from snapstate_capture.values import machinery
     from snapstate_capture.options import CaptureOptions
@@ -346,7 +347,7 @@ def test_framework_machinery_is_previewed_without_pickling_and_stored_once(monke
                        lambda obj: "nodes=" + ",".join(machinery.field(obj, "nodes")))
     refused = []
     monkeypatch.setattr(valuecache, "function_detector", lambda *args: refused.append(args))
-    monkeypatch.setattr(valuecache.pickle, "dumps", lambda *a, **k: refused.append(a))
+    monkeypatch.setattr(detectors.pickle, "dumps", lambda *a, **k: refused.append(a))
     cache = ValueCache(CaptureOptions())
     engine = Engine(["agent", "tools"])
     first, out = _slot_ref(cache, engine)

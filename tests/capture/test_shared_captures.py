@@ -12,7 +12,7 @@ import threading
 import types
 
 import snapstate_capture as snap
-from snapstate_capture.capture import valuecache
+from snapstate_capture.capture import detectors, valuecache
 from snapstate_capture.capture.shared_captures import SharedCaptures
 from snapstate_capture.capture.frames import StackCapture
 from snapstate_capture.trust.verify import verify_timeline
@@ -307,14 +307,14 @@ def test_an_object_in_several_frames_is_pickled_once_per_step_and_let_go_after_i
     hold the object, and the step's memo of detectors holds nothing once the step is built."""
     tasks = [Task(i, f"section {i}") for i in range(3)]
     pickled: list[object] = []
-    real = valuecache.pickle
+    real = detectors.pickle
 
     def dumps(value, *args, **kwargs):
         if value is tasks:
             pickled.append(value)
         return real.dumps(value, *args, **kwargs)
 
-    monkeypatch.setattr(valuecache, "pickle", types.SimpleNamespace(dumps=dumps))
+    monkeypatch.setattr(detectors, "pickle", types.SimpleNamespace(dumps=dumps))
     built: list[StackCapture] = []
     end_record = valuecache.ValueCache.end_record
 
