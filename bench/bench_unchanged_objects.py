@@ -4,7 +4,8 @@ costs what changed, not what is there).
 Each case records ``STEPS`` checkpoints of a small loop whose frame also holds one object that
 never changes — a lock, a generator, an open file, a socket, an ``httpx.Client``, a
 ``requests.Session``, an ``openai.OpenAI`` client, an agent object of the program's own holding a
-client, a lock and a 20-message history — and the baseline is the same loop holding
+client, a lock and a 20-message history, a pydantic model holding 20 message models — and the
+baseline is the same loop holding
 nothing more, recorded in the same run. Figures: CPU (``time.process_time``) and wall time per
 step, min and median over the repeats, each case in a fresh child process (cold caches, as a
 program starts), cases interleaved so that load hits them alike; and the extra microseconds a
@@ -28,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ("nothing", "lock", "generator", "file", "socket", "httpx.Client", "requests.Session",
-         "openai.OpenAI", "agent object")
+         "openai.OpenAI", "agent object", "pydantic model")
 
 
 def make(case: str) -> object:
@@ -54,7 +55,24 @@ def make(case: str) -> object:
         return openai.OpenAI(api_key="sk-bench-" + "0" * 40, base_url="http://127.0.0.1:9/v1")
     if case == "agent object":
         return Agent()
+    if case == "pydantic model":
+        return State(goal="write", messages=[Message(role="user", content=f"message {i} " * 10)
+                                             for i in range(20)])
     return None
+
+
+try:  # models as programs define them: at module level (pydantic comes with the test extra)
+    import pydantic
+except ImportError:  # pragma: no cover - the case then fails in its child and is reported
+    pydantic = None
+else:
+    class Message(pydantic.BaseModel):
+        role: str
+        content: str
+
+    class State(pydantic.BaseModel):
+        goal: str
+        messages: list[Message]
 
 
 class Agent:

@@ -11,19 +11,31 @@ when the detector changed.
 
 from __future__ import annotations
 
+import copyreg
 import io
 import marshal
 import pickle
 import sys
 import types
+import weakref
 from typing import Any
 
 from . import chunked
 from .live_values import LiveValues
 from ..store.hashing import canonical_json
 from ..values.preview import MACHINERY, PreviewBuilder
+from ..values.registry import class_name
 
-__all__ = ["detector", "function_detector"]
+__all__ = ["detector", "function_detector", "pickle_shows_all"]
+
+#: Library base classes with pickling hooks of their own whose pickle holds every field their
+#: preview shows (a pydantic model's ``__getstate__``: its ``__dict__``, extra and private
+#: fields and fields set), by ``module.qualname``; a subclass counts while it keeps the base's
+#: hooks (``pickle_shows_all``).
+SHOWS_ALL_BASES = frozenset({"pydantic.main.BaseModel"})
+_HOOKS = ("__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__getnewargs_ex__",
+          "__getnewargs__")
+_SHOWS_ALL: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
 #: Classes whose instances are written as themselves (never a machinery or live part).
 _BUILTIN = frozenset({list, dict, tuple, set, frozenset, str, bytes, int, float, bool, complex,
@@ -124,6 +136,28 @@ def _cell(cell: Any) -> Any:
         return cell.cell_contents
     except ValueError:
         return _empty_cell
+
+
+def pickle_shows_all(cls: type) -> bool:
+    """Whether ``cls`` has pickling hooks of its own and still pickles everything its preview
+    shows, so that its pickle can be its change detector: a subclass of one of
+    ``SHOWS_ALL_BASES`` with no hook of its own (each of ``_HOOKS`` the base's) and no
+    ``copyreg`` reducer. Cached per class."""
+    try:
+        known = _SHOWS_ALL.get(cls)
+    except TypeError:
+        return False
+    if known is not None:
+        return known
+    shows = False
+    if cls not in copyreg.dispatch_table:
+        for base in getattr(cls, "__mro__", ())[1:]:
+            if class_name(base) in SHOWS_ALL_BASES:
+                shows = all(getattr(cls, hook, None) is getattr(base, hook, None)
+                            for hook in _HOOKS)
+                break
+    _SHOWS_ALL[cls] = shows
+    return shows
 
 
 def function_detector(value: Any, builder: PreviewBuilder | None = None) -> bytes | None:

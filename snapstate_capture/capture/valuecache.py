@@ -17,7 +17,8 @@ a cheap change detector:
   length changed, the previous preview is reused with ``len``/``more`` updated.
 
 Objects with a custom ``__reduce__``/``__getstate__`` are captured again at every step: their
-pickle may leave out state that their preview shows.
+pickle may leave out state that their preview shows — unless their pickle is known to hold it
+all (``_PICKLE_SHOWS_ALL``; pydantic models, ``detectors.pickle_shows_all``).
 
 A value captured whole is also remembered for its step and the next (``SharedCaptures``): an
 object handed down the stack is one value in several frames (the agent's ``sources`` dict is a
@@ -37,7 +38,7 @@ from typing import Any
 
 from . import chunk_capture, chunked
 from .chunk_capture import FANOUT, Chunk, ChunkState
-from .detectors import detector as detector_of, function_detector
+from .detectors import detector as detector_of, function_detector, pickle_shows_all
 from .live_values import LiveValues
 from .shared_captures import SharedCaptures
 from ..store.hashing import canonical_json, content_hash
@@ -183,7 +184,8 @@ class ValueCache:
             return self._machinery(slot, value, out)
         if cls not in _BUILTIN and self._live.is_live(cls):  # a lock, an open file, ...
             return self._live.ref(slot, value, name, out, self._capture)
-        if cls not in _BUILTIN and cls not in _PICKLE_SHOWS_ALL and not _plain_pickling(cls):
+        if cls not in _BUILTIN and cls not in _PICKLE_SHOWS_ALL and not _plain_pickling(cls) \
+                and not pickle_shows_all(cls):
             return self._capture(slot, value, name, out, None)
         entry = self._slots.get(slot)
         if isinstance(value, _BY_IDENTITY):
@@ -447,6 +449,7 @@ _INT_LIMIT = 2 ** 63
 _SCALARS = frozenset({int, float, bool, type(None), str})
 #: Classes with their own ``__reduce__`` whose pickle still holds everything their preview
 #: shows (a ``random.Random``: its whole generator state), so equal pickles mean an equal
-#: capture and the pickle can be the change detector.
+#: capture and the pickle can be the change detector (library models by base class:
+#: ``detectors.pickle_shows_all``).
 _PICKLE_SHOWS_ALL = frozenset({random.Random, collections.defaultdict, collections.OrderedDict,
                                collections.Counter, collections.deque})
