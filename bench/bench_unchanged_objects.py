@@ -4,7 +4,8 @@ costs what changed, not what is there).
 Each case records ``STEPS`` checkpoints of a small loop whose frame also holds one object that
 never changes — a lock, a generator, an open file, a socket, an ``httpx.Client``, a
 ``requests.Session``, an ``openai.OpenAI`` client, an agent object of the program's own holding a
-client, a lock and a 20-message history, a pydantic model holding 20 message models — and the
+client, a lock and a 20-message history, a pydantic model holding 20 message models, a numpy
+array of 100,000 floats, a 1,000-row pandas frame, a datetime, an enum member — and the
 baseline is the same loop holding
 nothing more, recorded in the same run. Figures: CPU (``time.process_time``) and wall time per
 step, min and median over the repeats, each case in a fresh child process (cold caches, as a
@@ -29,7 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ("nothing", "lock", "generator", "file", "socket", "httpx.Client", "requests.Session",
-         "openai.OpenAI", "agent object", "pydantic model")
+         "openai.OpenAI", "agent object", "pydantic model", "numpy array", "pandas frame",
+         "datetime", "enum member")
 
 
 def make(case: str) -> object:
@@ -55,6 +57,18 @@ def make(case: str) -> object:
         return openai.OpenAI(api_key="sk-bench-" + "0" * 40, base_url="http://127.0.0.1:9/v1")
     if case == "agent object":
         return Agent()
+    if case == "numpy array":
+        import numpy
+        return numpy.arange(100_000, dtype=float)
+    if case == "pandas frame":
+        import pandas
+        return pandas.DataFrame({"a": range(1000), "b": [f"x{i}" for i in range(1000)]})
+    if case == "datetime":
+        import datetime
+        return datetime.datetime(2026, 12, 6, 4, 30)
+    if case == "enum member":
+        import http
+        return http.HTTPStatus.OK
     if case == "pydantic model":
         return State(goal="write", messages=[Message(role="user", content=f"message {i} " * 10)
                                              for i in range(20)])

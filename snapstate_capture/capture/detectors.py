@@ -33,6 +33,12 @@ __all__ = ["detector", "function_detector", "pickle_shows_all"]
 #: fields and fields set), by ``module.qualname``; a subclass counts while it keeps the base's
 #: hooks (``pickle_shows_all``).
 SHOWS_ALL_BASES = frozenset({"pydantic.main.BaseModel"})
+#: Exact classes (subclasses not: a ``numpy.memmap`` pickles as a plain array) whose own
+#: ``__reduce__`` writes all their content — the data, dtype and shape an array's preview and
+#: summary are made of, a frame's columns and index, a ``bytearray``'s bytes.
+SHOWS_ALL_EXACT = frozenset({"numpy.ndarray", "pandas.DataFrame", "pandas.Series",
+                             "pandas.core.frame.DataFrame", "pandas.core.series.Series",
+                             "builtins.bytearray"})
 _HOOKS = ("__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__getnewargs_ex__",
           "__getnewargs__")
 _SHOWS_ALL: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
@@ -140,9 +146,9 @@ def _cell(cell: Any) -> Any:
 
 def pickle_shows_all(cls: type) -> bool:
     """Whether ``cls`` has pickling hooks of its own and still pickles everything its preview
-    shows, so that its pickle can be its change detector: a subclass of one of
-    ``SHOWS_ALL_BASES`` with no hook of its own (each of ``_HOOKS`` the base's) and no
-    ``copyreg`` reducer. Cached per class."""
+    shows, so that its pickle can be its change detector: one of ``SHOWS_ALL_EXACT``, or a
+    subclass of one of ``SHOWS_ALL_BASES`` with no hook of its own (each of ``_HOOKS`` the
+    base's) and no ``copyreg`` reducer. Cached per class."""
     try:
         known = _SHOWS_ALL.get(cls)
     except TypeError:
@@ -150,7 +156,9 @@ def pickle_shows_all(cls: type) -> bool:
     if known is not None:
         return known
     shows = False
-    if cls not in copyreg.dispatch_table:
+    if class_name(cls) in SHOWS_ALL_EXACT:
+        shows = True
+    elif cls not in copyreg.dispatch_table:
         for base in getattr(cls, "__mro__", ())[1:]:
             if class_name(base) in SHOWS_ALL_BASES:
                 shows = all(getattr(cls, hook, None) is getattr(base, hook, None)

@@ -31,8 +31,15 @@ digesting and serializing it again. Its change detector, likewise, is pickled on
 from __future__ import annotations
 
 import collections
+import datetime
+import decimal
+import enum
+import fractions
+import ipaddress
+import pathlib
 import random
 import types
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,11 +191,13 @@ class ValueCache:
             return self._machinery(slot, value, out)
         if cls not in _BUILTIN and self._live.is_live(cls):  # a lock, an open file, ...
             return self._live.ref(slot, value, name, out, self._capture)
-        if cls not in _BUILTIN and cls not in _PICKLE_SHOWS_ALL and not _plain_pickling(cls) \
-                and not pickle_shows_all(cls):
+        by_identity = cls in IMMUTABLE or isinstance(value, _BY_IDENTITY) or (
+            isinstance(value, enum.Enum) and _frozen_member(value))
+        if cls not in _BUILTIN and not by_identity and cls not in _PICKLE_SHOWS_ALL \
+                and not _plain_pickling(cls) and not pickle_shows_all(cls):
             return self._capture(slot, value, name, out, None)
         entry = self._slots.get(slot)
-        if isinstance(value, _BY_IDENTITY):
+        if by_identity:
             if entry is not None and entry.obj is value:
                 return entry.again(out)
             ref = self._capture(slot, value, name, out, None)
@@ -436,6 +445,31 @@ class ValueCache:
 
 #: Captured once per object: a module or function is the same thing while it is the same object.
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+#: Attribute values an enum member may hold and still never change.
+_FROZEN_VALUES = frozenset({int, float, bool, str, bytes, type(None)})
+
+
+def _frozen_member(member: Any) -> bool:
+    """Whether enum ``member`` can never change (a singleton of its class): its value and every
+    other attribute it holds (``HTTPStatus.OK.phrase``) are scalars, its class aside. Read
+    statically."""
+    try:
+        attributes = object.__getattribute__(member, "__dict__")
+    except AttributeError:
+        return False
+    return type(attributes) is dict and all(
+        type(value) in _FROZEN_VALUES for key, value in attributes.items()
+        if key != "__objclass__")
+
+
+#: Exact classes whose instances never change (C-level or frozen by their class, no instance
+#: ``__dict__``): the same object is the same capture, told by identity alone. Subclasses are
+#: not here (one may add mutable attributes).
+IMMUTABLE = frozenset({datetime.datetime, datetime.date, datetime.time, datetime.timedelta,
+                       datetime.timezone, decimal.Decimal, fractions.Fraction, uuid.UUID,
+                       pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.PosixPath,
+                       pathlib.WindowsPath, ipaddress.IPv4Address, ipaddress.IPv6Address,
+                       ipaddress.IPv4Network, ipaddress.IPv6Network, range, slice})
 _BUILTIN = frozenset({list, dict, tuple, set, frozenset, str, bytes, int, float, bool, complex,
                       type(None)})
 #: Stored inline in the frame record (``{"v": value}``, as traced steps store them: schema 4):
