@@ -41,8 +41,22 @@ _threads: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 _tasks: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 _counts: dict[tuple[str, str], int] = {}
 _generation = 0
-#: The pool call running in this thread (a worker's lineage while it runs that call).
-_local = threading.local()
+
+
+class _PerThread(threading.local):
+    """What each thread keeps at hand: the pool call it runs (``work``: a worker's lineage
+    while it runs that call; ``origin``: the frames that submitted it), its own lineage in
+    the current run (``thread``), an eager task's lineage before its first step (``eager``).
+    Class-level defaults, so a thread that has none reads None without the AttributeError a
+    ``getattr(local, name, None)`` raises and catches (~0.35 µs, at every traced call)."""
+
+    work: Any = None
+    origin: Any = None
+    thread: Any = None
+    eager: Any = None
+
+
+_local = _PerThread()
 _active: Callable[[], bool] = lambda: False  # noqa: E731 - set by install()
 
 
@@ -75,10 +89,10 @@ def _thread_lineage() -> str:
     the thread keeps it at hand (``_local.thread``: the run's generation and the name) instead
     of looking itself up at every call step (``current_thread`` and a weak-key lookup: ~1 µs,
     an eighth of a small traced call)."""
-    work = getattr(_local, "work", None)
+    work = _local.work
     if work is not None and work[0] == _generation:
         return work[1]
-    mine = getattr(_local, "thread", None)
+    mine = _local.thread
     if mine is not None and mine[0] == _generation:
         return mine[1]
     generation = _generation  # read first: a run begun meanwhile leaves this one stale
@@ -126,7 +140,7 @@ def current() -> str:
             return _thread_lineage()
         known = _tasks.get(task)
         if known is None:
-            pending = getattr(_local, "eager", None)
+            pending = _local.eager
             if pending is not None and pending[0] == _generation:  # an eager task's first step
                 known, _local.eager = pending[1], None
             else:
@@ -156,7 +170,7 @@ def origin() -> tuple:
     outside a pool call submitted while recording. A tool run in a framework's pool has no
     frame of the program's own on its thread: its steps are sited at the code that submitted
     it."""
-    return getattr(_local, "origin", None) or ()
+    return _local.origin or ()
 
 
 def _spawner() -> str | None:
@@ -246,7 +260,7 @@ def _hook_pool(module: Any) -> None:
         work = getattr(self, "_snapstate_lineage", None)
         if work is None:
             return original_run(self, *args, **kwargs)
-        previous, _local.work = getattr(_local, "work", None), work[:2]
+        previous, _local.work = _local.work, work[:2]
         _local.origin = work[2]
         try:
             return original_run(self, *args, **kwargs)
