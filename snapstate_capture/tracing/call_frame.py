@@ -73,12 +73,14 @@ class CallFrame:
         known: dict[str, tuple[Any, Any]] = {}
         self.known = known  # name -> (object, ref); line tracing: non-scalars only
         if not self.lines:
-            tracer._refresh[fid] = self.refresh
+            tracer._refresh[fid] = self
         # Remember what the call step stored, so unchanged values are not stored again.
         current = frame.f_locals if values is None else values
-        for name, ref in zip(pairs[::2], pairs[1::2]):
+        lines = self.lines
+        for i in range(0, len(pairs), 2):
+            name, ref = pairs[i], pairs[i + 1]
             value = current.get(name, _MISSING)
-            if value is not _MISSING and (not self.lines or type(ref) is tuple):
+            if value is not _MISSING and (not lines or ref.__class__ is tuple):
                 known[name] = (value, ref)
 
     def _changed_ref(self, name: str, value: Any) -> Any:
@@ -98,9 +100,18 @@ class CallFrame:
 
     def _snapshot_changes(self, frame: types.FrameType, out: list[Any]) -> None:
         module = self.info.module
+        known, secret = self.known, self.secret
         values = frame.f_locals
         for name, value in list(values.items()):
             if module and name.startswith("__") and name.endswith("__"):
+                continue
+            if value.__class__ in _SCALAR and not (secret and name in secret):
+                # ``_snapshot_one``'s scalar case, inline: most locals of most calls
+                last = known.get(name)
+                if last is None or last[0].__class__ is not value.__class__ or last[0] != value:
+                    known[name] = (value, value)
+                    out.append(name)
+                    out.append(value)
                 continue
             self._snapshot_one(name, value, out)
         self._deleted(values, out)
@@ -178,9 +189,14 @@ class CallFrame:
                 encoder = self.encoder
                 mine = encoder.begin_event()  # a returned local is captured once (``memo``)
                 try:
-                    self._finish(frame, out)
-                    if not raised:
+                    if self.lines:
+                        self._finish(frame, out)
+                    else:
+                        self._snapshot_changes(frame, out)
+                    if not raised and arg.__class__ not in _SCALAR:
                         out[6] = self._encode_value(arg, "return")
+                    else:
+                        out[6] = arg  # a scalar as itself, or None (raised)
                 finally:
                     if mine:
                         encoder.end_event()

@@ -95,11 +95,12 @@ class ValueEncoder:
     def __init__(self, options: CaptureOptions, emit: Any) -> None:
         self.options = options
         self.emit = emit
-        #: during one event: ``(id, name) -> (value, ref)`` and ``id -> (value, ref)`` (the
-        #: values held, so no id is reused), for the thread ``_memo_thread`` only; None
-        #: between events
+        #: the thread of the open event (``begin_event``), 0 between events
+        self._event = 0
+        #: during one event, made at its first capture: ``(id, name) -> (value, ref)`` and
+        #: ``id -> (value, ref)`` (the values held, so no id is reused), for the thread
+        #: ``_event`` only; None until then and between events
         self._memo: dict[Any, tuple[Any, tuple]] | None = None
-        self._memo_thread = 0
         self.sent: set[str] = set()
         self._redacted: dict[str, tuple] = {}
         self._cache: dict[str, tuple] = {}
@@ -123,14 +124,14 @@ class ValueEncoder:
     def begin_event(self) -> bool:
         """Start remembering this thread's captures until ``end_event`` (False, and nothing
         remembered, while another event is open: another thread's)."""
-        if self._memo is not None:
+        if self._event:
             return False
-        self._memo = {}
-        self._memo_thread = threading.get_ident()
+        self._event = threading.get_ident()  # the memo itself waits for a first capture
         return True
 
     def end_event(self) -> None:
         """Forget the event's captures (after a ``begin_event`` that returned True)."""
+        self._event = 0
         self._memo = None
 
     def capture(self, value: Any, name: str | None, any_name: bool = False) -> tuple:
@@ -139,9 +140,12 @@ class ValueEncoder:
         (a returned local: the name shows only in the path of a placeholder)."""
         if name is not None and self.options.values.redacts(name, value):
             return self.redacted(value)
-        memo = self._memo
-        if memo is None or self._memo_thread != threading.get_ident():
+        event = self._event
+        if not event or event != threading.get_ident():
             return self._capture(value, name)
+        memo = self._memo
+        if memo is None:
+            memo = self._memo = {}
         key = (id(value), name)
         hit = memo.get(key)
         if hit is None and any_name:

@@ -68,8 +68,8 @@ class Tracer:
         self._infos: dict[types.CodeType, CodeInfo | bool] = {}
         self._fids: dict[types.FrameType, int] = {}
         self._suspended: dict[types.FrameType, tuple[Callable[..., Any], int]] = {}
-        #: calls mode: fid -> the function that catches that frame up (``frame_trace``)
-        self._refresh: dict[int, Callable[[types.FrameType], None]] = {}
+        #: calls mode: fid -> the frame's ``CallFrame``, whose ``refresh`` catches it up
+        self._refresh: dict[int, Any] = {}
         self._keys: dict[types.CodeType, tuple[str | None, str | None]] = {}
         self._capturer = FrameCapturer(options)
         self._next_fid = iter(range(1, 1 << 40)).__next__
@@ -279,23 +279,29 @@ class Tracer:
               ) -> tuple[int, list, dict[str, Any]]:
         """Register ``frame`` and emit its OPEN (a ``call`` step) or ADOPT (no step) item with a
         snapshot of its locals; return ``(fid, [name, value, ...], the locals read)``."""
-        parent, caller = self._parent(frame)
+        caller = frame.f_back
+        fids = self._fids
+        parent = fids.get(caller)  # the usual case: the caller is traced (no walk)
+        if parent is None:
+            parent, caller = self._parent(frame)
         if caller is not None and not self.lines:
             # Call tracing sees no lines: the caller ran since its last step; catch it up
             # (line tracing keeps callers current at every line).
-            refresh = self._refresh.get(parent)
-            if refresh is not None:
-                refresh(caller)
+            state = self._refresh.get(parent)
+            if state is not None:
+                state.refresh(caller)
         fid = self._next_fid()
-        self._fids[frame] = fid
+        fids[frame] = fid
         thread = self._register_thread()
-        task = current_task_name() if info.suspends or "asyncio" in sys.modules else None
-        task = task_column.join(task, lineage.current())  # who made the frame, for replay
+        # who made the frame, for replay: its asyncio task (by name, if any) and lineage
+        task = task_column.join(current_task_name(), lineage.current())
         values = frame.f_locals
         pairs = self._snapshot(values, info)
-        code_hash, source_hash = self._code_keys(frame)
+        keys = self._keys.get(frame.f_code)
+        if keys is None:
+            keys = self._code_keys(frame)
         self.items.append((code, fid, parent, thread, task, info.function, info.filename,
-                           code_hash, source_hash, frame.f_lineno, time.time(), time.monotonic(),
+                           keys[0], keys[1], frame.f_lineno, time.time(), time.monotonic(),
                            *pairs))
         if code == ADOPT and not self.lines:
             local_trace_function(self, frame, info, fid, pairs, values)  # registers its catch-up
