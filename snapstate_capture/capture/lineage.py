@@ -135,20 +135,38 @@ def current() -> str:
     lineage under its thread's (see the module docstring). Never raises.
     """
     try:
-        task = _current_task()
-        if task is None:
-            return _thread_lineage()
-        known = _tasks.get(task)
-        if known is None:
-            pending = _local.eager
-            if pending is not None and pending[0] == _generation:  # an eager task's first step
-                known, _local.eager = pending[1], None
-            else:
-                known = _next(_thread_lineage(), "u")
-            known = _remember(_tasks, task, known)
-        return known
+        return _lineage_of(_current_task())
     except Exception:  # noqa: BLE001 - a name for the journal, never an error
         return "?"
+
+
+def current_and_task_name() -> tuple[str | None, str]:
+    """``(the running asyncio task's name or None, current())`` — what a traced call step
+    records — looking the task up once for both. Never raises."""
+    try:
+        task = _current_task()
+        name = task.get_name() if task is not None else None
+    except Exception:  # noqa: BLE001 - a name for the journal, never an error
+        return None, "?"
+    try:
+        return name, _lineage_of(task)
+    except Exception:  # noqa: BLE001 - a name for the journal, never an error
+        return name, "?"
+
+
+def _lineage_of(task: Any) -> str:
+    """The lineage of ``task`` (None: of the calling thread or the pool call it runs)."""
+    if task is None:
+        return _thread_lineage()
+    known = _tasks.get(task)
+    if known is None:
+        pending = _local.eager
+        if pending is not None and pending[0] == _generation:  # an eager task's first step
+            known, _local.eager = pending[1], None
+        else:
+            known = _next(_thread_lineage(), "u")
+        known = _remember(_tasks, task, known)
+    return known
 
 
 #: Frames of a submitter kept for ``origin`` (a pool call's siting needs the nearest few).

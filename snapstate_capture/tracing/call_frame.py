@@ -56,7 +56,7 @@ class CallFrame:
                  "encoder", "app", "lines", "sizes")
 
     def __init__(self, tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
-                 pairs: list[Any], values: dict[str, Any] | None = None) -> None:
+                 known: dict[str, tuple[Any, Any]]) -> None:
         self.tracer = tracer
         #: line tracing: a return or exception step carries the last line's touched names;
         #: call tracing: every local changed since the frame's last step
@@ -70,18 +70,13 @@ class CallFrame:
         self.app = tracer.items.append
         self.prev = frame.f_lineno
         self.sizes: dict[str, int] | None = None  # module or class body: container lengths
-        known: dict[str, tuple[Any, Any]] = {}
-        self.known = known  # name -> (object, ref); line tracing: non-scalars only
-        if not self.lines:
+        # What the call step stored (``known``, taken over), so unchanged values are not
+        # stored again: name -> (object, ref); line tracing: non-scalars only.
+        if self.lines:
+            known = {name: seen for name, seen in known.items() if seen[1].__class__ is tuple}
+        else:
             tracer._refresh[fid] = self
-        # Remember what the call step stored, so unchanged values are not stored again.
-        current = frame.f_locals if values is None else values
-        lines = self.lines
-        for i in range(0, len(pairs), 2):
-            name, ref = pairs[i], pairs[i + 1]
-            value = current.get(name, _MISSING)
-            if value is not _MISSING and (not lines or ref.__class__ is tuple):
-                known[name] = (value, ref)
+        self.known = known
 
     def _changed_ref(self, name: str, value: Any) -> Any:
         """The reference to store for ``name`` now, or None when its content is unchanged."""
@@ -114,7 +109,8 @@ class CallFrame:
                     out.append(value)
                 continue
             self._snapshot_one(name, value, out)
-        self._deleted(values, out)
+        if not known.keys() <= values.keys():
+            self._deleted(values, out)
 
     def _deleted(self, values: dict[str, Any], out: list[Any]) -> None:
         """Names stored before that the frame no longer has (``del x``): stored as deleted,

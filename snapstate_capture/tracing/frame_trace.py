@@ -28,14 +28,14 @@ _MISSING = object()
 
 
 def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
-                         pairs: list[Any], values: dict[str, Any] | None = None) -> Any:
+                         known: dict[str, tuple[Any, Any]]) -> Any:
     """Return the local trace function of one frame of ``tracer`` (a ``tracer.Tracer``).
-    ``fid`` is the frame's id in the stream, ``pairs`` the ``[name, ref, ...]`` its call step
-    stored (so unchanged values are not stored again), ``values`` the frame's locals they were
-    read from (None: read again). The frame's state is a ``call_frame.CallFrame``; call tracing
-    takes its ``local``, line tracing the closure below, which keeps the ``line`` event's fast
-    path in closure cells and hands every other event and every full check to the state."""
-    state = CallFrame(tracer, frame, info, fid, pairs, values)
+    ``fid`` is the frame's id in the stream, ``known`` the ``{name: (object, stored value)}``
+    its call step stored (so unchanged values are not stored again). The frame's state is a
+    ``call_frame.CallFrame``; call tracing takes its ``local``, line tracing the closure below,
+    which keeps the ``line`` event's fast path in closure cells and hands every other event and
+    every full check to the state."""
+    state = CallFrame(tracer, frame, info, fid, known)
     if not tracer.lines:
         return state.local
     touched = info.touched

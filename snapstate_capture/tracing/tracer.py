@@ -27,7 +27,7 @@ import time
 import types
 from typing import Any, Callable
 
-from ..capture.tasks import current_task_name, pending_tasks
+from ..capture.tasks import pending_tasks
 from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
 from ..capture.frames import FrameCapturer
@@ -36,7 +36,8 @@ from ..options import CaptureOptions
 from ..capture import lineage
 from ..store import task_column
 from ..store.trace_items import ADOPT, BLOB, GAP, OPEN, TASKS
-from .stream import Stream, ValueEncoder
+from .call_frame import CallFrame
+from .stream import SCALAR_TYPES, Stream, ValueEncoder
 
 _SUSPENDED_LIMIT = 10_000
 
@@ -96,7 +97,7 @@ class Tracer:
             if info:
                 fid = self._fid_of(root)
                 if self.lines and fid:
-                    root.f_trace = local_trace_function(self, root, info, fid, [])
+                    root.f_trace = local_trace_function(self, root, info, fid, {})
                     root.f_trace_lines = True
         threading.settrace(self._hook)
         sys.settrace(self._hook)
@@ -231,10 +232,12 @@ class Tracer:
             return resumed[0]
         if frame.f_back not in self._fids and self._called_by_snapstate(frame):
             return None
-        fid, pairs, values = self._open(frame, info, OPEN)
+        fid, known = self._open(frame, info, OPEN)
         if info.suspends:
             self._tasks_changed()
-        return local_trace_function(self, frame, info, fid, pairs, values)
+        if self.lines:
+            return local_trace_function(self, frame, info, fid, known)
+        return CallFrame(self, frame, info, fid, known).local
 
     def _called_by_snapstate(self, frame: types.FrameType) -> bool:
         """True when ``frame`` runs for snapstate's own work (``include.own_kind``): the nearest
@@ -276,9 +279,9 @@ class Tracer:
         return 0, None
 
     def _open(self, frame: types.FrameType, info: CodeInfo, code: int
-              ) -> tuple[int, list, dict[str, Any]]:
+              ) -> tuple[int, dict[str, tuple[Any, Any]]]:
         """Register ``frame`` and emit its OPEN (a ``call`` step) or ADOPT (no step) item with a
-        snapshot of its locals; return ``(fid, [name, value, ...], the locals read)``."""
+        snapshot of its locals; return ``(fid, {name: (object, stored value)})``."""
         caller = frame.f_back
         fids = self._fids
         parent = fids.get(caller)  # the usual case: the caller is traced (no walk)
@@ -294,9 +297,9 @@ class Tracer:
         fids[frame] = fid
         thread = self._register_thread()
         # who made the frame, for replay: its asyncio task (by name, if any) and lineage
-        task = task_column.join(current_task_name(), lineage.current())
-        values = frame.f_locals
-        pairs = self._snapshot(values, info)
+        task = task_column.join(*lineage.current_and_task_name())
+        known: dict[str, tuple[Any, Any]] = {}
+        pairs = self._snapshot(frame.f_locals, info, known)
         keys = self._keys.get(frame.f_code)
         if keys is None:
             keys = self._code_keys(frame)
@@ -304,8 +307,8 @@ class Tracer:
                            keys[0], keys[1], frame.f_lineno, time.time(), time.monotonic(),
                            *pairs))
         if code == ADOPT and not self.lines:
-            local_trace_function(self, frame, info, fid, pairs, values)  # registers its catch-up
-        return fid, pairs, values
+            CallFrame(self, frame, info, fid, known)  # registers its catch-up
+        return fid, known
 
     def _code_keys(self, frame: types.FrameType) -> tuple[str | None, str | None]:
         """Code hash and saved-source hash of the frame's code (source sent once per file)."""
@@ -323,17 +326,27 @@ class Tracer:
             keys = self._keys[frame.f_code] = (code_hash, source_hash)
         return keys
 
-    def _snapshot(self, values: dict[str, Any], info: CodeInfo) -> list[Any]:
+    def _snapshot(self, values: dict[str, Any], info: CodeInfo,
+                  known: dict[str, tuple[Any, Any]]) -> list[Any]:
+        """``[name, stored value, ...]`` of the locals ``values``; ``known[name]`` gets
+        ``(object, stored value)`` of each."""
         pairs: list[Any] = []
         encode = self.encoder.encode
         secret = info.secret
+        module = info.module
+        scalar = SCALAR_TYPES
         for name, value in list(values.items()):
-            if info.module and name.startswith("__") and name.endswith("__"):
+            if module and name.startswith("__") and name.endswith("__"):
                 continue
+            if value.__class__ in scalar and name not in secret:
+                ref = value  # ``encode``'s first case, inline: most locals of most calls
+            elif name in secret and self.encoder.options.values.redacts(name, value):
+                ref = self.encoder.redacted(value)
+            else:
+                ref = encode(value, name)
             pairs.append(name)
-            pairs.append(self.encoder.redacted(value) if name in secret
-                         and self.encoder.options.values.redacts(name, value)
-                         else encode(value, name))
+            pairs.append(ref)
+            known[name] = (value, ref)
         return pairs
 
     def _tasks_changed(self) -> None:
