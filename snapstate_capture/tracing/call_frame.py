@@ -52,22 +52,34 @@ class CallFrame:
     """The call-tracing state of one frame (see the module docstring). ``local`` is its local
     trace function; ``refresh`` catches the frame up when one of its callees is called."""
 
-    __slots__ = ("tracer", "info", "fid", "fkey", "known", "prev", "secret", "redacts",
-                 "encoder", "app", "lines", "sizes")
+    __slots__ = ("info", "fid", "known", "prev", "secret", "sizes")
 
-    def __init__(self, tracer: Any, frame: types.FrameType, info: CodeInfo, fid: int,
+    #: What all frames of one tracer share, set on its subclass (``for_tracer``): the tracer;
+    #: ``lines`` — line tracing: a return or exception step carries the last line's touched
+    #: names; call tracing: every local changed since the frame's last step; its encoder, the
+    #: encoder's ``redacts`` and the stream's ``items.append``.
+    tracer: Any
+    lines: bool
+    encoder: Any
+    redacts: Any
+    app: Any
+
+    @classmethod
+    def for_tracer(cls, tracer: Any) -> type[CallFrame]:
+        """The class of ``tracer``'s frame states: what they share is kept once, on the class,
+        instead of in each frame's slots (five stores less at every call)."""
+        return type(cls.__name__, (cls,), {
+            "__slots__": (), "tracer": tracer, "lines": tracer.lines, "encoder": tracer.encoder,
+            "redacts": tracer.encoder.options.values.redacts, "app": tracer.items.append})
+
+    def __init__(self, frame: types.FrameType, info: CodeInfo, fid: int,
                  known: dict[str, tuple[Any, Any]]) -> None:
-        self.tracer = tracer
-        #: line tracing: a return or exception step carries the last line's touched names;
-        #: call tracing: every local changed since the frame's last step
-        self.lines = tracer.lines
+        """The state of ``frame`` (call this on a ``for_tracer`` class), ``fid`` its id in the
+        stream, ``known`` what its call step stored, ``{name: (object, stored value)}``."""
+        tracer = self.tracer
         self.info = info
         self.fid = fid
-        self.fkey = fid << LINE_BITS
         self.secret = info.secret
-        self.redacts = tracer.encoder.options.values.redacts
-        self.encoder = tracer.encoder
-        self.app = tracer.items.append
         self.prev = frame.f_lineno
         self.sizes: dict[str, int] | None = None  # module or class body: container lengths
         # What the call step stored (``known``, taken over), so unchanged values are not
@@ -109,7 +121,8 @@ class CallFrame:
                     out.append(value)
                 continue
             self._snapshot_one(name, value, out)
-        if not known.keys() <= values.keys():
+        if len(known) != len(values):
+            # (every local is in ``known`` now, so the same count means no name went)
             self._deleted(values, out)
 
     def _deleted(self, values: dict[str, Any], out: list[Any]) -> None:
@@ -266,7 +279,7 @@ class CallFrame:
         before touched, re-read."""
         names = self.info.touched.get(self.prev)
         self.prev = frame.f_lineno
-        key = self.fkey | self.prev
+        key = (self.fid << LINE_BITS) | self.prev
         if names is None:
             self.app(key)
             return

@@ -19,7 +19,6 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from .call_frame import CallFrame
 from .codeinfo import CodeInfo
 from ..store.trace_items import LINE_BITS
 from .stream import SCALAR_TYPES
@@ -35,7 +34,7 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
     ``call_frame.CallFrame``; call tracing takes its ``local``, line tracing the closure below,
     which keeps the ``line`` event's fast path in closure cells and hands every other event and
     every full check to the state."""
-    state = CallFrame(tracer, frame, info, fid, known)
+    state = tracer.frame_state(frame, info, fid, known)
     if not tracer.lines:
         return state.local
     touched = info.touched

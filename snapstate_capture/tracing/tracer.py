@@ -65,6 +65,8 @@ class Tracer:
                                                                     test_load=False)),
             stream.items.append)
         self.options = options
+        #: the class of this tracer's per-frame states (``CallFrame.for_tracer``)
+        self.frame_state = CallFrame.for_tracer(self)
         self.active = False
         self._infos: dict[types.CodeType, CodeInfo | bool] = {}
         self._fids: dict[types.FrameType, int] = {}
@@ -237,7 +239,7 @@ class Tracer:
             self._tasks_changed()
         if self.lines:
             return local_trace_function(self, frame, info, fid, known)
-        return CallFrame(self, frame, info, fid, known).local
+        return self.frame_state(frame, info, fid, known).local
 
     def _called_by_snapstate(self, frame: types.FrameType) -> bool:
         """True when ``frame`` runs for snapstate's own work (``include.own_kind``): the nearest
@@ -295,7 +297,8 @@ class Tracer:
                 state.refresh(caller)
         fid = self._next_fid()
         fids[frame] = fid
-        thread = self._register_thread()
+        thread = threading.current_thread().name  # ``_register_thread``, inline
+        self._threads[threading.get_ident()] = thread
         # who made the frame, for replay: its asyncio task (by name, if any) and lineage
         task = task_column.join(*lineage.current_and_task_name())
         known: dict[str, tuple[Any, Any]] = {}
@@ -307,7 +310,7 @@ class Tracer:
                            keys[0], keys[1], frame.f_lineno, time.time(), time.monotonic(),
                            *pairs))
         if code == ADOPT and not self.lines:
-            CallFrame(self, frame, info, fid, known)  # registers its catch-up
+            self.frame_state(frame, info, fid, known)  # registers its catch-up
         return fid, known
 
     def _code_keys(self, frame: types.FrameType) -> tuple[str | None, str | None]:
