@@ -1,0 +1,117 @@
+"""The shortcuts of call tracing's hot path (``CallFrame._snapshot_changes``, ``Tracer._snapshot``)
+store exactly what the full checks store: a caller's list filled in place by its callee shows
+at the caller's next call step, a scalar rebound to an equal value of another type is stored
+again, a secret-named number is redacted at every step, and a name deleted shows as gone."""
+
+from __future__ import annotations
+
+import snapstate_capture as snap
+
+HERE = __file__
+
+
+def peek():
+    return None
+
+
+def _at_peeks(path, name, caller):
+    """The repr of ``name`` in frame ``caller`` at each call step of ``peek``."""
+    with snap.open_timeline(path) as timeline:
+        return [frame.locals[name].repr
+                for step in timeline.runs[-1].steps if step.kind == "call"
+                and step.function == "peek"
+                for frame in step.frames if frame.function == caller and name in frame.locals]
+
+
+def fill(items, n):
+    items.append(n)  # the caller's own list, changed in place: no rebinding in the caller
+    return None
+
+
+def fills_through_a_callee():
+    items = []
+    fill(items, 1)
+    peek()
+    fill(items, 2)
+    peek()
+    return None
+
+
+def test_a_callees_edit_of_its_callers_list_shows_at_the_callers_next_call(snap_path):
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        fills_through_a_callee()
+    assert _at_peeks(snap_path, "items", "fills_through_a_callee") == ["[1]", "[1, 2]"]
+
+
+def retypes():
+    x = 1
+    peek()
+    x = True  # == 1, another type
+    peek()
+    x = 1.0  # == True, another type again
+    peek()
+    return None
+
+
+def retypes_its_argument(x):
+    x = x == 1  # 1 at the call, True at the return
+    return None
+
+
+def test_a_scalar_rebound_to_an_equal_value_of_another_type_is_stored(snap_path):
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        retypes()
+        retypes_its_argument(1)
+    assert _at_peeks(snap_path, "x", "retypes") == ["1", "True", "1.0"]
+    with snap.open_timeline(snap_path) as timeline:
+        shown = {step.kind: step.frames[-1].locals["x"].repr
+                 for step in timeline.runs[-1].steps if step.function == "retypes_its_argument"}
+    assert shown == {"call": "1", "return": "True"}
+
+
+def uses_a_pin(password):
+    password = password + 1
+    peek()
+    return None
+
+
+def holds_a_pin():
+    password = 4321
+    uses_a_pin(password)
+    password = 4322
+    peek()
+    return None
+
+
+def test_a_secret_named_number_is_redacted_at_every_step(snap_path):
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        holds_a_pin()
+    seen = set()
+    with snap.open_timeline(snap_path) as timeline:
+        for step in timeline.runs[-1].steps:
+            for frame in step.frames:
+                if "password" in frame.locals:
+                    value = frame.locals["password"]
+                    seen.add((step.kind, frame.function, value.repr, value.is_redacted))
+    assert {kind for kind, *_ in seen} == {"call", "return"}
+    assert {function for _, function, *_ in seen} == {"holds_a_pin", "uses_a_pin"}
+    assert {(shown, redacted) for *_, shown, redacted in seen} == {("<redacted>", True)}
+
+
+def deletes():
+    gone = [1, 2]
+    kept = 3
+    peek()
+    del gone
+    peek()
+    return kept
+
+
+def test_a_deleted_local_is_gone_at_the_next_call(snap_path):
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        deletes()
+    with snap.open_timeline(snap_path) as timeline:
+        names = [sorted(frame.locals) for step in timeline.runs[-1].steps
+                 if step.kind == "call" and step.function == "peek"
+                 for frame in step.frames if frame.function == "deletes"]
+    assert names == [["gone", "kept"], ["kept"]]
