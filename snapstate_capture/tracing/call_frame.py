@@ -41,6 +41,7 @@ _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctio
 #: handed down a call chain is not copied and hashed again at each step of each frame).
 _IMMUTABLE = frozenset({str, bytes})
 _MISSING = object()
+_thread_id = __import__("threading").get_ident
 _SCALAR = SCALAR_TYPES
 _INLINE = INLINE_STR
 _SHAPED = secret_shapes.find
@@ -195,8 +196,12 @@ class CallFrame:
                 raised = arg is None and not suspended and _is_unwinding(frame)
                 out = [RETURN, fid, frame.f_lineno, time.time(), time.monotonic(),
                        "yield" if suspended else "raised" if raised else None, None]
+                # a returned local is captured once (``memo``): ``encoder.begin_event()``
+                # and ``end_event()``, inline (two calls less at every return)
                 encoder = self.encoder
-                mine = encoder.begin_event()  # a returned local is captured once (``memo``)
+                mine = not encoder.event
+                if mine:
+                    encoder.event = _thread_id()
                 try:
                     if self.lines:
                         self._finish(frame, out)
@@ -208,7 +213,8 @@ class CallFrame:
                         out[6] = arg  # a scalar as itself, or None (raised)
                 finally:
                     if mine:
-                        encoder.end_event()
+                        encoder.event = 0
+                        encoder.memo = None
                 self.app(tuple(out))
                 self.prev = frame.f_lineno
                 tracer = self.tracer

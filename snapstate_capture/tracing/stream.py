@@ -95,12 +95,13 @@ class ValueEncoder:
     def __init__(self, options: CaptureOptions, emit: Any) -> None:
         self.options = options
         self.emit = emit
-        #: the thread of the open event (``begin_event``), 0 between events
-        self._event = 0
+        #: the thread of the open event (``begin_event``), 0 between events; the tracer's hot
+        #: paths open and close events by setting ``event`` and ``memo`` as those two do
+        self.event = 0
         #: during one event, made at its first capture: ``(id, name) -> (value, ref)`` and
         #: ``id -> (value, ref)`` (the values held, so no id is reused), for the thread
-        #: ``_event`` only; None until then and between events
-        self._memo: dict[Any, tuple[Any, tuple]] | None = None
+        #: ``event`` only; None until then and between events
+        self.memo: dict[Any, tuple[Any, tuple]] | None = None
         self.sent: set[str] = set()
         self._redacted: dict[str, tuple] = {}
         self._cache: dict[str, tuple] = {}
@@ -124,15 +125,15 @@ class ValueEncoder:
     def begin_event(self) -> bool:
         """Start remembering this thread's captures until ``end_event`` (False, and nothing
         remembered, while another event is open: another thread's)."""
-        if self._event:
+        if self.event:
             return False
-        self._event = threading.get_ident()  # the memo itself waits for a first capture
+        self.event = threading.get_ident()  # the memo itself waits for a first capture
         return True
 
     def end_event(self) -> None:
         """Forget the event's captures (after a ``begin_event`` that returned True)."""
-        self._event = 0
-        self._memo = None
+        self.event = 0
+        self.memo = None
 
     def capture(self, value: Any, name: str | None, any_name: bool = False) -> tuple:
         """Capture one value (see the class docstring); returns its reference tuple.
@@ -140,12 +141,12 @@ class ValueEncoder:
         (a returned local: the name shows only in the path of a placeholder)."""
         if name is not None and self.options.values.redacts(name, value):
             return self.redacted(value)
-        event = self._event
+        event = self.event
         if not event or event != threading.get_ident():
             return self._capture(value, name)
-        memo = self._memo
+        memo = self.memo
         if memo is None:
-            memo = self._memo = {}
+            memo = self.memo = {}
         key = (id(value), name)
         hit = memo.get(key)
         if hit is None and any_name:
