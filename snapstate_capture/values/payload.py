@@ -174,15 +174,35 @@ def caught_warnings() -> Iterator[list[str]]:
     """Collect the warnings raised inside the block (dill's ``PicklingWarning``, a class's own
     ``__reduce__`` warning) as ``"Category: message"`` texts instead of letting them print on
     the program's stderr: what capture does is never shown as program output; the texts become
-    capture errors on the step."""
+    capture errors on the step.
+
+    Not ``warnings.catch_warnings``: it tells the warnings machinery that the filters changed,
+    at entry and at exit, which empties every module's record of the warnings it has shown —
+    so a program warning shown once per place by default was shown again after every captured
+    step. Here an ``always`` filter is put in front of the program's for the block and taken
+    out again (the list's identity and the filters' version stay), and ``showwarning`` is
+    replaced: no record of any module is read differently or changed."""
     said: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield said
-    for item in caught:
-        text = f"{item.category.__name__}: {item.message}"
+
+    def collect(message: Any, category: type, filename: str, lineno: int, file: Any = None,
+                line: Any = None) -> None:
+        text = f"{category.__name__}: {message}"[:300]
         if text not in said:
-            said.append(text[:300])
+            said.append(text)
+
+    filters = warnings.filters
+    mine = ("always", None, Warning, None, 0)  # a tuple of its own: taken out by identity
+    shown = warnings.showwarning
+    filters.insert(0, mine)
+    warnings.showwarning = collect
+    try:
+        yield said
+    finally:
+        warnings.showwarning = shown
+        for position, entry in enumerate(filters):
+            if entry is mine:
+                del filters[position]
+                break
 
 
 def _with_warnings(result: Serialized, said: list[str]) -> Serialized:

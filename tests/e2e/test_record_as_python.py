@@ -151,6 +151,47 @@ def test_pickling_warnings_are_capture_errors_not_output(tmp_path):
                             for p in previews)
 
 
+def test_a_program_warning_shown_once_is_shown_once_while_recorded(tmp_path):
+    """Capture's own warnings are collected without telling the warnings machinery its filters
+    changed (``warnings.catch_warnings`` did, and every module forgot the warnings it had
+    shown: a warning shown once per place came back after every captured step)."""
+    program = _write(tmp_path / "once.py", """\
+        import sys
+        import warnings
+        import snapstate_capture as snap
+
+        class Noisy:  # capture meets a warning of its own at every step
+            def __reduce__(self):
+                warnings.warn("reduced noisily", UserWarning)
+                return (Noisy, ())
+
+        def old_api(i):
+            warnings.warn("old_api is deprecated", UserWarning)
+            return i
+
+        def main():
+            noisy, seen = Noisy(), []
+            for i in range(4):
+                seen.append(old_api(i))
+                snap.checkpoint("tick")
+            print(seen)
+
+        if sys.argv[1] == "record":
+            with snap.record("once.snap"):
+                main()
+        else:
+            main()
+        """)
+    plain = run_python(str(program), "plain", cwd=tmp_path)
+    recorded = run_python(str(program), "record", cwd=tmp_path)
+    assert recorded.returncode == plain.returncode == 0, recorded.stderr
+    assert recorded.stdout == plain.stdout == "[0, 1, 2, 3]\n"
+    assert recorded.stderr == plain.stderr and plain.stderr.count("UserWarning: old_api") == 1
+    with snap.open_timeline(tmp_path / "once.snap") as timeline:
+        errors = [e for step in timeline.runs[-1].steps for e in step.errors]
+    assert any("UserWarning: reduced noisily" in e for e in errors)
+
+
 def test_a_checkpoint_counts_a_pickling_warning_as_a_capture_error(tmp_path):
     program = _write(tmp_path / "warns_cp.py", """\
         import warnings
