@@ -192,7 +192,7 @@ class ValueCache:
         if cls not in _BUILTIN and self._live.is_live(cls):  # a lock, an open file, ...
             return self._live.ref(slot, value, name, out, self._capture)
         by_identity = cls in IMMUTABLE or isinstance(value, _BY_IDENTITY) or (
-            isinstance(value, enum.Enum) and _frozen_member(value))
+            isinstance(value, enum.Enum) and frozen_member(value))
         if cls not in _BUILTIN and not by_identity and cls not in _PICKLE_SHOWS_ALL \
                 and not _plain_pickling(cls) and not pickle_shows_all(cls):
             return self._capture(slot, value, name, out, None)
@@ -449,7 +449,7 @@ _BY_IDENTITY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
 _FROZEN_VALUES = frozenset({int, float, bool, str, bytes, type(None)})
 
 
-def _frozen_member(member: Any) -> bool:
+def frozen_member(member: Any) -> bool:
     """Whether enum ``member`` can never change (a singleton of its class): its value and every
     other attribute it holds (``HTTPStatus.OK.phrase``) are scalars, its class aside. Read
     statically."""

@@ -115,3 +115,36 @@ def test_a_deleted_local_is_gone_at_the_next_call(snap_path):
                  if step.kind == "call" and step.function == "peek"
                  for frame in step.frames if frame.function == "deletes"]
     assert names == [["gone", "kept"], ["kept"]]
+
+
+def _ask(question):
+    return question
+
+
+def _holding_values(stamps):
+    when, status = stamps
+    for question in ("a", "b", "c"):
+        _ask(question)  # each call catches this frame up
+    return when, status
+
+
+def test_a_caller_holding_values_that_never_change_does_not_encode_them_again(tmp_path,
+                                                                              monkeypatch):
+    """A datetime or an enum member a caller holds is the same content while it is the same
+    object: the catch-up at each call does not copy and hash it again."""
+    import datetime
+    import http
+
+    from snapstate_capture.tracing import stream
+
+    encoded: list[str | None] = []
+    original = stream.ValueEncoder.capture
+
+    def counting(self, value, name, *args, **kwargs):
+        encoded.append(name)
+        return original(self, value, name, *args, **kwargs)
+
+    monkeypatch.setattr(stream.ValueEncoder, "capture", counting)
+    with snap.record(tmp_path / "t.snap", trace="calls", include=[__file__]):
+        _holding_values((datetime.datetime(2026, 12, 6), http.HTTPStatus.OK))
+    assert encoded.count("when") == 1 and encoded.count("status") == 1
