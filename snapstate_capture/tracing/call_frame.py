@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import time
 import types
-from enum import Enum
 from typing import Any
 
-from ..capture.valuecache import IMMUTABLE, frozen_member
+from ..capture.valuecache import IMMUTABLE
 from ..values import secret_shapes
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
@@ -41,7 +40,7 @@ _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctio
                 types.MethodType)
 #: Values that cannot change in place: the same object is the same content (a long text
 #: handed down a call chain is not copied and hashed again at each step of each frame; a
-#: datetime, a Decimal, a path: ``valuecache.IMMUTABLE``; an enum member holding scalars).
+#: date, a Decimal, a UUID: ``valuecache.IMMUTABLE``).
 _IMMUTABLE = frozenset({str, bytes}) | IMMUTABLE
 _MISSING = object()
 _thread_id = __import__("threading").get_ident
@@ -98,9 +97,8 @@ class CallFrame:
         """The reference to store for ``name`` now, or None when its content is unchanged."""
         known = self.known
         last = known.get(name)
-        if last is not None and last[0] is value and (
-                value.__class__ in _IMMUTABLE or isinstance(value, _BY_IDENTITY)
-                or isinstance(value, Enum) and frozen_member(value)):
+        if last is not None and last[0] is value and (value.__class__ in _IMMUTABLE
+                                                     or isinstance(value, _BY_IDENTITY)):
             return None
         ref = self.encoder.capture(value, name)
         if last is not None and last[1] == ref:

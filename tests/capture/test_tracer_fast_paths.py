@@ -130,10 +130,10 @@ def _holding_values(stamps):
 
 def test_a_caller_holding_values_that_never_change_does_not_encode_them_again(tmp_path,
                                                                               monkeypatch):
-    """A datetime or an enum member a caller holds is the same content while it is the same
-    object: the catch-up at each call does not copy and hash it again."""
+    """A date or a Decimal a caller holds is the same content while it is the same object:
+    the catch-up at each call does not copy and hash it again."""
     import datetime
-    import http
+    import decimal
 
     from snapstate_capture.tracing import stream
 
@@ -146,5 +146,5 @@ def test_a_caller_holding_values_that_never_change_does_not_encode_them_again(tm
 
     monkeypatch.setattr(stream.ValueEncoder, "capture", counting)
     with snap.record(tmp_path / "t.snap", trace="calls", include=[__file__]):
-        _holding_values((datetime.datetime(2026, 12, 6), http.HTTPStatus.OK))
+        _holding_values((datetime.date(2026, 12, 6), decimal.Decimal("1.5")))
     assert encoded.count("when") == 1 and encoded.count("status") == 1
