@@ -12,11 +12,18 @@ when the detector changed.
 from __future__ import annotations
 
 import copyreg
+import datetime
+import decimal
+import enum
+import fractions
 import io
+import ipaddress
 import marshal
+import pathlib
 import pickle
 import sys
 import types
+import uuid
 import weakref
 from typing import Any
 
@@ -26,7 +33,8 @@ from ..store.hashing import canonical_json
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.registry import class_name
 
-__all__ = ["detector", "function_detector", "pickle_shows_all"]
+__all__ = ["detector", "function_detector", "pickle_shows_all", "plain_pickling",
+           "strict_detector"]
 
 #: Library base classes with pickling hooks of their own whose pickle holds every field their
 #: preview shows (a pydantic model's ``__getstate__``: its ``__dict__``, extra and private
@@ -142,6 +150,64 @@ def _cell(cell: Any) -> Any:
         return cell.cell_contents
     except ValueError:
         return _empty_cell
+
+
+#: Classes whose own ``__reduce__`` writes their whole value (nothing of them is left out):
+#: parts a library value may hold without making its detector blind (``strict_detector``).
+VALUE_PARTS = frozenset({datetime.datetime, datetime.date, datetime.time, datetime.timedelta,
+                         datetime.timezone, decimal.Decimal, fractions.Fraction, uuid.UUID,
+                         pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.PosixPath,
+                         pathlib.WindowsPath, ipaddress.IPv4Address, ipaddress.IPv6Address,
+                         ipaddress.IPv4Network, ipaddress.IPv6Network, range, slice, complex})
+#: Libraries whose own classes, as parts of one of their values (a frame's block manager and
+#: index, an array's dtype), write what the value shows.
+TRUSTED_PACKAGES = frozenset({"numpy", "pandas"})
+_PLAIN_REDUCE = object.__reduce_ex__
+
+
+def plain_pickling(cls: type) -> bool:
+    """Whether ``cls`` pickles as ``object`` does (its ``__dict__`` and slots, everything)."""
+    return (getattr(cls, "__reduce_ex__", None) is _PLAIN_REDUCE
+            and getattr(cls, "__reduce__", None) is object.__reduce__
+            and getattr(cls, "__getstate__", object.__getstate__) is object.__getstate__)
+
+
+class _HiddenState(Exception):
+    """A part whose own pickling hooks may leave out what its preview shows."""
+
+
+class _StrictPickler(pickle.Pickler):
+    """The plain pickle of a library value (``pickle_shows_all``), refusing any part it holds
+    whose pickling hooks may leave out what that part's preview shows (a cache its
+    ``__getstate__`` drops but its ``__str__`` prints): then there is no detector and the value
+    is captured at every step. Parts that write all they hold: builtins (never asked),
+    classes pickling as ``object`` does, library values of ``pickle_shows_all``,
+    ``VALUE_PARTS``, enum members, classes and functions (by reference), and the classes of
+    ``TRUSTED_PACKAGES``."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        if (plain_pickling(cls) or cls in VALUE_PARTS or isinstance(obj, (type, enum.Enum))
+                or cls in _BY_REFERENCE or cls.__name__.endswith("function_or_method")
+                or pickle_shows_all(cls)
+                or getattr(cls, "__module__", "").partition(".")[0] in TRUSTED_PACKAGES):
+            return NotImplemented
+        raise _HiddenState(class_name(cls))
+
+
+#: Written by reference, by name (a compiled library's functions too: Cython's
+#: ``cython_function_or_method``, as a frame's pickle names its block rebuilders).
+_BY_REFERENCE = frozenset({types.FunctionType, types.BuiltinFunctionType, types.ModuleType,
+                           types.MethodType, types.BuiltinMethodType})
+
+
+def strict_detector(value: Any) -> bytes:
+    """The change detector of a library value (``pickle_shows_all``): its plain pickle, made
+    by ``_StrictPickler``. Raises when a part it holds may hide state from its pickle, or
+    what pickle raises."""
+    buffer = io.BytesIO()
+    _StrictPickler(buffer, chunked.PROTOCOL).dump(value)
+    return buffer.getvalue()
 
 
 def pickle_shows_all(cls: type) -> bool:

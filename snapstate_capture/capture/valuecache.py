@@ -44,7 +44,8 @@ from typing import Any
 
 from . import chunk_capture, chunked
 from .chunk_capture import FANOUT, Chunk, ChunkState
-from .detectors import detector as detector_of, function_detector, pickle_shows_all
+from .detectors import (detector as detector_of, function_detector, pickle_shows_all,
+                        plain_pickling as _plain_pickling, strict_detector)
 from .live_values import LiveValues
 from .shared_captures import SharedCaptures
 from ..store.hashing import canonical_json, content_hash
@@ -63,7 +64,6 @@ KIDS_MIN = 512
 DETECTOR_MAX = 16 * 1024 * 1024
 #: Slots remembered before the cache starts again (bounds memory with generated code).
 MAX_SLOTS = 10_000
-_PLAIN_REDUCE = object.__reduce_ex__
 
 
 def add_blob(out: Any, data: bytes, base: str | None = None) -> str:
@@ -122,12 +122,6 @@ class _Entry:
         if self.error is not None:
             out.errors.append(self.error)
         return self.ref
-
-
-def _plain_pickling(cls: type) -> bool:
-    return (getattr(cls, "__reduce_ex__", None) is _PLAIN_REDUCE
-            and getattr(cls, "__reduce__", None) is object.__reduce__
-            and getattr(cls, "__getstate__", object.__getstate__) is object.__getstate__)
 
 
 #: Preview keys that say a capture depends on where the value was found (its ``path``).
@@ -206,6 +200,15 @@ class ValueCache:
             self._slots[slot].obj = value
             self._slots[slot].frozen = frozen
             return ref
+        if cls not in _BUILTIN and cls not in _PICKLE_SHOWS_ALL and pickle_shows_all(cls):
+            try:  # a library value: no part of it may hide state from its pickle
+                detector = strict_detector(value)
+            except Exception:  # noqa: BLE001 - such a part, or unpicklable: captured whole
+                return self._capture(slot, value, name, out, None)
+            if entry is not None and entry.kind is cls and entry.detector == detector:
+                return entry.again(out)
+            return self._capture(slot, value, name, out,
+                                 detector if len(detector) <= DETECTOR_MAX else None)
         try:
             detector = detector_of(value, out)
         except Exception:  # noqa: BLE001 - a lambda inside, a module: see function_detector
