@@ -76,9 +76,10 @@ def _module_named(name: str) -> None:
     """The stand-in callable of a module in a change detector (never called)."""
 
 
-def _shown_part(name: str, preview: bytes) -> None:
+def _shown_part(name: str, address: int, preview: bytes) -> None:
     """Stands for a part that is never stored (machinery, a live object) in a change detector,
-    with its class and preview (never called)."""
+    with its class, identity (its placeholder's repr names its address) and preview (never
+    called)."""
 
 
 def _empty_cell() -> None:
@@ -109,9 +110,10 @@ class _DetectorPickler(pickle.Pickler):
 
     Given the run's preview ``builder``, a part that is never stored — framework machinery (an
     HTTP client held by the program's agent object) or a live object refused by type (a lock)
-    — is written as its class and its preview: a capture of the value shows that part as its
-    preview, stores a placeholder for it (by type) and digests it by type, so equal bytes still
-    mean an equal capture (``capture/live_values.py``)."""
+    — is written as its class, its identity and its preview: a capture of the value shows that
+    part as its preview, stores a placeholder for it (by type, with its repr: its address) and
+    digests it by type, so equal bytes still mean an equal capture (``capture/live_values.py``;
+    a client replaced by another of the same base URL is a new part)."""
 
     def __init__(self, file: io.BytesIO, protocol: int, builder: PreviewBuilder | None = None
                  ) -> None:
@@ -122,7 +124,7 @@ class _DetectorPickler(pickle.Pickler):
         cls = type(obj)
         if self._builder is not None and cls not in _BUILTIN and (
                 MACHINERY.lookup(cls) is not None or LiveValues.is_live(cls)):
-            return _shown_part, (f"{cls.__module__}.{cls.__qualname__}",
+            return _shown_part, (f"{cls.__module__}.{cls.__qualname__}", id(obj),
                                  canonical_json(self._builder.build(obj)))
         if cls is types.FunctionType and not _importable(obj):
             code = obj.__code__

@@ -43,6 +43,7 @@ import types
 import weakref
 from typing import Any, Callable
 
+from .reducers import REDUCERS, REFUSED_BY_TYPE
 from .registry import MACHINERY
 from .static import static_attributes
 
@@ -201,7 +202,8 @@ class _Walker:
         if callable_form is not None:
             return callable_form
         name = f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', '?')}"
-        if name in _LIVE_NAMES or isinstance(obj, _LIVE_TYPES):
+        if name in _LIVE_NAMES or isinstance(obj, _LIVE_TYPES) \
+                or REDUCERS.lookup(cls) in REFUSED_BY_TYPE:  # a Thread subclass, a socket's
             return _live(obj, name)
         if MACHINERY.lookup(cls) is not None:
             return _h(b"machinery", name.encode())

@@ -96,3 +96,39 @@ def test_the_cache_keeps_nothing_alive_that_the_program_dropped(snap_path):
         _drop(box)
         gc.collect()
         assert gone() is None  # while still recording
+
+
+def test_an_object_whose_client_is_replaced_is_captured_again(snap_path, captures):
+    """The placeholder of a client names the client (its address): a new client of the same
+    base URL is a change of the object holding it."""
+    import httpx
+
+    class Holder:
+        def __init__(self):
+            self.client = httpx.Client(base_url="https://api.example.invalid")
+
+    holder = Holder()
+    with snap.record(snap_path, name="replaced"):
+        snap.checkpoint("first")
+        snap.checkpoint("same")
+        old, holder.client = holder.client, httpx.Client(base_url="https://api.example.invalid")
+        snap.checkpoint("replaced")
+    old.close()
+    holder.client.close()
+    assert captures.count("holder") == 2
+
+
+def test_a_thread_of_the_programs_own_class_is_digested_by_its_class():
+    """Like a thread: its ident and native id differ from one process to the next."""
+    import threading
+
+    from snapstate_capture.values.identity import identity
+
+    class Worker(threading.Thread):
+        def run(self):
+            self.result = 1
+
+    first, second = Worker(), Worker()
+    first.start()
+    first.join()
+    assert identity(first) == identity(second)
