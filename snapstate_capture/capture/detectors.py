@@ -4,9 +4,12 @@ A value's detector is its plain pickle (``detector``: made once per step however
 hold the object, ``StackCapture.detectors``). Where plain pickle refuses a value only because of
 parts it cannot name or store, ``function_detector`` writes those parts as what a capture makes
 of them (``_DetectorPickler``): functions pickle cannot name as their code and state, modules
-by name, framework machinery and live objects (a client, a lock) as their class and preview.
+by name, framework machinery and live objects (a client, a lock) as their class, identity and
+preview. Library values with pickling hooks of their own that still write all they show
+(``pickle_shows_all``: pydantic models, numpy arrays, pandas frames) get their pickle as their
+detector too, made by a pickler that refuses parts which may hide state (``strict_detector``).
 ``ValueCache`` (``valuecache.py``) keeps a slot's detector and captures the value again only
-when the detector changed.
+when the detector changed (docs/storage.md, "Objects that cannot be stored").
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ from ..store.hashing import canonical_json
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.registry import class_name
 
-__all__ = ["detector", "function_detector", "pickle_shows_all", "plain_pickling",
-           "strict_detector"]
+__all__ = ["IMMUTABLE", "detector", "fixed_zone", "frozen_member", "function_detector",
+           "pickle_shows_all", "plain_pickling", "same_items", "strict_detector"]
 
 #: Library base classes with pickling hooks of their own whose pickle holds every field their
 #: preview shows (a pydantic model's ``__getstate__``: its ``__dict__``, extra and private
@@ -63,9 +66,9 @@ def detector(value: Any, out: Any) -> bytes:
     known = out.detectors.get(id(value))
     if known is not None and known[0] is value:
         return known[1]
-    detector = pickle.dumps(value, chunked.PROTOCOL)
-    out.detectors[id(value)] = (value, detector)
-    return detector
+    data = pickle.dumps(value, chunked.PROTOCOL)
+    out.detectors[id(value)] = (value, data)
+    return data
 
 
 def _function_state(*state: Any) -> None:
@@ -235,6 +238,61 @@ def pickle_shows_all(cls: type) -> bool:
     _SHOWS_ALL[cls] = shows
     return shows
 
+
+#: Attribute values an enum member may hold and still never change.
+_FROZEN_VALUES = frozenset({int, float, bool, str, bytes, type(None)})
+
+
+def frozen_member(member: Any) -> tuple | None:
+    """The attributes of enum ``member`` (``(name, value)`` pairs) when its value and every
+    other attribute it holds (``HTTPStatus.OK.phrase``) are scalars, its class aside, else
+    None. A member is a singleton of its class, but the program may still set an attribute of
+    it again (``Color.RED.hits += 1``): the member is the same capture while it holds the same
+    objects (``same_items``). Read statically."""
+    try:
+        attributes = object.__getattribute__(member, "__dict__")
+    except AttributeError:
+        return None
+    if type(attributes) is not dict:
+        return None
+    items = tuple(dict.items(attributes))
+    if all(type(value) in _FROZEN_VALUES for key, value in items if key != "__objclass__"):
+        return items
+    return None
+
+
+def same_items(before: tuple | None, now: tuple | None) -> bool:
+    """Whether an enum member's attributes are the same objects under the same names as when
+    it was captured (both None for values that are not enum members)."""
+    if before is None or now is None:
+        return before is now
+    return len(before) == len(now) and all(
+        a[0] == b[0] and a[1] is b[1] for a, b in zip(before, now))
+
+
+#: Exact time zones that never change: a datetime or time holding one (or none) is immutable.
+_FIXED_ZONES = frozenset({"datetime.timezone", "zoneinfo.ZoneInfo"})
+
+
+def fixed_zone(value: Any, cls: type) -> bool:
+    """Whether ``value`` is an exact ``datetime`` or ``time`` whose ``tzinfo`` is None or an
+    exact fixed zone: a tzinfo of the program's own may hold state that changes (and may be
+    an object the program later drops, which the cache must not keep alive)."""
+    if cls is not datetime.datetime and cls is not datetime.time:
+        return False
+    zone = value.tzinfo  # a C slot of the exact class: no program code runs
+    return zone is None or class_name(type(zone)) in _FIXED_ZONES
+
+
+#: Exact classes whose instances never change (C-level or frozen by their class, no instance
+#: ``__dict__``, no part that is another object): the same object is the same capture, told by
+#: identity alone. Subclasses are not here (one may add mutable attributes). Not here: ``slice``
+#: (its parts may be any objects: ``slice(0, items)``), ``datetime``/``time`` unless their zone is
+#: fixed (``fixed_zone``), pathlib paths (their preview shows slots filled lazily, ``_str``,
+#: ``_hash``) and IP networks (an instance ``__dict__`` where ``cached_property`` values land).
+IMMUTABLE = frozenset({datetime.date, datetime.timedelta, datetime.timezone, decimal.Decimal,
+                       fractions.Fraction, uuid.UUID, ipaddress.IPv4Address,
+                       ipaddress.IPv6Address, range})
 
 def function_detector(value: Any, builder: PreviewBuilder | None = None) -> bytes | None:
     """The change detector of a ``value`` plain pickle refused (``_DetectorPickler``; with the

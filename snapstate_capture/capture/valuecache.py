@@ -31,21 +31,17 @@ digesting and serializing it again. Its change detector, likewise, is pickled on
 from __future__ import annotations
 
 import collections
-import datetime
-import decimal
 import enum
-import fractions
-import ipaddress
 import random
 import types
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from . import chunk_capture, chunked
 from .chunk_capture import FANOUT, Chunk, ChunkState
-from .detectors import (detector as detector_of, function_detector, pickle_shows_all,
-                        plain_pickling as _plain_pickling, strict_detector)
+from .detectors import (IMMUTABLE, detector as detector_of, fixed_zone, frozen_member,
+                        function_detector, pickle_shows_all, plain_pickling as _plain_pickling,
+                        same_items, strict_detector)
 from .live_values import LiveValues
 from .shared_captures import SharedCaptures
 from ..store.hashing import canonical_json, content_hash
@@ -54,7 +50,6 @@ from ..store.blobs import manifest_bytes, manifest_hash
 from ..values import capture_value, chunk_layout, secret_shapes
 from ..values.payload import is_plain_payload, serialize
 from ..values.preview import MACHINERY, PreviewBuilder
-from ..values.registry import class_name
 from .preview_json import encode_preview
 
 #: Children JSON larger than this is stored as its own blob (``"kids"``), so a preview whose
@@ -186,15 +181,15 @@ class ValueCache:
             return self._machinery(slot, value, out)
         if cls not in _BUILTIN and self._live.is_live(cls):  # a lock, an open file, ...
             return self._live.ref(slot, value, name, out, self._capture)
-        frozen = _frozen_member(value) if isinstance(value, enum.Enum) else None
+        frozen = frozen_member(value) if isinstance(value, enum.Enum) else None
         by_identity = (cls in IMMUTABLE or isinstance(value, _BY_IDENTITY)
-                       or frozen is not None or _fixed_zone(value, cls))
+                       or frozen is not None or fixed_zone(value, cls))
         if cls not in _BUILTIN and not by_identity and cls not in _PICKLE_SHOWS_ALL \
                 and not _plain_pickling(cls) and not pickle_shows_all(cls):
             return self._capture(slot, value, name, out, None)
         entry = self._slots.get(slot)
         if by_identity:
-            if entry is not None and entry.obj is value and _same_items(entry.frozen, frozen):
+            if entry is not None and entry.obj is value and same_items(entry.frozen, frozen):
                 return entry.again(out)
             ref = self._capture(slot, value, name, out, None)
             self._slots[slot].obj = value
@@ -451,60 +446,6 @@ class ValueCache:
 
 #: Captured once per object: a module or function is the same thing while it is the same object.
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
-#: Attribute values an enum member may hold and still never change.
-_FROZEN_VALUES = frozenset({int, float, bool, str, bytes, type(None)})
-
-
-def _frozen_member(member: Any) -> tuple | None:
-    """The attributes of enum ``member`` (``(name, value)`` pairs) when its value and every
-    other attribute it holds (``HTTPStatus.OK.phrase``) are scalars, its class aside, else
-    None. A member is a singleton of its class, but the program may still set an attribute of
-    it again (``Color.RED.hits += 1``): the member is the same capture while it holds the same
-    objects (``_same_items``). Read statically."""
-    try:
-        attributes = object.__getattribute__(member, "__dict__")
-    except AttributeError:
-        return None
-    if type(attributes) is not dict:
-        return None
-    items = tuple(dict.items(attributes))
-    if all(type(value) in _FROZEN_VALUES for key, value in items if key != "__objclass__"):
-        return items
-    return None
-
-
-def _same_items(before: tuple | None, now: tuple | None) -> bool:
-    """Whether an enum member's attributes are the same objects under the same names as when
-    it was captured (both None for values that are not enum members)."""
-    if before is None or now is None:
-        return before is now
-    return len(before) == len(now) and all(
-        a[0] == b[0] and a[1] is b[1] for a, b in zip(before, now))
-
-
-#: Exact time zones that never change: a datetime or time holding one (or none) is immutable.
-_FIXED_ZONES = frozenset({"datetime.timezone", "zoneinfo.ZoneInfo"})
-
-
-def _fixed_zone(value: Any, cls: type) -> bool:
-    """Whether ``value`` is an exact ``datetime`` or ``time`` whose ``tzinfo`` is None or an
-    exact fixed zone: a tzinfo of the program's own may hold state that changes (and may be
-    an object the program later drops, which the cache must not keep alive)."""
-    if cls is not datetime.datetime and cls is not datetime.time:
-        return False
-    zone = value.tzinfo  # a C slot of the exact class: no program code runs
-    return zone is None or class_name(type(zone)) in _FIXED_ZONES
-
-
-#: Exact classes whose instances never change (C-level or frozen by their class, no instance
-#: ``__dict__``, no part that is another object): the same object is the same capture, told by
-#: identity alone. Subclasses are not here (one may add mutable attributes). Not here: ``slice``
-#: (its parts may be any objects: ``slice(0, items)``), ``datetime``/``time`` unless their zone is
-#: fixed (``_fixed_zone``), pathlib paths (their preview shows slots filled lazily, ``_str``,
-#: ``_hash``) and IP networks (an instance ``__dict__`` where ``cached_property`` values land).
-IMMUTABLE = frozenset({datetime.date, datetime.timedelta, datetime.timezone, decimal.Decimal,
-                       fractions.Fraction, uuid.UUID, ipaddress.IPv4Address,
-                       ipaddress.IPv6Address, range})
 _BUILTIN = frozenset({list, dict, tuple, set, frozenset, str, bytes, int, float, bool, complex,
                       type(None)})
 #: Stored inline in the frame record (``{"v": value}``, as traced steps store them: schema 4):

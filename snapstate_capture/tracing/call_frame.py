@@ -20,7 +20,7 @@ import time
 import types
 from typing import Any
 
-from ..capture.valuecache import IMMUTABLE
+from ..capture.detectors import IMMUTABLE
 from ..values import secret_shapes
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
@@ -40,7 +40,7 @@ _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctio
                 types.MethodType)
 #: Values that cannot change in place: the same object is the same content (a long text
 #: handed down a call chain is not copied and hashed again at each step of each frame; a
-#: date, a Decimal, a UUID: ``valuecache.IMMUTABLE``).
+#: date, a Decimal, a UUID: ``detectors.IMMUTABLE``).
 _IMMUTABLE = frozenset({str, bytes}) | IMMUTABLE
 _MISSING = object()
 _thread_id = __import__("threading").get_ident

@@ -1,4 +1,4 @@
-"""Values told unchanged by identity alone (``valuecache.IMMUTABLE``, enum members) must be
+"""Values told unchanged by identity alone (``detectors.IMMUTABLE``, enum members) must be
 values whose capture cannot change while they are the same object: at every step the recorded
 preview, payload and identity digest are those a fresh capture makes, and the cache keeps
 alive nothing the program let go of (review of f45c011)."""
