@@ -55,6 +55,8 @@ from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
+from ..values.preview import MACHINERY, PreviewBuilder
+from ..values.reducers import REDUCERS, REFUSED_BY_TYPE
 from .bounded import BigValues, bounded_preview, shallow_key
 
 
@@ -107,6 +109,9 @@ class ValueEncoder:
         self._cache: dict[str, tuple] = {}
         self._big = BigValues(options.values)
         self._shallow: dict[tuple, tuple] = {}
+        self._builder = PreviewBuilder(options.values)
+        #: ``(class, name, preview JSON) -> ref`` of values captured as their preview alone
+        self._shown: dict[tuple, tuple] = {}
 
     def encode(self, value: Any, name: str | None) -> Any:
         return value if _inline(value) else self.capture(value, name)
@@ -170,6 +175,9 @@ class ValueEncoder:
                 self.emit((VALUE, key, name, data))
                 self._remember(key, ref)
             return ref
+        cls = type(value)
+        if MACHINERY.lookup(cls) is not None or REDUCERS.lookup(cls) in REFUSED_BY_TYPE:
+            return self._shown_ref(value, name)
         if self._big.is_big(value):
             return self.bounded(value, name)
         try:
@@ -186,6 +194,25 @@ class ValueEncoder:
         ref = (preview_key, payload_key, captured.serializer)
         if digest is not None:
             self._remember(digest, ref)
+        return ref
+
+    def _shown_ref(self, value: Any, name: str | None) -> tuple:
+        """The reference of a value captured as its preview alone — framework machinery (a
+        client), a live object refused by its type (a lock, an open file): no payload, a
+        placeholder whose reason is its type's, so the capture is what its class, name and
+        preview make. Cached by them: an unchanged one costs a preview, not a capture (a
+        caller holding a client paid ~50 µs at every call's catch-up)."""
+        key = (type(value), name, canonical_json(self._builder.build(value)))
+        ref = self._shown.get(key)
+        if ref is None:
+            captured = capture_value(value, name=name, options=self.options.values,
+                                     payloads=self.options.payloads)
+            ref = (self._blob(canonical_json(captured.preview)),
+                   self._blob(captured.payload) if captured.payload is not None else None,
+                   captured.serializer)
+            if len(self._shown) >= self.CACHE_LIMIT:
+                self._shown.clear()
+            self._shown[key] = ref
         return ref
 
     def bounded(self, value: Any, name: str | None) -> tuple:

@@ -148,3 +148,44 @@ def test_a_caller_holding_values_that_never_change_does_not_encode_them_again(tm
     with snap.record(tmp_path / "t.snap", trace="calls", include=[__file__]):
         _holding_values((datetime.date(2026, 12, 6), decimal.Decimal("1.5")))
     assert encoded.count("when") == 1 and encoded.count("status") == 1
+
+
+def _holding_live(lock, client):
+    for step in range(4):
+        if step == 2:
+            lock.acquire()
+        _ask(step)  # each call catches this frame up
+        if step == 2:
+            lock.release()
+    return client
+
+
+def test_a_caller_holding_a_lock_and_a_client_captures_them_again_only_when_shown_otherwise(
+        tmp_path, monkeypatch):
+    """A live object or a client is captured as its preview alone: at each call's catch-up it
+    costs a preview, and a lock taken is captured (and shown) at the call it is taken."""
+    import threading
+
+    import httpx
+
+    from snapstate_capture.tracing import stream
+
+    captured: list[str | None] = []
+    original = stream.capture_value
+
+    def counting(value, *, name=None, **kwargs):
+        captured.append(name)
+        return original(value, name=name, **kwargs)
+
+    monkeypatch.setattr(stream, "capture_value", counting)
+    client = httpx.Client(base_url="https://api.example.invalid")
+    path = tmp_path / "t.snap"
+    with snap.record(path, trace="calls", include=[__file__]):
+        _holding_live(threading.Lock(), client)
+    client.close()
+    assert captured.count("client") == 1
+    assert captured.count("lock") == 2  # unlocked, locked (unlocked again is the first's ref)
+    with snap.open_timeline(path) as timeline:
+        shown = [step.frames[-2].locals["lock"].repr for step in timeline.runs[-1].steps
+                 if step.kind == "call" and step.function == "_ask"]
+    assert len(shown) == 4 and "<locked" in shown[2] and "unlocked" in shown[1]
