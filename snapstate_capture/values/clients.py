@@ -8,8 +8,9 @@ CI machine (``bench/bench_unchanged_objects.py``), and what it showed was its me
 as framework machinery (``machinery.py``), a client is shown as ``<Client
 base_url=https://api.example.com/v1>``: its base URL read statically, without its user
 information, query or fragment (a key may sit there), and stored again only when that line
-changes. Subclasses are included: a client class of the program's own shows the same line (its
-own attributes are not shown; a value it holds under another name is captured as usual).
+changes. The libraries' own subclasses are included (``openai.OpenAI`` is a ``BaseClient``); a
+client class of the program's own is not (``CLIENT_PACKAGES``): it may hold state of its own,
+and is captured as any object is.
 
 Nothing here imports a client library: classes are registered by name.
 """
@@ -33,6 +34,8 @@ CLIENT_CLASSES = (
     "anthropic._base_client.BaseClient",  # anthropic.Anthropic, AsyncAnthropic
 )
 
+#: The libraries whose own client classes are machinery.
+CLIENT_PACKAGES = frozenset({"httpx", "requests", "aiohttp", "openai", "anthropic"})
 #: Attributes that hold a client's base URL, in the order they are looked for.
 _URL_FIELDS = ("_base_url", "_configured_base_url", "base_url")
 
@@ -82,4 +85,14 @@ def _join(scheme: Any, netloc: Any, path: Any) -> str:
     return f"{scheme}://{host}{path}"
 
 
-machinery.register(CLIENT_CLASSES, describe)
+def _library_class(cls: type) -> bool:
+    """Whether ``cls`` is one of the client libraries' own classes (not a subclass of the
+    program's, which may hold state of its own: that one is captured as any object is)."""
+    try:
+        module = type.__dict__["__dict__"].__get__(cls).get("__module__")  # the class's own
+    except (TypeError, AttributeError):
+        return False
+    return isinstance(module, str) and module.partition(".")[0] in CLIENT_PACKAGES
+
+
+machinery.register(CLIENT_CLASSES, describe, where=_library_class)

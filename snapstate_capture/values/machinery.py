@@ -42,9 +42,11 @@ def text(value: Any, limit: int = 40) -> str:
     return type(value).__name__
 
 
-def register(names: Iterable[str], describe: Describe | None = None) -> None:
+def register(names: Iterable[str], describe: Describe | None = None,
+             where: Callable[[type], bool] | None = None) -> None:
     """Capture instances of the classes named ``names`` (``module.qualname``, subclasses
-    included) as machinery previews, described by ``describe``."""
+    included, or those ``where(cls)`` accepts) as machinery previews, described by
+    ``describe``."""
     def handler(builder: PreviewBuilder, obj: Any, node: dict, depth: int,
                 path_ids: set) -> dict:
         short = type(obj).__name__
@@ -57,11 +59,12 @@ def register(names: Iterable[str], describe: Describe | None = None) -> None:
         node["machinery"] = True
         return node
 
-    MACHINERY.register(*names)(handler)
+    names = tuple(names)
+    MACHINERY.register(*names, where=where)(handler)
     # Inside another value (a list of tools handed to a model) machinery is a placeholder
     # at once: never pickled part by part, never handed to dill (whose warnings about the
     # framework's generated classes would reach the program's stderr).
-    REDUCERS.register(*names)(_refuse)
+    REDUCERS.register(*names, where=where)(_refuse)
 
 
 def _refuse(obj: Any) -> Refusal:

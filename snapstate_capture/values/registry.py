@@ -42,15 +42,24 @@ class TypeRegistry(Generic[H]):
         self._by_type: dict[type, H] = {}
         self._by_name: dict[str, H] = {}
         self._cache: weakref.WeakKeyDictionary[type, H | None] = weakref.WeakKeyDictionary()
+        self._where: dict[type | str, Callable[[type], bool]] = {}
 
-    def register(self, *keys: type | str) -> Callable[[H], H]:
-        """Decorator: register the decorated handler for every class or class name in ``keys``."""
+    def register(self, *keys: type | str,
+                 where: Callable[[type], bool] | None = None) -> Callable[[H], H]:
+        """Decorator: register the decorated handler for every class or class name in ``keys``.
+        ``where(cls)``: a class found through one of these keys (itself or a subclass) gets the
+        handler only when it says so, else no handler at all (a subclass of the program's own
+        may add state the handler does not show)."""
         def decorate(handler: H) -> H:
             for key in keys:
                 if isinstance(key, str):
                     self._by_name[key] = handler
                 else:
                     self._by_type[key] = handler
+                if where is not None:
+                    self._where[key] = where
+                else:
+                    self._where.pop(key, None)
             self._cache = weakref.WeakKeyDictionary()
             return handler
         return decorate
@@ -73,12 +82,17 @@ class TypeRegistry(Generic[H]):
         for klass in getattr(cls, "__mro__", (cls,)):
             handler = self._by_type.get(klass)
             if handler is not None:
-                return handler
+                return self._allowed(klass, cls, handler)
             if self._by_name:
-                handler = self._by_name.get(class_name(klass))
+                name = class_name(klass)
+                handler = self._by_name.get(name)
                 if handler is not None:
-                    return handler
+                    return self._allowed(name, cls, handler)
         return None
+
+    def _allowed(self, key: type | str, cls: type, handler: H) -> H | None:
+        where = self._where.get(key)
+        return handler if where is None or where(cls) else None
 
 
 #: Types captured as their preview alone — framework machinery (compiled graphs, agents,

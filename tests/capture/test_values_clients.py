@@ -18,19 +18,22 @@ KEY = "sk-" + "Zq3" * 16
 
 
 class CompanyClient(httpx.Client):
-    """A program's own client class: shown as its base class is."""
+    """A program's own client class, with state of its own: captured as any object is."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.team = "search"
 
 
 def _agent(steps: int) -> int:
     client = httpx.Client(base_url="https://user:pw@example.invalid:8443/api?key=1")
     session = requests.Session()
     model = openai.OpenAI(api_key=KEY, base_url="http://localhost:9/v1")
-    own = CompanyClient(base_url="https://own.invalid")
     total = 0
     for step in range(steps):
         total += step
         snap.checkpoint("tick")
-    for closing in (client, session, model, own):
+    for closing in (client, session, model):
         closing.close()
     return total
 
@@ -50,7 +53,6 @@ def test_clients_are_one_line_with_their_base_url_and_no_capture_error(snap_path
     assert shown["client"] == "<Client base_url=https://example.invalid:8443/api>"
     assert shown["session"] == "<Session>"
     assert shown["model"] == "<OpenAI base_url=http://localhost:9/v1/>"
-    assert shown["own"] == "<CompanyClient base_url=https://own.invalid>"
     text = " ".join(shown.values())
     assert "pw" not in text and "key=1" not in text and KEY not in text
 
@@ -58,7 +60,7 @@ def test_clients_are_one_line_with_their_base_url_and_no_capture_error(snap_path
 def test_an_unchanged_client_is_not_captured_again(snap_path, captures):
     with snap.record(snap_path, name="clients"):
         _agent(4)
-    assert not {"client", "session", "model", "own"} & set(captures)
+    assert not {"client", "session", "model"} & set(captures)
     # the frame's record is the same bytes at every step but for ``total``/``step``: the
     # clients' refs did not change (their preview blob was stored once)
     with snap.open_timeline(snap_path) as timeline:
@@ -66,6 +68,16 @@ def test_an_unchanged_client_is_not_captured_again(snap_path, captures):
         refs = [{name: value.preview_key for name, value in step.frames[-1].locals.items()
                  if name in ("client", "model")} for step in steps if step.label == "tick"]
     assert len(refs) == 4 and all(ref == refs[0] for ref in refs)
+
+
+def test_a_client_class_of_the_programs_own_is_captured_with_its_state(snap_path):
+    own = CompanyClient(base_url="https://own.invalid")
+    with snap.record(snap_path, name="own"):
+        snap.checkpoint("held")
+    own.close()
+    with snap.open_timeline(snap_path) as timeline:
+        preview = timeline.runs[-1].steps[-1].frames[-1].locals["own"].preview
+    assert not preview.get("machinery") and "search" in str(dict(preview["children"])[".team"])
 
 
 def test_base_urls_are_read_from_each_librarys_url_without_credentials():
