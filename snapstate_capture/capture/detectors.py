@@ -33,6 +33,7 @@ from typing import Any
 from . import chunked
 from .live_values import LiveValues
 from ..store.hashing import canonical_json
+from ..values.identity import code_digest, live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.registry import class_name
 
@@ -79,7 +80,14 @@ def _module_named(name: str) -> None:
     """The stand-in callable of a module in a change detector (never called)."""
 
 
-def _shown_part(name: str, address: int, preview: bytes) -> None:
+def _code_key(obj: Any) -> bytes | None:
+    """A generator's or coroutine's code, as its identity digest holds it (another generator of
+    the same function's other generator expression may take its address), else None."""
+    code = live_code(obj)
+    return code_digest(code) if code is not None else None
+
+
+def _shown_part(name: str, address: int, code: bytes | None, preview: bytes) -> None:
     """Stands for a part that is never stored (machinery, a live object) in a change detector,
     with its class, identity (its placeholder's repr names its address) and preview (never
     called)."""
@@ -128,7 +136,7 @@ class _DetectorPickler(pickle.Pickler):
         if self._builder is not None and cls not in _BUILTIN and (
                 MACHINERY.lookup(cls) is not None or LiveValues.is_live(cls)):
             return _shown_part, (f"{cls.__module__}.{cls.__qualname__}", id(obj),
-                                 canonical_json(self._builder.build(obj)))
+                                 _code_key(obj), canonical_json(self._builder.build(obj)))
         if cls is types.FunctionType and not _importable(obj):
             code = obj.__code__
             cells = tuple(_cell(c) for c in (obj.__closure__ or ()))

@@ -55,6 +55,7 @@ from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
+from ..values.identity import live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, REFUSED_BY_TYPE
 from .bounded import BigValues, bounded_preview, shallow_key
@@ -199,10 +200,12 @@ class ValueEncoder:
     def _shown_ref(self, value: Any, name: str | None) -> tuple:
         """The reference of a value captured as its preview alone — framework machinery (a
         client), a live object refused by its type (a lock, an open file): no payload, a
-        placeholder whose reason is its type's, so the capture is what its class, name and
-        preview make. Cached by them: an unchanged one costs a preview, not a capture (a
+        placeholder whose reason is its type's, so the capture is what its class, name, preview
+        and — for a generator, whose identity digest holds it — code make (two generator
+        expressions of one function differ in nothing else, and may take turns at one address).
+        Cached by them: an unchanged one costs a preview, not a capture (a
         caller holding a client paid ~50 µs at every call's catch-up)."""
-        key = (type(value), name, canonical_json(self._builder.build(value)))
+        key = (type(value), name, live_code(value), canonical_json(self._builder.build(value)))
         ref = self._shown.get(key)
         if ref is None:
             captured = capture_value(value, name=name, options=self.options.values,

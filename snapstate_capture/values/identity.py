@@ -48,7 +48,7 @@ from .registry import MACHINERY
 from .static import static_attributes
 
 __all__ = ["CAPTURE_BUDGET", "DEFAULT_BUDGET", "capture_identity", "code_digest", "identity",
-           "same_objects"]
+           "live_code", "same_objects"]
 
 #: Parts visited at most per value before the digest is given up (unknown, not "different").
 DEFAULT_BUDGET = 200_000
@@ -348,6 +348,21 @@ def _function_like(obj: Any, cls: type) -> bytes | None:
 
 _LIVE_TYPES = (types.FrameType, types.TracebackType, types.GeneratorType, types.CoroutineType,
                types.AsyncGeneratorType)
+
+
+def live_code(obj: Any) -> Any:
+    """The code object of a generator, coroutine or async generator (what its identity digest
+    holds beside its type), else None: two generators of one function's two generator
+    expressions share their type, qualified name and repr, not their code. Read from the
+    interpreter's own attributes (no program code runs)."""
+    cls = type(obj)
+    if cls is types.GeneratorType:
+        return obj.gi_code
+    if cls is types.CoroutineType:
+        return obj.cr_code
+    if cls is types.AsyncGeneratorType:
+        return obj.ag_code
+    return None
 
 
 def _live(obj: Any, name: str) -> bytes:

@@ -189,3 +189,30 @@ def test_a_caller_holding_a_lock_and_a_client_captures_them_again_only_when_show
         shown = [step.frames[-2].locals["lock"].repr for step in timeline.runs[-1].steps
                  if step.kind == "call" and step.function == "_ask"]
     assert len(shown) == 4 and "<locked" in shown[2] and "unlocked" in shown[1]
+
+
+def _consume(items):
+    return items
+
+
+def _two_generators(rows, cols):
+    _consume(((r, r + 1) for r in rows))  # freed at once: the next may take its address
+    _consume(((c, c * 2) for c in cols))
+
+
+def test_two_generator_expressions_of_one_function_are_told_apart(tmp_path):
+    """Same type, same qualified name, same repr when one takes the other's address: their
+    code tells them apart, as their identity digests do."""
+    path = tmp_path / "t.snap"
+    with snap.record(path, trace="calls", include=[__file__]):
+        for _ in range(5):
+            _two_generators([1, 2], [3, 4])
+    with snap.open_timeline(path) as timeline:
+        shown = [(step.frames[-1].locals["items"].repr,
+                  step.frames[-1].locals["items"].preview.get("identity"))
+                 for step in timeline.runs[-1].steps
+                 if step.kind == "call" and step.function == "_consume"]
+    assert len(shown) == 10
+    first, second = shown[0::2], shown[1::2]
+    assert any(a[0] == b[0] for a, b in zip(first, second))  # an address taken in turn
+    assert all(a[1] != b[1] for a, b in zip(first, second))  # yet never the same value
