@@ -55,7 +55,8 @@ _HOOKS = ("__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__getn
           "__getnewargs__")
 _SHOWS_ALL: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
-#: Classes whose instances are written as themselves (never a machinery or live part).
+#: Classes whose instances are written as themselves (never a machinery or live part; the
+#: value cache's builtin containers and scalars).
 _BUILTIN = frozenset({list, dict, tuple, set, frozenset, str, bytes, int, float, bool, complex,
                       type(None)})
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from . import chunk_capture, chunked
 from .chunk_capture import FANOUT, Chunk, ChunkState
-from .detectors import (IMMUTABLE, detector as detector_of, fixed_zone, frozen_member,
+from .detectors import (_BUILTIN, IMMUTABLE, detector as detector_of, fixed_zone, frozen_member,
                         function_detector, pickle_shows_all, plain_pickling as _plain_pickling,
                         same_items, strict_detector)
 from .live_values import LiveValues
@@ -446,8 +446,6 @@ class ValueCache:
 
 #: Captured once per object: a module or function is the same thing while it is the same object.
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
-_BUILTIN = frozenset({list, dict, tuple, set, frozenset, str, bytes, int, float, bool, complex,
-                      type(None)})
 #: Stored inline in the frame record (``{"v": value}``, as traced steps store them: schema 4):
 #: the reader builds their preview, the trust gate hands the value back without unpickling.
 _INLINE = frozenset({int, float, bool, type(None), str})

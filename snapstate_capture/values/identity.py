@@ -338,8 +338,7 @@ def _function_like(obj: Any, cls: type) -> bytes | None:
     if cls in (staticmethod, classmethod, property):
         return _callable_digest(obj)
     if cls in (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType):
-        code = getattr(obj, "gi_code", None) or getattr(obj, "cr_code", None) or getattr(
-            obj, "ag_code", None)
+        code = live_code(obj)
         return _h(b"live", cls.__name__.encode(), code_digest(code) if code else b"")
     if cls in (types.FrameType, types.TracebackType):
         return _h(b"live", cls.__name__.encode())

@@ -161,23 +161,14 @@ def _holding_live(lock, client):
 
 
 def test_a_caller_holding_a_lock_and_a_client_captures_them_again_only_when_shown_otherwise(
-        tmp_path, monkeypatch):
+        tmp_path, traced_captures):
     """A live object or a client is captured as its preview alone: at each call's catch-up it
     costs a preview, and a lock taken is captured (and shown) at the call it is taken."""
     import threading
 
     import httpx
 
-    from snapstate_capture.tracing import stream
-
-    captured: list[str | None] = []
-    original = stream.capture_value
-
-    def counting(value, *, name=None, **kwargs):
-        captured.append(name)
-        return original(value, name=name, **kwargs)
-
-    monkeypatch.setattr(stream, "capture_value", counting)
+    captured = traced_captures
     client = httpx.Client(base_url="https://api.example.invalid")
     path = tmp_path / "t.snap"
     with snap.record(path, trace="calls", include=[__file__]):
