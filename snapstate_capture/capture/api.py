@@ -72,10 +72,11 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
     ``held=True`` (traced runs; what ``pytest --snapstate`` uses): nothing reaches the file
     while the block runs — the run's steps wait in memory, as compact as the writer process
     would have read them — and after the block ``keep()`` writes the run, whole, or
-    ``discard()`` forgets it (a run neither kept nor discarded is lost). A checkpoint, effect
-    or ``@step`` inside the block, which needs its step index, or more than 64 MB of steps
-    writes the run there and then (``discard`` then leaves it in the file). Ignored without
-    ``trace`` or with ``encrypt``.
+    ``discard()`` forgets it (a run neither kept nor discarded is lost). Checkpoints, effects
+    and ``@step`` steps inside the block are held too: the index ``checkpoint()`` returns is
+    counted in this process exactly as the writer will number the step
+    (``tracing/step_tally.py``). More than 64 MB of held steps writes the run there and then
+    (``discard`` then leaves it in the file). Ignored without ``trace`` or with ``encrypt``.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,

@@ -16,9 +16,10 @@ reaches the controller in the report's ``user_properties``. The recorded code is
 and site-packages), so pytest's own machinery is not traced.
 
 What it costs a passing test: the tracing itself. Each test is recorded *held*
-(``snap.record(held=True)``): its steps wait in memory, and no file, run or writer process is
-made unless the test fails (then the run is written whole) or the test itself needs a step
-index (a checkpoint, an effect: then it is written as it goes and deleted if the test passes).
+(``snap.record(held=True)``): its steps wait in memory — checkpoints and effects too, their
+step indexes counted in the test's process — and no file, run or writer process is made unless
+the test fails (then the run is written whole) or its held steps pass 64 MB (then it is written
+as it goes and deleted if the test passes).
 """
 
 from __future__ import annotations
