@@ -89,8 +89,14 @@ def process_facts() -> dict[str, Any]:
     """What a run's header says of the process recording it, taken now: ``started`` (epoch
     seconds), ``pid``, ``host`` and ``proc_start`` (``process_start_marker``)."""
     pid = os.getpid()
-    return dict(started=time.time(), pid=pid, host=socket.gethostname(),
-                proc_start=process_start_marker(pid))
+    marker = _start_markers.get(pid)
+    if marker is None:  # a process's start never changes: read once per pid (after a fork, anew)
+        marker = _start_markers[pid] = (process_start_marker(pid),)
+    return dict(started=time.time(), pid=pid, host=socket.gethostname(), proc_start=marker[0])
+
+
+#: pid -> (``process_start_marker(pid)``,) for the processes this one has been (forks).
+_start_markers: dict[int, tuple[str | None]] = {}
 
 
 class Unsigned:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dis
 import types
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,24 @@ class CodeInfo:
     module: bool
     suspends: bool
     comprehension: bool = False
+
+
+#: Analyses made in this process, by the value options they were made under (secret names
+#: come from them), then weakly by code object: a code object's analysis never changes, and a
+#: process records the same code again and again (``pytest --snapstate`` traces every test
+#: under a new tracer; analysing pytest's and pluggy's code afresh each time cost ~2%).
+_ANALYSED: dict[ValueOptions, weakref.WeakKeyDictionary[types.CodeType, CodeInfo]] = {}
+
+
+def analyses(values: ValueOptions) -> weakref.WeakKeyDictionary[types.CodeType, CodeInfo]:
+    """This process's ``code -> CodeInfo`` made under ``values`` (fill it with ``analyse``).
+    Raises ``TypeError`` for options that cannot be hashed (a list among their patterns)."""
+    found = _ANALYSED.get(values)
+    if found is None:
+        if len(_ANALYSED) >= 16:  # options made afresh with other patterns, again and again
+            _ANALYSED.clear()
+        found = _ANALYSED[values] = weakref.WeakKeyDictionary()
+    return found
 
 
 def analyse(code: types.CodeType, values: ValueOptions) -> CodeInfo:

@@ -64,20 +64,33 @@ def own_kind(filename: str) -> int:
     return kind
 
 
+#: Decisions of every rule made in this process, by (include, exclude, cwd): a rule's answer
+#: for a file name depends on nothing else, and a process often makes the same rule again —
+#: ``pytest --snapstate`` records every test under a new one, and deciding each file of the
+#: stack again (a ``realpath`` and a few ``fnmatch`` each) was ~5% of a suite of small tests.
+_DECISIONS: dict[tuple[tuple[str, ...], tuple[str, ...], str], dict[str, bool]] = {}
+#: File names a rule's decisions may hold before they are forgotten (``exec``'d code makes
+#: names without end).
+_MAX_DECISIONS = 50_000
+
+
 class IncludeRule:
-    """``includes(filename) -> bool`` under one set of globs, decided once per file name."""
+    """``includes(filename) -> bool`` under one set of globs, decided once per file name in a
+    process (``_DECISIONS``: shared by the rules made with the same globs and directory)."""
 
     def __init__(self, include: Iterable[str] = (), exclude: Iterable[str] = (),
                  cwd: str | None = None) -> None:
         self.include = tuple(include)
         self.exclude = tuple(exclude)
         self.cwd = os.path.realpath(cwd or os.getcwd())
-        self._cache: dict[str, bool] = {}
+        self._cache = _DECISIONS.setdefault((self.include, self.exclude, self.cwd), {})
 
     def includes(self, filename: str) -> bool:
         decided = self._cache.get(filename)
         if decided is None:
             decided = self._decide(filename)
+            if len(self._cache) >= _MAX_DECISIONS:
+                self._cache.clear()
             self._cache[filename] = decided
         return decided
 

@@ -21,6 +21,7 @@ import hmac
 import os
 import secrets
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -146,6 +147,11 @@ def load_key(path: Path | None = None) -> UserKey:
         if stat.S_IMODE(info.st_mode) & 0o077:
             raise KeyFileError(f"{path}: key file is accessible by others "
                                f"(mode {stat.S_IMODE(info.st_mode):o}); run chmod 600 on it")
+        seen = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        known = _loaded.get(str(path))
+        if known is not None and known[0] == seen and \
+                time.time_ns() - info.st_mtime_ns > _RACY_NS:
+            return known[1]  # the same file, unchanged since it was read
         with open(path, "rb") as handle:
             text = handle.read(256)
     except FileNotFoundError:
@@ -161,7 +167,20 @@ def load_key(path: Path | None = None) -> UserKey:
         raise KeyFileError(f"{path}: malformed key") from None
     if len(secret) != KEY_BYTES:
         raise KeyFileError(f"{path}: malformed key (wrong length)")
-    return UserKey(secret, path)
+    key = UserKey(secret, path)
+    _loaded[str(path)] = (seen, key)
+    return key
+
+
+#: Keys read in this process: path -> ((device, inode, size, mtime, ctime) of the file read,
+#: the key). ``load_key`` reads a file again when any of these changed (a new key, a copy
+#: put in its place, a change of mode); every record reads the key (``pytest --snapstate``:
+#: at each test), and the open and read cost ~40 µs.
+_loaded: dict[str, tuple[tuple[int, ...], UserKey]] = {}
+#: A file written less than this long ago (ns) is read again whatever its times say: file
+#: times tick coarsely (a few ms), so a rewrite in place of the same size right after a read
+#: could keep them all (git's "racy" index entries, the same guard).
+_RACY_NS = 2_000_000_000
 
 
 def find_key() -> UserKey | None:
