@@ -79,14 +79,20 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = ()) -> int | None:
     """How many objects ``obj`` reaches (itself excluded, leaves of ``_LEAVES`` not counted),
     or None as soon as it is more than ``limit`` or reaches an instance of a class in ``big``
     (classes taken as big). Reads references through ``tp_traverse``
-    (``gc.get_referents``): no code of the program runs, no attribute is looked up."""
+    (``gc.get_referents``): no code of the program runs, no attribute is looked up.
+
+    Walks breadth first, one ``gc.get_referents`` call per level for all of it (a call per
+    object was a fifth of the walk): the answer does not depend on the order — the count of
+    everything reachable when it is at most ``limit`` and nothing reached is of a ``big``
+    class, else None."""
     seen = {id(obj)}
-    todo = [obj]
+    level = [obj]
     count = 0
     referents = gc.get_referents
     leaves = _LEAVES
-    while todo:
-        for child in referents(todo.pop()):
+    while level:
+        below = []
+        for child in referents(*level):
             cls = type(child)
             if cls in leaves or isinstance(child, type):
                 continue
@@ -99,7 +105,8 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = ()) -> int | None:
             count += 1
             if count > limit:
                 return None
-            todo.append(child)
+            below.append(child)
+        level = below
     return count
 
 

@@ -5,11 +5,12 @@ attributes is still reported at the step it happens."""
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 
 from snapstate_capture.options import ValueOptions
-from snapstate_capture.tracing.bounded import (BOUNDED_NOTE, PROBE_LIMIT, BigValues,
+from snapstate_capture.tracing.bounded import (_LEAVES, BOUNDED_NOTE, PROBE_LIMIT, BigValues,
                                                bounded_preview, reach, shallow_key)
 
 import snapstate_capture as snap
@@ -31,6 +32,48 @@ def test_reach_counts_objects_not_scalars_and_stops_at_the_limit():
     assert reach(small) in (11, 12)
     assert reach(Holder(list(range(10_000)))) in (1, 2)
     assert reach(Holder([[i] for i in range(PROBE_LIMIT + 5)])) is None
+
+
+class Scope(dict):
+    pass
+
+
+def _depth_first(obj, limit=PROBE_LIMIT, big=()):
+    """``reach`` as it was written before it walked by levels."""
+    seen, todo, count = {id(obj)}, [obj], 0
+    while todo:
+        for child in gc.get_referents(todo.pop()):
+            cls = type(child)
+            if cls in _LEAVES or isinstance(child, type):
+                continue
+            if cls in big:
+                return None
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            count += 1
+            if count > limit:
+                return None
+            todo.append(child)
+    return count
+
+
+def test_reach_by_levels_counts_as_depth_first():
+    """``reach`` walks level by level; its answer is the one a depth-first walk gives (the
+    count of everything reachable, or None past the limit or at a big class's instance)."""
+    shared = [1, 2]
+    cycle: list = []
+    cycle.append(cycle)
+    holder = Holder.__new__(Holder)
+    holder.__dict__.update(a=shared, b=[shared, (shared, "x")], c=cycle)
+    deep = [[[[Scope()]]]]
+    shapes = [shared, holder, cycle, deep, {"k": [holder, holder]}, [[i] for i in range(299)],
+              [[i] for i in range(300)], [[i] for i in range(301)],
+              Holder([[i] for i in range(PROBE_LIMIT)]), ((),), "text"]
+    for shape in shapes:
+        for big in ((), {Scope}, {Holder}):
+            assert reach(shape, PROBE_LIMIT, big) == _depth_first(shape, PROBE_LIMIT, big), \
+                (shape, big)
 
 
 def test_big_values_are_judged_by_reach_then_by_class():
