@@ -183,3 +183,46 @@ def test_a_traced_big_self_replays_and_a_change_in_it_is_found(tmp_path):
     data = json.loads(result.stdout[result.stdout.find("{\n"):])
     assert data["status"] == "divergence", data["message"]
     assert data["divergence"]["step"] == first_changed
+
+
+class Shown:
+    """Big, with a repr of its own that shows what no attribute shows."""
+
+    calls = 0
+    mood = "calm"
+
+    def __init__(self):
+        self.world = [[i] for i in range(PROBE_LIMIT)]
+        self.count = 0
+
+    def __repr__(self):
+        Shown.calls += 1
+        return f"<Shown {Shown.mood} at {hex(id(self))}>"
+
+
+def test_a_bounded_object_with_its_own_repr_is_keyed_by_that_repr_called_once():
+    """Its repr is part of its key (a bound method, a function: pyflakes returns its Checker's
+    handlers thousands of times): an unchanged one costs no preview, a changed repr shows,
+    and the repr runs once a capture, as when the preview was built every time."""
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.store.trace_items import BLOB
+    from snapstate_capture.tracing.stream import ValueEncoder
+
+    items: list = []
+    encoder = ValueEncoder(CaptureOptions(), items.append)
+    shown = Shown()
+    first = encoder.capture(shown, "self")
+    assert first[1] is None and Shown.calls == 1
+    assert encoder.capture(shown, "self") == first and Shown.calls == 2
+    assert not any(item[0] == BLOB for item in items[1:])  # built once
+    Shown.mood = "cross"  # nothing the attributes show: only the repr tells
+    second = encoder.capture(shown, "self")
+    assert second != first and Shown.calls == 3
+    blobs = {item[1]: item[2] for item in items if item[0] == BLOB}
+    preview = json.loads(blobs[second[0]])
+    assert preview == bounded_preview(shown, ValueOptions(max_depth=1))  # the long way
+    assert preview["repr"] == "<Shown cross at 0x…>"
+    shown.count = 1
+    assert encoder.capture(shown, "self") not in (first, second)
+    method = shown.__repr__
+    assert encoder.capture(method, "handler") == encoder.capture(shown.__repr__, "handler")
