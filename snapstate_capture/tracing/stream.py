@@ -110,6 +110,8 @@ class ValueEncoder:
         self._cache: dict[str, tuple] = {}
         self._big = BigValues(options.values)
         self._shallow: dict[tuple, tuple] = {}
+        #: the repr a bounded preview shows (a bound method, a function, a class of its own repr)
+        self._bounded_repr = PreviewBuilder(self._big.options).repr_of
         self._builder = PreviewBuilder(options.values)
         #: ``(class, name, preview JSON) -> ref`` of values captured as their preview alone
         self._shown: dict[tuple, tuple] = {}
@@ -221,11 +223,12 @@ class ValueEncoder:
     def bounded(self, value: Any, name: str | None) -> tuple:
         """The reference of a big object's bounded form (``bounded.py``): a one-level preview
         marked ``"bounded"``, no payload."""
-        key = shallow_key(value, self._big.options.max_items)
+        key = shallow_key(value, self._big.options.max_items, self._bounded_repr)
         ref = self._shallow.get(key) if key is not None else None
         if ref is None:
-            ref = (self._blob(canonical_json(bounded_preview(value, self._big.options))), None,
-                   None)
+            text = key[1] if key is not None and type(key[1]) is str else None
+            ref = (self._blob(canonical_json(bounded_preview(value, self._big.options, text))),
+                   None, None)
             if key is not None:
                 if len(self._shallow) >= self.CACHE_LIMIT:
                     self._shallow.clear()

@@ -5,11 +5,12 @@ attributes is still reported at the step it happens."""
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 
 from snapstate_capture.options import ValueOptions
-from snapstate_capture.tracing.bounded import (BOUNDED_NOTE, PROBE_LIMIT, BigValues,
+from snapstate_capture.tracing.bounded import (_LEAVES, BOUNDED_NOTE, PROBE_LIMIT, BigValues,
                                                bounded_preview, reach, shallow_key)
 
 import snapstate_capture as snap
@@ -31,6 +32,48 @@ def test_reach_counts_objects_not_scalars_and_stops_at_the_limit():
     assert reach(small) in (11, 12)
     assert reach(Holder(list(range(10_000)))) in (1, 2)
     assert reach(Holder([[i] for i in range(PROBE_LIMIT + 5)])) is None
+
+
+class Scope(dict):
+    pass
+
+
+def _depth_first(obj, limit=PROBE_LIMIT, big=()):
+    """``reach`` as it was written before it walked by levels."""
+    seen, todo, count = {id(obj)}, [obj], 0
+    while todo:
+        for child in gc.get_referents(todo.pop()):
+            cls = type(child)
+            if cls in _LEAVES or isinstance(child, type):
+                continue
+            if cls in big:
+                return None
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            count += 1
+            if count > limit:
+                return None
+            todo.append(child)
+    return count
+
+
+def test_reach_by_levels_counts_as_depth_first():
+    """``reach`` walks level by level; its answer is the one a depth-first walk gives (the
+    count of everything reachable, or None past the limit or at a big class's instance)."""
+    shared = [1, 2]
+    cycle: list = []
+    cycle.append(cycle)
+    holder = Holder.__new__(Holder)
+    holder.__dict__.update(a=shared, b=[shared, (shared, "x")], c=cycle)
+    deep = [[[[Scope()]]]]
+    shapes = [shared, holder, cycle, deep, {"k": [holder, holder]}, [[i] for i in range(299)],
+              [[i] for i in range(300)], [[i] for i in range(301)],
+              Holder([[i] for i in range(PROBE_LIMIT)]), ((),), "text"]
+    for shape in shapes:
+        for big in ((), {Scope}, {Holder}):
+            assert reach(shape, PROBE_LIMIT, big) == _depth_first(shape, PROBE_LIMIT, big), \
+                (shape, big)
 
 
 def test_big_values_are_judged_by_reach_then_by_class():
@@ -140,3 +183,46 @@ def test_a_traced_big_self_replays_and_a_change_in_it_is_found(tmp_path):
     data = json.loads(result.stdout[result.stdout.find("{\n"):])
     assert data["status"] == "divergence", data["message"]
     assert data["divergence"]["step"] == first_changed
+
+
+class Shown:
+    """Big, with a repr of its own that shows what no attribute shows."""
+
+    calls = 0
+    mood = "calm"
+
+    def __init__(self):
+        self.world = [[i] for i in range(PROBE_LIMIT)]
+        self.count = 0
+
+    def __repr__(self):
+        Shown.calls += 1
+        return f"<Shown {Shown.mood} at {hex(id(self))}>"
+
+
+def test_a_bounded_object_with_its_own_repr_is_keyed_by_that_repr_called_once():
+    """Its repr is part of its key (a bound method, a function: pyflakes returns its Checker's
+    handlers thousands of times): an unchanged one costs no preview, a changed repr shows,
+    and the repr runs once a capture, as when the preview was built every time."""
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.store.trace_items import BLOB
+    from snapstate_capture.tracing.stream import ValueEncoder
+
+    items: list = []
+    encoder = ValueEncoder(CaptureOptions(), items.append)
+    shown = Shown()
+    first = encoder.capture(shown, "self")
+    assert first[1] is None and Shown.calls == 1
+    assert encoder.capture(shown, "self") == first and Shown.calls == 2
+    assert not any(item[0] == BLOB for item in items[1:])  # built once
+    Shown.mood = "cross"  # nothing the attributes show: only the repr tells
+    second = encoder.capture(shown, "self")
+    assert second != first and Shown.calls == 3
+    blobs = {item[1]: item[2] for item in items if item[0] == BLOB}
+    preview = json.loads(blobs[second[0]])
+    assert preview == bounded_preview(shown, ValueOptions(max_depth=1))  # the long way
+    assert preview["repr"] == "<Shown cross at 0x…>"
+    shown.count = 1
+    assert encoder.capture(shown, "self") not in (first, second)
+    method = shown.__repr__
+    assert encoder.capture(method, "handler") == encoder.capture(shown.__repr__, "handler")

@@ -9,9 +9,13 @@ import dataclasses
 import json
 import threading
 import typing
+import warnings
+
+import pytest
 
 import snapstate_capture as snap
 from snapstate_capture import Placeholder
+from snapstate_capture.values.payload import caught_warnings
 
 from .values_support import child, read_extra, read_locals, step_errors
 
@@ -241,3 +245,22 @@ def test_payload_larger_than_the_limit_is_a_placeholder(snap_path):
     assert got["small"]["value"] == list(range(10))
     assert got["large"]["preview"]["placeholder"]["reason"].startswith("payload too large")
     assert got["large"]["preview"]["len"] == 50_000
+
+
+def test_caught_warnings_collects_nests_and_puts_everything_back():
+    """What capture's pickling warns is collected, nested blocks each collect their own, and
+    the filters and ``showwarning`` are the program's again after the block, however it
+    ends."""
+    filters, shown = list(warnings.filters), warnings.showwarning
+    with caught_warnings() as outer:
+        warnings.warn("one", UserWarning)
+        with caught_warnings() as inner:
+            warnings.warn("two", RuntimeWarning)
+            warnings.warn("two", RuntimeWarning)
+        warnings.warn("three", UserWarning)
+    assert inner == ["RuntimeWarning: two"]
+    assert outer == ["UserWarning: one", "UserWarning: three"]
+    assert warnings.filters == filters and warnings.showwarning is shown
+    with pytest.raises(KeyError), caught_warnings():
+        raise KeyError("out")
+    assert warnings.filters == filters and warnings.showwarning is shown
