@@ -207,3 +207,40 @@ def test_two_generator_expressions_of_one_function_are_told_apart(tmp_path):
     first, second = shown[0::2], shown[1::2]
     assert any(a[0] == b[0] for a, b in zip(first, second))  # an address taken in turn
     assert all(a[1] != b[1] for a, b in zip(first, second))  # yet never the same value
+
+
+def sieve_like(n):
+    """A generator over a big buffer it edits between some of its yields (more-itertools'
+    ``sieve``): resumed again and again, the buffer is compared, not captured, when unchanged."""
+    data = bytearray(n)
+    for round_ in range(3):
+        yield round_
+        yield round_  # nothing changed since the last resume
+        data[round_] = 7  # changed in place: the next step must show it
+    yield len(data)
+
+
+def test_a_big_buffer_changed_in_place_between_resumes_shows_and_an_unchanged_one_is_not_stored_again(
+        snap_path, monkeypatch):
+    from snapstate_capture.tracing import stream
+
+    encoded: list[bytes] = []
+    original = stream.ValueEncoder._capture
+
+    def counting(self, value, name):
+        if name == "data":
+            encoded.append(bytes(value[:3]))
+        return original(self, value, name)
+
+    monkeypatch.setattr(stream.ValueEncoder, "_capture", counting)
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        assert list(sieve_like(8192)) == [0, 0, 1, 1, 2, 2, 8192]
+    # captured at the start and after each of the three edits, not at every resume
+    assert encoded == [b"\x00\x00\x00", b"\x07\x00\x00", b"\x07\x07\x00", b"\x07\x07\x07"]
+    with snap.open_timeline(snap_path, trust=True) as timeline:
+        shown = [bytes(step.frames[-1].locals["data"].load()[:3])
+                 for step in timeline.runs[-1].steps if step.function == "sieve_like"
+                 and "data" in step.frames[-1].locals]
+    # every step shows the buffer as it was then
+    assert shown[0] == b"\x00\x00\x00" and shown[-1] == b"\x07\x07\x07"
+    assert shown.index(b"\x07\x00\x00") < shown.index(b"\x07\x07\x00")
