@@ -120,6 +120,38 @@ def test_a_method_bound_to_a_big_object_is_big():
     assert not big.is_big(test_a_method_bound_to_a_big_object_is_big)  # importable by name
 
 
+def test_what_a_function_or_method_inside_a_value_is_written_with_is_counted():
+    """A lambda kept in an object is pickled with its closure: more-itertools' ``callback_iter``
+    holds one whose closure holds a unittest ``TestCase`` (and through it pytest's session);
+    counted as a leaf, the object looked small and was captured in full at every call (~2 s).
+    A bound method is pickled with its instance; an importable function by reference."""
+    world = [[i] for i in range(PROBE_LIMIT)]
+    big = BigValues(ValueOptions())
+    assert big.is_big({"callback": lambda: world})  # closure
+    assert big.is_big({"callback": lambda items=world: items})  # default
+    assert big.is_big([Holder(world).__init__])  # a bound method's instance
+    assert not big.is_big({"callback": lambda: 1})
+    assert not big.is_big([test_a_method_bound_to_a_big_object_is_big, json.dumps])
+
+
+class Sly:
+    """An object whose ``__class__`` is a property: ``isinstance`` would run it."""
+
+    calls: list[str] = []
+
+    @property
+    def __class__(self):  # noqa: D401 - the program's own code, which capture must not run
+        Sly.calls.append("ran")
+        return list
+
+
+def test_counting_never_runs_a_class_property():
+    Sly.calls.clear()
+    assert reach([Sly(), [Sly()]]) == 3
+    assert not BigValues(ValueOptions()).is_big(Sly())
+    assert Sly.calls == []
+
+
 def test_a_count_stops_at_an_instance_of_a_class_taken_as_big():
     big = BigValues(ValueOptions())
     small = Holder([])
