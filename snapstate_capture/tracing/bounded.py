@@ -9,7 +9,9 @@ tree, every scope and binding) is a local of nearly every one of its 25,000 trac
 
 So an object that reaches more than ``PROBE_LIMIT`` other objects (counted through the
 interpreter's own traversal, ``gc.get_referents``, which runs none of the program's code;
-strings, numbers, classes, functions and modules are not counted: they add no parts to walk)
+strings, numbers, classes, functions and modules are not counted: they add no parts to walk),
+or whose parts hold more than ``REF_LIMIT`` references, those leaves included (a deque of
+20,000 numbers is one object, but as costly to pickle at every call as 20,000 objects),
 is stored at a traced step as a **bounded** value: its preview one level deep — its type, its
 repr, its attributes or first items with their scalars and sizes — marked ``"bounded"``, and
 no payload and no identity digest. Replay and ``snapstate diff`` compare such values by that
@@ -44,11 +46,16 @@ from ..values.registry import class_name
 from ..values.scrub import scrub, secret_texts
 from ..values.static import static_attributes
 
-__all__ = ["BOUNDED_NOTE", "CLASS_STRIKES", "PROBE_LIMIT", "BigValues", "bounded_preview",
-           "reach"]
+__all__ = ["BOUNDED_NOTE", "CLASS_STRIKES", "PROBE_LIMIT", "REF_LIMIT", "BigValues",
+           "bounded_preview", "reach"]
 
 #: Objects an object may reach before it is bounded at traced steps.
 PROBE_LIMIT = 300
+#: References (leaves included: numbers, strings) an object's parts may hold before it is
+#: bounded at traced steps. A plain object holding a deque of 20,000 ints is one object to
+#: ``PROBE_LIMIT`` but 100 kB to pickle and hash at every call (more-itertools' ``peekable``,
+#: drained item by item in its own tests: quadratic, minutes for one test).
+REF_LIMIT = 10_000
 #: Instances of one class found big before the class is taken as big without counting.
 CLASS_STRIKES = 3
 #: The ``"bounded"`` text of a bounded value's preview.
@@ -77,8 +84,9 @@ _CHEAP = frozenset({str, bytes, int, float, complex, bool, type(None)})
 
 def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = ()) -> int | None:
     """How many objects ``obj`` reaches (itself excluded, leaves of ``_LEAVES`` not counted),
-    or None as soon as it is more than ``limit`` or reaches an instance of a class in ``big``
-    (classes taken as big). Reads references through ``tp_traverse``
+    or None as soon as it is more than ``limit``, its parts hold more than ``REF_LIMIT``
+    references (leaves included), or it reaches an instance of a class in ``big`` (classes
+    taken as big). Reads references through ``tp_traverse``
     (``gc.get_referents``), and what a function or bound method written by value holds
     through the interpreter's own slots (``_held_by_value``): no code of the program runs.
 
@@ -91,9 +99,13 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = ()) -> int | None:
     count = 0
     referents = gc.get_referents
     leaves = _LEAVES
+    refs = 0
     while level:
         below = []
         children = referents(*level)
+        refs += len(children)
+        if refs > REF_LIMIT:
+            return None
         for child in children:
             cls = type(child)
             if cls in leaves or issubclass(cls, type):  # never ``isinstance``: no __class__ read

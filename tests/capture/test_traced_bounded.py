@@ -10,8 +10,8 @@ import json
 import shutil
 
 from snapstate_capture.options import ValueOptions
-from snapstate_capture.tracing.bounded import (_LEAVES, BOUNDED_NOTE, PROBE_LIMIT, BigValues,
-                                               bounded_preview, reach, shallow_key)
+from snapstate_capture.tracing.bounded import (_LEAVES, BOUNDED_NOTE, PROBE_LIMIT, REF_LIMIT,
+                                               BigValues, bounded_preview, reach, shallow_key)
 
 import snapstate_capture as snap
 from tests.conftest import PROGRAMS, run_cli
@@ -30,7 +30,7 @@ def test_reach_counts_objects_not_scalars_and_stops_at_the_limit():
     # the list and its ten lists (and the instance dict where Python makes one); strings and
     # ints are not counted
     assert reach(small) in (11, 12)
-    assert reach(Holder(list(range(10_000)))) in (1, 2)
+    assert reach(Holder(list(range(REF_LIMIT // 2)))) in (1, 2)
     assert reach(Holder([[i] for i in range(PROBE_LIMIT + 5)])) is None
 
 
@@ -132,6 +132,19 @@ def test_what_a_function_or_method_inside_a_value_is_written_with_is_counted():
     assert big.is_big([Holder(world).__init__])  # a bound method's instance
     assert not big.is_big({"callback": lambda: 1})
     assert not big.is_big([test_a_method_bound_to_a_big_object_is_big, json.dumps])
+
+
+def test_an_object_holding_many_numbers_is_big_though_it_is_few_objects():
+    """more-itertools' ``peekable`` drained item by item: its deque of 20,000 ints was pickled
+    and hashed whole at each of 20,005 calls (minutes); over ``REF_LIMIT`` references it is
+    bounded, and its bounded preview follows the deque's length at each step."""
+    import collections
+
+    big = BigValues(ValueOptions())
+    assert not big.is_big(Holder(collections.deque(range(REF_LIMIT // 2))))
+    assert big.is_big(Holder(collections.deque(range(REF_LIMIT + 1))))
+    assert reach([list(range(REF_LIMIT))]) is None
+    assert reach([list(range(100))]) == 1
 
 
 class Sly:
