@@ -69,6 +69,9 @@ SCALAR_TYPES = frozenset({int, float, bool, type(None)})
 _HEADER = struct.Struct("<I")
 #: Buffer of the pipe to the writer process (Linux ``F_SETPIPE_SZ``; 1 MiB is the default cap).
 PIPE_BYTES = 1 << 20
+#: A value whose marshal copy is longer than this is bounded at traced events (one level, no
+#: payload: ``tracing/bounded.py``) instead of being hashed, sent and captured whole.
+MARSHAL_BYTES = 256 * 1024
 #: A held stream (``Stream(begin=...)``) holding more than this many bytes is released.
 HELD_BYTES = 64 << 20
 
@@ -170,6 +173,11 @@ class ValueEncoder:
             data = marshal.dumps(value)
         except (ValueError, TypeError, RecursionError):
             data = None
+        if data is not None and len(data) > MARSHAL_BYTES:
+            # a big list or dict of plain data: hashed and, when changed, sent and captured
+            # whole at every event (boltons' BarrelList: 0.5 MB a call, 2.4 GB for one
+            # passing test); bounded as big objects are (``bounded.py``)
+            return self.bounded(value, name)
         if data is not None and self.options.payloads:
             key = content_hash(data).hex()
             ref = self._cache.get(key)
