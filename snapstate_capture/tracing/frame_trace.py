@@ -82,8 +82,15 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
         state.prev = prev  # return, exception: the state's own steps, from the last line
         other(frame, event, arg)
         prev = state.prev
-        if event == "return" and frame in tracer._suspended:  # a yield: it just suspended
-            tracer._suspended[frame] = (local, fid)  # resumed, the frame gets this closure
+        if event == "return":
+            if frame in tracer._suspended:  # a yield: it just suspended
+                tracer._suspended[frame] = (local, fid)  # resumed, the frame gets this closure
+            else:  # the frame is done: let go of its objects now
+                # (this closure refers to itself, so it waits for the cyclic collector; what
+                # ``known`` holds must not: a finished frame's locals outlived it and a
+                # program's weakref callbacks ran late — boltons' test_min_id_map)
+                known.clear()
+                state.buffers = None
         return local
 
     return local
