@@ -39,6 +39,7 @@ exceptions, SIGINT, SIGTERM via ``snapstate record``) flush everything.
 
 from __future__ import annotations
 
+import atexit
 import marshal
 import os
 import pickle
@@ -521,6 +522,7 @@ class Stream:
         proc, self._proc = self._proc, None
         if proc is None:
             return
+        _reap(proc)
         try:
             if fd is not None and proc.stdin is not None:
                 proc.stdin.close()
@@ -583,6 +585,36 @@ class Stream:
                 pass
         self._fd = None
         self._proc = None
+
+
+#: Writer processes that said their run is stored and may still be exiting: held until they
+#: have, then reaped (``_reap``). A ``Popen`` let go of while its process runs warns
+#: (``ResourceWarning: subprocess N is still running``) into the program's stderr when
+#: warnings are shown (pytest, ``-W default``), and its process stays a zombie.
+_exiting: list[subprocess.Popen[bytes]] = []
+_reaper_registered = False
+
+
+def _reap(proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Hold ``proc`` until its process has exited, and reap the ones held before that have
+    (their own exit is not waited for: the recorder goes on at the writer's "ended")."""
+    global _reaper_registered
+    _exiting[:] = [held for held in _exiting if held.poll() is None]
+    if proc is not None:
+        _exiting.append(proc)
+        if not _reaper_registered:
+            atexit.register(_reap_at_exit)
+            _reaper_registered = True
+
+
+def _reap_at_exit() -> None:
+    """At the program's exit: give the writers still exiting a moment, then let them be."""
+    for held in _exiting:
+        try:
+            held.wait(timeout=2)
+        except (subprocess.TimeoutExpired, OSError):
+            held.returncode = -1  # left running: not waited for again, and no warning at exit
+    _exiting.clear()
 
 
 def _widen_pipe(fd: int) -> None:

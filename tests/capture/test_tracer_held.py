@@ -109,3 +109,21 @@ def _children():
             except OSError:
                 continue
     return found
+
+
+def test_keeping_a_held_run_says_nothing_to_the_program(tmp_path):
+    """The writer process of a kept run exits after it said the run is stored; its ``Popen``
+    was let go of meanwhile and warned ``ResourceWarning: subprocess N is still running``
+    into the program (pytest showed it under each failing test; found on attrs' suite)."""
+    import gc
+    import warnings
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        for index in range(3):
+            block = snap.record(tmp_path / f"kept{index}.snap", trace="calls", held=True)
+            with block:
+                sorted([3, 1, 2])
+            assert block.keep()
+        gc.collect()
+    assert [str(w.message) for w in said if w.category is ResourceWarning] == []
