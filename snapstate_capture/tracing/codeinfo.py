@@ -64,19 +64,26 @@ class CodeInfo:
 _ANALYSED: dict[ValueOptions, weakref.WeakKeyDictionary[types.CodeType, CodeInfo]] = {}
 
 
-def analyses(values: ValueOptions) -> weakref.WeakKeyDictionary[types.CodeType, CodeInfo]:
-    """This process's ``code -> CodeInfo`` made under ``values`` (fill it with ``analyse``).
-    Raises ``TypeError`` for options that cannot be hashed (a list among their patterns)."""
-    found = _ANALYSED.get(values)
-    if found is None:
+def analyse(code: types.CodeType, values: ValueOptions) -> CodeInfo:
+    """Return the ``CodeInfo`` of ``code`` under ``values`` (never raises: an unreadable code
+    gets no line sets); made once per process for each code object and options (``_ANALYSED``;
+    options that cannot be hashed, a list among their patterns, are analysed each time)."""
+    try:
+        made = _ANALYSED.get(values)
+    except TypeError:
+        return _analyse(code, values)
+    if made is None:
         if len(_ANALYSED) >= 16:  # options made afresh with other patterns, again and again
             _ANALYSED.clear()
-        found = _ANALYSED[values] = weakref.WeakKeyDictionary()
-    return found
+        made = _ANALYSED[values] = weakref.WeakKeyDictionary()
+    info = made.get(code)
+    if info is None:
+        info = made[code] = _analyse(code, values)
+    return info
 
 
-def analyse(code: types.CodeType, values: ValueOptions) -> CodeInfo:
-    """Return the ``CodeInfo`` of ``code`` (never raises: an unreadable code gets no line sets)."""
+def _analyse(code: types.CodeType, values: ValueOptions) -> CodeInfo:
+    """``analyse``'s work: the line sets read from the bytecode."""
     stores: dict[int, set[str]] = {}
     loads: dict[int, set[str]] = {}
     try:

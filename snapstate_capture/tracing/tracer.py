@@ -28,7 +28,7 @@ import types
 from typing import Any, Callable
 
 from ..capture.tasks import pending_tasks
-from .codeinfo import CodeInfo, analyse, analyses
+from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
 from ..capture.frames import FrameCapturer
 from .include import MACHINERY, NOT_OWN, IncludeRule, own_kind
@@ -69,10 +69,6 @@ class Tracer:
         self.frame_state = CallFrame.for_tracer(self)
         self.active = False
         self._infos: dict[types.CodeType, CodeInfo | bool] = {}
-        try:  # this process's analyses under these options (``codeinfo.analyses``)
-            self._analysed: Any = analyses(options.values)
-        except TypeError:  # options that cannot be hashed: analysed by this tracer alone
-            self._analysed = {}
         self._fids: dict[types.FrameType, int] = {}
         self._suspended: dict[types.FrameType, tuple[Callable[..., Any], int]] = {}
         #: calls mode: fid -> the frame's ``CallFrame``, whose ``refresh`` catches it up
@@ -228,9 +224,7 @@ class Tracer:
     def _info(self, code: types.CodeType) -> CodeInfo | bool:
         info: CodeInfo | bool = False
         if self.rule.includes(code.co_filename):
-            info = self._analysed.get(code)
-            if info is None:
-                info = self._analysed[code] = analyse(code, self.options.values)
+            info = analyse(code, self.options.values)
             if info.comprehension:
                 info = False
         self._infos[code] = info
