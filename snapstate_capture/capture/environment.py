@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import socket
@@ -115,20 +116,15 @@ def environment_facts() -> dict[str, Any]:
     }
 
 
+@functools.cache  # libc_ver reads the interpreter's executable: once per process
 def _platform_text() -> str:
     """``platform.platform()``'s text (``Linux-6.1.0-x86_64-with-glibc2.36``) without its cost:
     it asks ``uname().processor``, which runs ``uname -p`` in a child process (~10 ms, and
     a fork in the user's program); system, release and machine come from ``os.uname``."""
-    global _platform
-    if _platform is None:  # libc_ver reads the interpreter's executable: once per process
-        name = platform.uname()
-        text = f"{name.system}-{name.release}-{name.machine}"
-        libc, version = platform.libc_ver()
-        _platform = f"{text}-with-{libc}{version}" if libc else text
-    return _platform
-
-
-_platform: str | None = None
+    name = platform.uname()
+    text = f"{name.system}-{name.release}-{name.machine}"
+    libc, version = platform.libc_ver()
+    return f"{text}-with-{libc}{version}" if libc else text
 
 
 def _login_name() -> str | None:

@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import contextlib
+import functools
 import threading
 import time
 import uuid
@@ -89,14 +90,15 @@ def process_facts() -> dict[str, Any]:
     """What a run's header says of the process recording it, taken now: ``started`` (epoch
     seconds), ``pid``, ``host`` and ``proc_start`` (``process_start_marker``)."""
     pid = os.getpid()
-    marker = _start_markers.get(pid)
-    if marker is None:  # a process's start never changes: read once per pid (after a fork, anew)
-        marker = _start_markers[pid] = (process_start_marker(pid),)
-    return dict(started=time.time(), pid=pid, host=socket.gethostname(), proc_start=marker[0])
+    return dict(started=time.time(), pid=pid, host=socket.gethostname(),
+                proc_start=_own_start_marker(pid))
 
 
-#: pid -> (``process_start_marker(pid)``,) for the processes this one has been (forks).
-_start_markers: dict[int, tuple[str | None]] = {}
+@functools.lru_cache(maxsize=8)
+def _own_start_marker(pid: int) -> str | None:
+    """``process_start_marker`` of this process, ``pid`` (read once: a process's start never
+    changes; a forked child has another pid, so it reads its own)."""
+    return process_start_marker(pid)
 
 
 class Unsigned:

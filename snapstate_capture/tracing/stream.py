@@ -52,6 +52,7 @@ import time
 from typing import Any
 
 from ..store.hashing import canonical_json, content_hash
+from ..capture.detectors import function_detector  # the checkpoint path's detector
 from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
@@ -215,8 +216,6 @@ class ValueEncoder:
         makes of them), with the name, which the capture's placeholders show. None when there
         is none: the value is then captured whole at every event, as before — a chain of two
         generator expressions cost ~0.4 ms at each of them (more-itertools' ``dft``)."""
-        from ..capture.detectors import function_detector  # the checkpoint path's detector
-
         try:
             with caught_warnings():
                 detector = function_detector(value, self._builder)
@@ -592,19 +591,13 @@ class Stream:
 #: (``ResourceWarning: subprocess N is still running``) into the program's stderr when
 #: warnings are shown (pytest, ``-W default``), and its process stays a zombie.
 _exiting: list[subprocess.Popen[bytes]] = []
-_reaper_registered = False
 
 
-def _reap(proc: subprocess.Popen[bytes] | None = None) -> None:
+def _reap(proc: subprocess.Popen[bytes]) -> None:
     """Hold ``proc`` until its process has exited, and reap the ones held before that have
     (their own exit is not waited for: the recorder goes on at the writer's "ended")."""
-    global _reaper_registered
     _exiting[:] = [held for held in _exiting if held.poll() is None]
-    if proc is not None:
-        _exiting.append(proc)
-        if not _reaper_registered:
-            atexit.register(_reap_at_exit)
-            _reaper_registered = True
+    _exiting.append(proc)
 
 
 def _reap_at_exit() -> None:
@@ -615,6 +608,9 @@ def _reap_at_exit() -> None:
         except (subprocess.TimeoutExpired, OSError):
             held.returncode = -1  # left running: not waited for again, and no warning at exit
     _exiting.clear()
+
+
+atexit.register(_reap_at_exit)
 
 
 def _widen_pipe(fd: int) -> None:
