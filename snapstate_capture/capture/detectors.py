@@ -303,6 +303,7 @@ IMMUTABLE = frozenset({datetime.date, datetime.timedelta, datetime.timezone, dec
                        fractions.Fraction, uuid.UUID, ipaddress.IPv4Address,
                        ipaddress.IPv6Address, range})
 
+
 def function_detector(value: Any, builder: PreviewBuilder | None = None) -> bytes | None:
     """The change detector of a ``value`` plain pickle refused (``_DetectorPickler``; with the
     run's preview ``builder``, machinery and live parts are written as their previews), or
