@@ -110,9 +110,15 @@ class CallFrame:
         known = self.known
         last = known.get(name)
         cls = value.__class__
+        encoder = self.encoder
         if last is not None and last[0] is value:
             if cls in _IMMUTABLE or isinstance(value, _BY_IDENTITY):
                 return None
+            if last[1].__class__ is tuple and last[1][0] in encoder.bounded_keys:
+                # bounded at its last step and still the same object (held here, so its id is
+                # its own): bounded again, without the copy or count that found it big —
+                # boltons' BarrelList copied its 0.5 MB of lists with marshal at every call
+                return self._stored(name, value, encoder.bounded(value, name), last)
             if cls is bytearray and self.buffers is not None:
                 seen = self.buffers.get(name)
                 if seen is not None and value == seen:  # bytearray == bytes: by content
@@ -125,7 +131,12 @@ class CallFrame:
             self.buffers[name] = bytes(value)
         elif self.buffers is not None:
             self.buffers.pop(name, None)
-        ref = self.encoder.capture(value, name)
+        return self._stored(name, value, encoder.capture(value, name), last)
+
+    def _stored(self, name: str, value: Any, ref: Any, last: Any) -> Any:
+        """``ref``, the new capture of ``name``, remembered; None when it is what was stored
+        last (``last``: ``(object, ref)`` or None)."""
+        known = self.known
         if last is not None and last[1] == ref:
             if last[0] is not value:
                 known[name] = (value, ref)

@@ -115,6 +115,10 @@ class ValueEncoder:
         self._cache: dict[str, tuple] = {}
         self._big = BigValues(options.values)
         self._shallow: dict[tuple, tuple] = {}
+        #: the preview keys of the bounded forms made (``bounded``): a frame's value whose last
+        #: capture was one of them is bounded again while it is the same object
+        #: (``CallFrame._changed_ref``)
+        self.bounded_keys: set[str] = set()
         #: the repr a bounded preview shows (a bound method, a function, a class of its own repr)
         self._bounded_repr = PreviewBuilder(self._big.options).repr_of
         self._builder = PreviewBuilder(options.values)
@@ -258,7 +262,9 @@ class ValueEncoder:
             if key is not None:
                 if len(self._shallow) >= self.CACHE_LIMIT:
                     self._shallow.clear()
+                    self.bounded_keys.clear()
                 self._shallow[key] = ref
+            self.bounded_keys.add(ref[0])
         return ref
 
     def _remember(self, key: str, ref: tuple) -> None:

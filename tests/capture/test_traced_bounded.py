@@ -300,3 +300,32 @@ def test_a_big_list_of_plain_data_is_bounded_at_traced_steps_and_its_changes_sho
     # one level: the inner lists' lengths, which the calls change
     lengths = [[kid["len"] for _, kid in preview["children"]] for preview, _ in shown]
     assert lengths[0][0] == 12_500 and lengths[1][0] == 12_501 and lengths[2][-1] == 12_498
+
+
+def drains(lists):
+    """A caller holding a big list across its callees' calls: its catch-up at each call."""
+    for _ in range(3):
+        move_one(lists)
+
+
+def test_a_value_bounded_at_a_frames_last_step_is_bounded_again_without_being_copied(
+        tmp_path, monkeypatch):
+    from snapstate_capture.tracing import stream
+
+    copied = []
+    real = stream.ValueEncoder._capture
+    monkeypatch.setattr(stream.ValueEncoder, "_capture", lambda self, value, name: (
+        copied.append(name) or real(self, value, name)))
+    lists = [list(range(i * 12_500, (i + 1) * 12_500)) for i in range(8)]
+    path = tmp_path / "drains.snap"
+    with snap.record(path, trace="calls", include=[__file__]):
+        drains(lists)
+    # the first capture in this test's frame and in the caller, and each callee's own (a new
+    # frame each): none of the frames' catch-ups at the later calls (9 before)
+    assert copied.count("lists") == 5
+    with snap.open_timeline(path) as timeline:
+        shown = [step.frames[-2].locals["lists"].preview for step in timeline.runs[-1].steps
+                 if step.function == "move_one" and step.kind == "call"]
+    assert all(preview.get("bounded") == BOUNDED_NOTE for preview in shown)
+    assert [dict(preview["children"])["[0]"]["len"] for preview in shown] == \
+        [12_500, 12_501, 12_502]
