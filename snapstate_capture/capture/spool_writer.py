@@ -115,7 +115,7 @@ class StoreSink:
             elif change[0] == "effect":
                 self._effect(change[1], change[2])
             elif change[0] == "chunk":
-                self._chunk(change[1], change[2], change[3])
+                self._chunk(change[1], change[2], change[3], *change[4:6])
             elif change[0] == "end":
                 self._end(change[1], change[2])
         if batch:
@@ -147,12 +147,14 @@ class StoreSink:
         self.effect_pos += effects
         self.stored_effects = max(self.stored_effects, self.effect_pos)
 
-    def _chunk(self, count: int, data: bytes, blobs: dict[str, bytes]) -> None:
+    def _chunk(self, count: int, data: bytes, blobs: dict[str, bytes],
+               manifests: Any = (), bases: dict[str, str] | None = None) -> None:
         first = self.step_pos
 
         def work(writer: TimelineWriter) -> None:
             if self.stored_steps <= first:  # (a chunk is stored whole or not at all)
-                writer.append_chunk(self.run_id, count, data, dict(sorted(blobs.items())))
+                writer.append_chunk(self.run_id, count, data, dict(sorted(blobs.items())),
+                                    manifests=set(manifests), bases=bases)
             self.stored_steps = max(self.stored_steps, first + count)
         self._with_store(work)
         self.step_pos += count

@@ -134,11 +134,17 @@ class SpoolingWriter:
         return index
 
     def append_chunk(self, run_id: str, count: int, data: bytes,
-                     blob_items: dict[str, bytes]) -> int:
+                     blob_items: dict[str, bytes], *,
+                     manifests: set[str] | frozenset = frozenset(),
+                     bases: dict[str, str] | None = None) -> int:
         """Spool ``count`` traced steps encoded as one chunk (``store.chunks``) and the blobs
-        they refer to (``TimelineWriter.append_chunk``); return the first step's index."""
+        they refer to (``TimelineWriter.append_chunk``, with its ``manifests`` and ``bases``);
+        return the first step's index."""
         self._check_writer()
-        self._write(("chunk", count, data, blob_items))
+        if manifests or bases:
+            self._write(("chunk", count, data, blob_items, sorted(manifests), bases or {}))
+        else:
+            self._write(("chunk", count, data, blob_items))
         self._sent.update(blob_items)
         first = self._steps
         self._steps += count

@@ -10,8 +10,9 @@ run_id)``; the others are changes in the order the recorder made them:
   and ``facts``);
 - ``("step", record_fields, effect_or_None)`` — one ``StepRecord`` as a dict;
 - ``("effect", row, blobs)`` — ``TimelineWriter.add_effect``;
-- ``("chunk", count, data, blobs)`` — ``TimelineWriter.append_chunk`` (a traced run's steps,
-  appended by its trace writer process, which takes the spool over after the ``begin``);
+- ``("chunk", count, data, blobs[, manifests, bases])`` — ``TimelineWriter.append_chunk`` (a
+  traced run's steps, appended by its trace writer process, which takes the spool over after
+  the ``begin``; the manifest keys and delta bases only when there are any);
 - ``("end", status, error_or_None)``.
 
 Each frame is written with one ``os.write`` (the recorder's only cost per step); a recorder

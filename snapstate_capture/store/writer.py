@@ -320,9 +320,12 @@ class TimelineWriter:
             return self._states[run_id].steps
 
     def append_chunk(self, run_id: str, count: int, data: bytes,
-                     blob_items: dict[str, bytes]) -> int:
+                     blob_items: dict[str, bytes], *,
+                     manifests: set[str] | frozenset = frozenset(),
+                     bases: dict[str, str] | None = None) -> int:
         """Write ``count`` traced steps encoded as one chunk (``store.chunks``) and the blobs
-        they refer to, in one transaction; return the first step's index.
+        they refer to, in one transaction; return the first step's index. ``manifests`` and
+        ``bases``: as in ``StepRecord`` (a chunked value's payload and preview pieces).
 
         The chain advances once per chunk over ``{"chunk": hash(data), "first", "count"}``
         (see ``schema`` version 2)."""
@@ -333,7 +336,7 @@ class TimelineWriter:
                                                                version=state.version))
             state = state.with_steps(first + count, digest)
             with self._transaction() as engine:
-                self._insert_blobs(blob_items)
+                self._insert_blobs(blob_items, manifests, bases)
                 engine.insert_chunk(run_id, first, count, data, digest)
                 self._store_state(run_id, state)
             self._states[run_id] = state

@@ -49,6 +49,9 @@ _INLINE = INLINE_STR
 _SHAPED = secret_shapes.find
 #: Containers whose length a module body's catch-up compares (``CallFrame._rebound``).
 _SIZED = frozenset({list, dict, set, bytearray})
+#: Lists and dicts longer than this may be captured by chunks (``ValueEncoder.chunked``
+#: decides by the kind of their elements); a cheap length test first.
+_CHUNKED_MIN = 63
 #: A ``bytearray`` at least this long is checked for changes by comparing it with a copy of
 #: the bytes last stored (``CallFrame._changed_ref``); a shorter one is captured again
 #: (cheaper than keeping a copy).
@@ -59,7 +62,7 @@ class CallFrame:
     """The call-tracing state of one frame (see the module docstring). ``local`` is its local
     trace function; ``refresh`` catches the frame up when one of its callees is called."""
 
-    __slots__ = ("info", "fid", "known", "prev", "secret", "sizes", "buffers")
+    __slots__ = ("info", "fid", "known", "prev", "secret", "sizes", "buffers", "chunked")
 
     #: What all frames of one tracer share, set on its subclass (``for_tracer``): the tracer;
     #: ``lines`` — line tracing: a return or exception step carries the last line's touched
@@ -91,6 +94,8 @@ class CallFrame:
         self.sizes: dict[str, int] | None = None  # module or class body: container lengths
         #: name -> the bytes of the big ``bytearray`` last stored under it (``_changed_ref``)
         self.buffers: dict[str, bytes] | None = None
+        #: the names whose big list or dict was last captured by chunks (``_changed_ref``)
+        self.chunked: set[str] | None = None
         # What the call step stored (``known``, taken over), so unchanged values are not
         # stored again: name -> (object, ref); line tracing: non-scalars only.
         if self.lines:
@@ -131,6 +136,15 @@ class CallFrame:
             self.buffers[name] = bytes(value)
         elif self.buffers is not None:
             self.buffers.pop(name, None)
+        if (cls is list or cls is dict) and len(value) > _CHUNKED_MIN:
+            # a big list or dict: captured at the cost of what changed since its last capture
+            # here (an ``out.append`` per callee call was copied and hashed whole each time)
+            ref = encoder.chunked(self.fid, name, value)
+            if ref is not None:
+                if self.chunked is None:
+                    self.chunked = set()
+                self.chunked.add(name)
+                return self._stored(name, value, ref, last)
         return self._stored(name, value, encoder.capture(value, name), last)
 
     def _stored(self, name: str, value: Any, ref: Any, last: Any) -> Any:
@@ -263,6 +277,8 @@ class CallFrame:
                 else:
                     tracer._fids.pop(frame, None)
                     tracer._refresh.pop(fid, None)
+                    if self.chunked is not None:
+                        encoder.forget_chunked(fid, self.chunked)
                 return self.local
             if event == "exception":
                 if info.suspends and arg[0] is StopIteration and _ends_await(frame):

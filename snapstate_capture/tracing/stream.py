@@ -124,6 +124,9 @@ class ValueEncoder:
         self._builder = PreviewBuilder(options.values)
         #: ``(class, name, preview JSON) -> ref`` of values captured as their preview alone
         self._shown: dict[tuple, tuple] = {}
+        #: big lists and dicts of traced frames, by chunks (``chunked_locals.py``), made at
+        #: the first one
+        self._chunked: Any = None
 
     def encode(self, value: Any, name: str | None) -> Any:
         return value if _inline(value) else self.capture(value, name)
@@ -213,6 +216,22 @@ class ValueEncoder:
             self._remember(digest, ref)
         return ref
 
+    def chunked(self, fid: int, name: str, value: Any) -> tuple | None:
+        """The reference of frame ``fid``'s big list or dict ``name`` captured by chunks, at
+        the cost of what changed since its last capture there (``ChunkedLocals.ref``); None
+        when it is not taken (capture it whole)."""
+        if not self.options.payloads or not value or not _chunked_locals().ChunkedLocals.wanted(
+                value):
+            return None
+        if self._chunked is None:
+            self._chunked = _chunked_locals().ChunkedLocals(self.options, self.emit, self.sent)
+        return self._chunked.ref(fid, name, value)
+
+    def forget_chunked(self, fid: int, names: set[str]) -> None:
+        """Frame ``fid`` finished: let its chunked captures of ``names`` go."""
+        if self._chunked is not None:
+            self._chunked.forget(fid, names)
+
     def _detector_digest(self, value: Any, name: str | None) -> str | None:
         """The cache key of a value plain pickle refuses (a part it cannot write: a generator
         in an ``itertools.chain``, a lock, a lambda): the digest of its change detector
@@ -278,6 +297,14 @@ class ValueEncoder:
             self.sent.add(key)
             self.emit((BLOB, key, data))
         return key
+
+
+def _chunked_locals() -> Any:
+    """``chunked_locals``, imported at the first big list or dict (it brings the checkpoint
+    path's value cache, which most traced runs never need)."""
+    from . import chunked_locals
+
+    return chunked_locals
 
 
 def _inline(value: Any) -> bool:

@@ -48,6 +48,10 @@ class ChunkBuilder:
         self.items: list[Any] = []
         self.count = 0
         self.blobs: dict[str, bytes] = {}
+        #: of ``blobs``: the keys that are manifests, and the delta base of a blob where one
+        #: was given (``BLOB`` items of five elements: a chunked value's pieces)
+        self.manifests: set[str] = set()
+        self.bases: dict[str, str] = {}
         self.opened = time.monotonic()
         self.options = CaptureOptions()
         self.values: dict[str, tuple] = {}  # marshal-copy key -> (preview, payload, serializer)
@@ -127,6 +131,8 @@ class ChunkBuilder:
                     items.append(item)
                 elif code == BLOB:
                     self.blobs[item[1]] = item[2]
+                    if len(item) == 5:
+                        self._blob_kind(item)
                     continue
                 elif code == FULL:
                     items, count = self._next_chunk(count)
@@ -156,6 +162,14 @@ class ChunkBuilder:
             self.values[key] = ref
             self.blobs.update(blobs)
 
+    def _blob_kind(self, item: Any) -> None:
+        """Note a ``(BLOB, key, data, manifest, base)`` item's manifest flag and delta base."""
+        _, key, _, manifest, base = item
+        if manifest:
+            self.manifests.add(key)
+        if base:
+            self.bases[key] = base
+
     @staticmethod
     def _has_marks(item: Any) -> bool:
         if len(item) == 3:  # the common line step: (key, name, value)
@@ -176,17 +190,21 @@ class ChunkBuilder:
                 pass
             return
         data = chunks.encode(self.header, self.items)
-        self.writer.append_chunk(self.run_id, self.count, data, self.blobs)
+        self.writer.append_chunk(self.run_id, self.count, data, self.blobs,
+                                 manifests=self.manifests, bases=self.bases)
         self.header = self.state.next_header()
         self.items, self.count, self.blobs = [], 0, {}
+        self.manifests, self.bases = set(), {}
         self.opened = time.monotonic()
 
     def _write_full(self, fields: dict[str, Any]) -> None:
         blobs = dict(fields.pop("blobs", {}) or {})
+        manifests = set(fields.pop("manifests", ()) or ()) | self.manifests
+        bases = {**self.bases, **(fields.pop("bases", {}) or {})}
         effect = fields.pop("effect", None)
         blobs.update(self.blobs)
-        self.blobs = {}
-        record = StepRecord(**fields, blobs=blobs)
+        self.blobs, self.manifests, self.bases = {}, set(), {}
+        record = StepRecord(**fields, blobs=blobs, manifests=manifests, bases=bases)
         self.writer.append_step(self.run_id, record, effect=effect)
 
 

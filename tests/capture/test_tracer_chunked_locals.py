@@ -1,0 +1,85 @@
+"""A traced frame's big list or dict is captured by chunks (``tracing/chunked_locals.py``): what
+each call step shows of its caller is still exactly the caller's value then — after appends,
+an element replaced, a dict element edited in place far from the end, keys set and deleted —
+and a loop appending per call stores about what it appended, not the list again each time."""
+
+from __future__ import annotations
+
+import copy
+
+import snapstate_capture as snap
+from snapstate_capture.tracing import chunked_locals
+from snapstate_capture.tracing.stream import ValueEncoder
+
+HERE = __file__
+SEEN: list = []
+
+
+def peek():
+    return None
+
+
+def grow_and_edit(n):
+    words = [f"word-{i}" for i in range(1500)]
+    rows = [{"id": i, "tags": ["a"]} for i in range(200)]
+    table = {f"k{i}": i for i in range(1200)}
+    for i in range(n):
+        words.append(f"new-{i}")
+        rows.append({"id": 1000 + i, "tags": []})
+        table[f"n{i}"] = i
+        if i == 3:
+            rows[5]["tags"].append("edited")  # in place, in an old chunk of containers
+        if i == 5:
+            words[10] = "replaced"
+            del table["k7"]
+        if i == 7:
+            rows[150] = {"id": "swapped"}
+        SEEN.append(copy.deepcopy((words, rows, table)))
+        peek()
+    return len(words)
+
+
+def test_each_call_shows_the_callers_big_values_exactly(snap_path):
+    SEEN.clear()
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        grow_and_edit(10)
+    with snap.open_timeline(snap_path, trust=True) as timeline:
+        shown = []
+        for step in timeline.runs[-1].steps:
+            if step.kind == "call" and step.function == "peek":
+                frame = step.frames[-2]
+                assert frame.function == "grow_and_edit"
+                shown.append(tuple(frame.locals[name].load()
+                                   for name in ("words", "rows", "table")))
+    assert len(shown) == 10
+    for at, (expected, got) in enumerate(zip(SEEN, shown)):
+        assert got == expected, f"call {at}"
+
+
+def test_an_append_per_call_sends_about_what_was_appended(snap_path):
+    """The bytes handed to the writer for 300 appends to a 3,000-string list stay far below
+    300 copies of the list (what the whole-value path sent)."""
+    sent: list = []
+    encoder = ValueEncoder(snap.CaptureOptions(), sent.append)
+    words = [f"a fairly long word number {i}" for i in range(3000)]
+    first = encoder.chunked(1, "words", words)
+    assert first is not None and first[1] is not None
+    whole = sum(len(item[2]) for item in sent)
+    sent.clear()
+    refs = set()
+    for i in range(300):
+        words.append(f"appended {i}")
+        refs.add(encoder.chunked(1, "words", words))
+    assert len(refs) == 300  # a new reference for every new content
+    appended = sum(len(item[2]) for item in sent)
+    assert appended < 300 * whole / 20, (appended, whole)
+    assert encoder.chunked(1, "words", words) in refs  # unchanged: the last reference again
+
+
+def test_short_lists_secret_names_and_unpicklable_chunks_are_left_to_the_whole_value_path():
+    encoder = ValueEncoder(snap.CaptureOptions(), [].append)
+    assert encoder.chunked(1, "short", list(range(100))) is None
+    assert encoder.chunked(1, "api_key", [str(i) for i in range(5000)]) is None
+    lambdas = [lambda: i for i in range(100)]
+    assert encoder.chunked(1, "callbacks", lambdas) is None
+    assert chunked_locals.ChunkedLocals.wanted(list(range(4 * 256)))
