@@ -309,9 +309,12 @@ class ValueCache:
 
     # -- chunked containers ---------------------------------------------------------------
     def _chunked(self, slot: Any, value: Any, cls: type, per_chunk: int, name: str | None,
-                 out: Any) -> dict[str, Any] | None:
+                 out: Any, recheck: list[int] | None = None) -> dict[str, Any] | None:
         """Capture a big exact list/dict chunk by chunk (``chunk_capture.py``: what is looked at
-        follows what changed); None when a chunk cannot be pickled (whole-value capture)."""
+        follows what changed); None when a chunk cannot be pickled (whole-value capture).
+        ``recheck``: the old chunks that may have been edited in place, when the caller knows
+        them (traced frames compare each chunk's ``marshal`` copy: ``chunked_locals``) —
+        instead of the sweep."""
         entry = self._slots.get(slot)
         state = entry.chunked if entry is not None and entry.kind is cls else None
         if state is not None and state.size != per_chunk:
@@ -334,7 +337,9 @@ class ValueCache:
         # stands unless the sweep re-checks it (an in-place edit of an element).
         chunks: list[Any] = old[:count] + [None] * (count - min(known, count))
         check = list(range(low, high))
-        if state is not None:
+        if state is not None and recheck is not None:
+            check += [index for index in recheck if index < count and not low <= index < high]
+        elif state is not None:
             check += chunk_capture.sweep_indexes(state, low, high, count,
                                                  self.options.deep_check_chunks)
         changed: list[int] = []

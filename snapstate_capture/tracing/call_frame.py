@@ -50,7 +50,8 @@ _SHAPED = secret_shapes.find
 #: Containers whose length a module body's catch-up compares (``CallFrame._rebound``).
 _SIZED = frozenset({list, dict, set, bytearray})
 #: Lists and dicts longer than this may be captured by chunks (``ValueEncoder.chunked``
-#: decides by the kind of their elements); a cheap length test first.
+#: decides by the kind of their elements); a cheap length test first
+#: (``chunked_locals.MIN_LENGTH - 1``, not imported here: that module loads on first use).
 _CHUNKED_MIN = 63
 #: A ``bytearray`` at least this long is checked for changes by comparing it with a copy of
 #: the bytes last stored (``CallFrame._changed_ref``); a shorter one is captured again

@@ -302,9 +302,15 @@ class ValueEncoder:
 def _chunked_locals() -> Any:
     """``chunked_locals``, imported at the first big list or dict (it brings the checkpoint
     path's value cache, which most traced runs never need)."""
-    from . import chunked_locals
+    module = _CHUNKED_LOCALS.get("module")
+    if module is None:
+        from . import chunked_locals as module
 
-    return chunked_locals
+        _CHUNKED_LOCALS["module"] = module
+    return module
+
+
+_CHUNKED_LOCALS: dict[str, Any] = {}
 
 
 def _inline(value: Any) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 
 import snapstate_capture as snap
-from snapstate_capture.tracing import chunked_locals
+from snapstate_capture.tracing import call_frame, chunked_locals
 from snapstate_capture.tracing.stream import ValueEncoder
 
 HERE = __file__
@@ -23,18 +23,21 @@ def grow_and_edit(n):
     words = [f"word-{i}" for i in range(1500)]
     rows = [{"id": i, "tags": ["a"]} for i in range(200)]
     table = {f"k{i}": i for i in range(1200)}
+    index = {f"doc{i}": [i] for i in range(100)}
     for i in range(n):
         words.append(f"new-{i}")
         rows.append({"id": 1000 + i, "tags": []})
         table[f"n{i}"] = i
+        index[f"new{i}"] = [i]
         if i == 3:
             rows[5]["tags"].append("edited")  # in place, in an old chunk of containers
+            index["doc2"].append("edited")
         if i == 5:
             words[10] = "replaced"
             del table["k7"]
         if i == 7:
             rows[150] = {"id": "swapped"}
-        SEEN.append(copy.deepcopy((words, rows, table)))
+        SEEN.append(copy.deepcopy((words, rows, table, index)))
         peek()
     return len(words)
 
@@ -50,7 +53,7 @@ def test_each_call_shows_the_callers_big_values_exactly(snap_path):
                 frame = step.frames[-2]
                 assert frame.function == "grow_and_edit"
                 shown.append(tuple(frame.locals[name].load()
-                                   for name in ("words", "rows", "table")))
+                                   for name in ("words", "rows", "table", "index")))
     assert len(shown) == 10
     for at, (expected, got) in enumerate(zip(SEEN, shown)):
         assert got == expected, f"call {at}"
@@ -82,4 +85,6 @@ def test_short_lists_secret_names_and_unpicklable_chunks_are_left_to_the_whole_v
     assert encoder.chunked(1, "api_key", [str(i) for i in range(5000)]) is None
     lambdas = [lambda: i for i in range(100)]
     assert encoder.chunked(1, "callbacks", lambdas) is None
-    assert chunked_locals.ChunkedLocals.wanted(list(range(4 * 256)))
+    assert chunked_locals.ChunkedLocals.wanted(list(range(256)))
+    assert not chunked_locals.ChunkedLocals.wanted([{}] * 63)
+    assert call_frame._CHUNKED_MIN + 1 == chunked_locals.MIN_LENGTH
