@@ -20,6 +20,7 @@ import time
 import types
 from typing import Any
 
+from ..capture.chunk_capture import identity as _identity
 from ..capture.detectors import IMMUTABLE
 from ..values import secret_shapes
 from .codeinfo import CodeInfo
@@ -53,6 +54,13 @@ _SIZED = frozenset({list, dict, set, bytearray})
 #: decides by the kind of their elements); a cheap length test first
 #: (``chunked_locals.MIN_LENGTH - 1``, not imported here: that module loads on first use).
 _CHUNKED_MIN = 63
+#: A list or dict of at least this many immutable scalars (strings, numbers; a dict: keys and
+#: values) that is the object last stored under its name is unchanged when its elements are
+#: the same objects: compared by identity (a copy's item array read at C speed, the elements
+#: kept alive by the copy so no address is reused), not copied with marshal and hashed again —
+#: a caller's list of words was, at each of the 200 calls it made per text.
+_SCALARS_MIN = 16
+_SCALAR_ELEMENTS = frozenset({str, int, float, bool, type(None), bytes, complex})
 #: A ``bytearray`` at least this long is checked for changes by comparing it with a copy of
 #: the bytes last stored (``CallFrame._changed_ref``); a shorter one is captured again
 #: (cheaper than keeping a copy).
@@ -63,7 +71,8 @@ class CallFrame:
     """The call-tracing state of one frame (see the module docstring). ``local`` is its local
     trace function; ``refresh`` catches the frame up when one of its callees is called."""
 
-    __slots__ = ("info", "fid", "known", "prev", "secret", "sizes", "buffers", "chunked")
+    __slots__ = ("info", "fid", "known", "prev", "secret", "sizes", "buffers", "chunked",
+                 "scalars")
 
     #: What all frames of one tracer share, set on its subclass (``for_tracer``): the tracer;
     #: ``lines`` — line tracing: a return or exception step carries the last line's touched
@@ -97,6 +106,9 @@ class CallFrame:
         self.buffers: dict[str, bytes] | None = None
         #: the names whose big list or dict was last captured by chunks (``_changed_ref``)
         self.chunked: set[str] | None = None
+        #: name -> (its elements, their identities) when last stored, for a list or dict of
+        #: immutable scalars (``_changed_ref``)
+        self.scalars: dict[str, tuple[list[Any], bytes]] | None = None
         # What the call step stored (``known``, taken over), so unchanged values are not
         # stored again: name -> (object, ref); line tracing: non-scalars only.
         if self.lines:
@@ -129,6 +141,12 @@ class CallFrame:
                 seen = self.buffers.get(name)
                 if seen is not None and value == seen:  # bytearray == bytes: by content
                     return None
+            if (cls is list or cls is dict) and self.scalars is not None:
+                seen = self.scalars.get(name)
+                if seen is not None:
+                    kept = value[:] if cls is list else [*value, *dict.values(value)]
+                    if len(kept) == len(seen[0]) and _identity(kept) == seen[1]:
+                        return None  # the same immutable objects, in the same places
         if cls is bytearray and len(value) >= BUFFER_BYTES:
             # taken before the capture: a change by another thread in between shows as a
             # difference next time, never as a capture older than its copy
@@ -137,6 +155,17 @@ class CallFrame:
             self.buffers[name] = bytes(value)
         elif self.buffers is not None:
             self.buffers.pop(name, None)
+        if (cls is list or cls is dict) and len(value) >= _SCALARS_MIN:
+            # taken before the capture, as a buffer's copy is
+            kept = value[:] if cls is list else [*value, *dict.values(value)]
+            if set(map(type, kept)) <= _SCALAR_ELEMENTS:
+                if self.scalars is None:
+                    self.scalars = {}
+                self.scalars[name] = (kept, _identity(kept))
+            elif self.scalars is not None:
+                self.scalars.pop(name, None)
+        elif self.scalars is not None:
+            self.scalars.pop(name, None)
         if (cls is list or cls is dict) and len(value) > _CHUNKED_MIN:
             # a big list or dict: captured at the cost of what changed since its last capture
             # here (an ``out.append`` per callee call was copied and hashed whole each time)
@@ -191,6 +220,8 @@ class CallFrame:
                 self.buffers.pop(name, None)
             if self.sizes is not None:
                 self.sizes.pop(name, None)
+            if self.scalars is not None:
+                self.scalars.pop(name, None)
             out.append(name)
             out.append(DELETED)
 

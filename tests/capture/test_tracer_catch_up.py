@@ -161,3 +161,31 @@ def test_no_object_or_class_is_kept_alive_by_tracing(snap_path):
         thing, cls = make_class_and_instance()
         gc.collect()
         assert thing() is None and cls() is None
+
+
+def a_list_of_numbers_edited(n):
+    items = [n + 1000 + i for i in range(20)] + [1]
+    peek()
+    items[3] = None
+    items[3] = n + 5000  # may well take the freed int's address
+    peek()
+    items[20] = True  # equal to the 1 it replaces, and another type
+    peek()
+    items.sort(reverse=True)  # the same objects, in other places
+    peek()
+    peek()
+    return None
+
+
+def test_a_callers_list_of_scalars_compared_by_identity_still_shows_every_edit(snap_path):
+    """Lists of 16 or more strings and numbers are compared by their elements' identities
+    (``CallFrame.scalars``): a replaced element, an equal one of another type and a
+    reordering each show at the next call; an unchanged list is not stored again."""
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        a_list_of_numbers_edited(1)
+    shown = _at_peeks(snap_path, "items", "a_list_of_numbers_edited")
+    first = [1001 + i for i in range(20)]
+    edited = first[:3] + [5001] + first[4:]
+    assert shown == [repr(first + [1]), repr(edited + [1]), repr(edited + [True]),
+                     repr(sorted(edited + [True], reverse=True)),
+                     repr(sorted(edited + [True], reverse=True))]
