@@ -60,6 +60,9 @@ _CHUNKED_MIN = 63
 #: kept alive by the copy so no address is reused), not copied with marshal and hashed again —
 #: a caller's list of words was, at each of the 200 calls it made per text.
 _SCALARS_MIN = 16
+#: ... and fewer than this many: longer ones are captured by chunks (``chunked_locals``),
+#: which compare chunks of scalars by identity themselves (one chunk of scalars).
+_SCALARS_MAX = 256
 _SCALAR_ELEMENTS = frozenset({str, int, float, bool, type(None), bytes, complex})
 #: A ``bytearray`` at least this long is checked for changes by comparing it with a copy of
 #: the bytes last stored (``CallFrame._changed_ref``); a shorter one is captured again
@@ -155,7 +158,7 @@ class CallFrame:
             self.buffers[name] = bytes(value)
         elif self.buffers is not None:
             self.buffers.pop(name, None)
-        if (cls is list or cls is dict) and len(value) >= _SCALARS_MIN:
+        if (cls is list or cls is dict) and _SCALARS_MIN <= len(value) < _SCALARS_MAX:
             # taken before the capture, as a buffer's copy is
             kept = value[:] if cls is list else [*value, *dict.values(value)]
             if set(map(type, kept)) <= _SCALAR_ELEMENTS:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 
 import snapstate_capture as snap
+from snapstate_capture.capture import chunked
 from snapstate_capture.tracing import call_frame, chunked_locals
 from snapstate_capture.tracing.stream import ValueEncoder
 
@@ -88,3 +89,4 @@ def test_short_lists_secret_names_and_unpicklable_chunks_are_left_to_the_whole_v
     assert chunked_locals.ChunkedLocals.wanted(list(range(256)))
     assert not chunked_locals.ChunkedLocals.wanted([{}] * 63)
     assert call_frame._CHUNKED_MIN + 1 == chunked_locals.MIN_LENGTH
+    assert call_frame._SCALARS_MAX == chunked.SCALAR_CHUNK  # longer: compared by chunks
