@@ -45,6 +45,9 @@ class StepTally(ChunkBuilder):
     def _value(self, item: Any) -> None:
         pass  # a marshal copy of a value is not a step
 
+    def _blob_kind(self, item: Any) -> None:
+        pass  # nothing is stored: a chunked value's manifest flags are not kept
+
     @staticmethod
     def _has_marks(item: Any) -> bool:
         return False  # no value is resolved (``_value`` keeps none): a step counts as itself

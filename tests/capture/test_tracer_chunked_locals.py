@@ -90,3 +90,29 @@ def test_short_lists_secret_names_and_unpicklable_chunks_are_left_to_the_whole_v
     assert not chunked_locals.ChunkedLocals.wanted([{}] * 63)
     assert call_frame._CHUNKED_MIN + 1 == chunked_locals.MIN_LENGTH
     assert call_frame._SCALARS_MAX == chunked.SCALAR_CHUNK  # longer: compared by chunks
+
+
+def held_loop(n):
+    lines = [f"line {i}" for i in range(600)]
+    indexes = []
+    for i in range(n):
+        lines.append(f"more {i}")
+        indexes.append(snap.checkpoint(f"c{i}"))
+        peek()
+    return indexes
+
+
+def test_a_held_run_numbers_and_keeps_chunked_values(snap_path):
+    """``pytest --snapstate``'s shape: a held run (its checkpoints numbered in this process by
+    ``StepTally``, which reads the held chunk pieces too) kept afterwards reads back whole."""
+    block = snap.record(snap_path, trace="calls", include=[HERE], held=True)
+    with block:
+        indexes = held_loop(4)
+    assert block.keep()
+    with snap.open_timeline(snap_path, trust=True) as timeline:
+        steps = timeline.runs[-1].steps
+        assert [steps[i].label for i in indexes] == ["c0", "c1", "c2", "c3"]
+        shown = [step.frames[-2].locals["lines"].load() for step in steps
+                 if step.kind == "call" and step.function == "peek"]
+    base = [f"line {i}" for i in range(600)]
+    assert shown == [base + [f"more {j}" for j in range(i + 1)] for i in range(4)]
