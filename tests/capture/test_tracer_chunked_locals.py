@@ -86,6 +86,8 @@ def test_short_lists_secret_names_and_unpicklable_chunks_are_left_to_the_whole_v
     assert encoder.chunked(1, "api_key", [str(i) for i in range(5000)]) is None
     lambdas = [lambda: i for i in range(100)]
     assert encoder.chunked(1, "callbacks", lambdas) is None
+    huge = [{"text": f"{i:06d}" + "x" * 1000} for i in range(20_000)]  # ~20 MB: bounded
+    assert encoder.chunked(1, "huge", huge) is None
     assert chunked_locals.ChunkedLocals.wanted(list(range(256)))
     assert not chunked_locals.ChunkedLocals.wanted([{}] * 63)
     assert call_frame._CHUNKED_MIN + 1 == chunked_locals.MIN_LENGTH
