@@ -331,7 +331,7 @@ class ValueCache:
         count = -(-length // per_chunk)
         old = state.chunks if state is not None else []
         known = len(old)
-        if low >= count and state is not None and state.all_scalars:
+        if low >= count and state is not None and state.all_scalars and state.length == length:
             return entry.ref  # type: ignore[union-attr] - same objects, all immutable
         # Every position outside [low, high) holds the same objects as before: its old chunk
         # stands unless the sweep re-checks it (an in-place edit of an element).

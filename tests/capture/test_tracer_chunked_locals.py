@@ -118,3 +118,37 @@ def test_a_held_run_numbers_and_keeps_chunked_values(snap_path):
                  if step.kind == "call" and step.function == "peek"]
     base = [f"line {i}" for i in range(600)]
     assert shown == [base + [f"more {j}" for j in range(i + 1)] for i in range(4)]
+
+
+def truncated(n):
+    kept = []
+    words = [f"w{i}" for i in range(257)]
+    table = {i: str(i) for i in range(257)}
+    numbers = list(range(511))
+    for step in range(n):
+        if step == 1:
+            words.pop()           # 257 -> 256: the chunks left hold the same objects
+            table.popitem()
+            del numbers[256:]
+        kept.append(copy.deepcopy((words, table, numbers)))
+        peek()
+        snap.checkpoint("after")
+    return kept
+
+
+def test_a_list_cut_to_a_whole_number_of_chunks_shows_its_new_length(snap_path):
+    """The chunks left after a cut to a multiple of the chunk size hold the same objects: the
+    cut itself must still make a new capture (helper-7 found 257 -> 256 shown as 257), at
+    call steps (traced) and at checkpoints alike."""
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        expected = truncated(3)
+    with snap.open_timeline(snap_path, trust=True) as timeline:
+        steps = timeline.runs[-1].steps
+        at_calls = [tuple(step.frames[-2].locals[name].load()
+                          for name in ("words", "table", "numbers"))
+                    for step in steps if step.kind == "call" and step.function == "peek"]
+        at_checkpoints = [tuple(step.frames[-1].locals[name].load()
+                                for name in ("words", "table", "numbers"))
+                          for step in steps if step.kind == "checkpoint"]
+    assert at_calls == expected
+    assert at_checkpoints == expected
