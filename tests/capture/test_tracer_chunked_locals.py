@@ -122,12 +122,12 @@ def test_a_held_run_numbers_and_keeps_chunked_values(snap_path):
 
 def truncated(n):
     kept = []
-    words = [f"w{i}" for i in range(257)]
+    words = [f"w{i}" for i in range(513)]
     table = {i: str(i) for i in range(257)}
     numbers = list(range(511))
     for step in range(n):
         if step == 1:
-            words.pop()           # 257 -> 256: the chunks left hold the same objects
+            words.pop()           # 513 -> 512: the chunks left hold the same objects
             table.popitem()
             del numbers[256:]
         kept.append(copy.deepcopy((words, table, numbers)))
@@ -138,8 +138,8 @@ def truncated(n):
 
 def test_a_list_cut_to_a_whole_number_of_chunks_shows_its_new_length(snap_path):
     """The chunks left after a cut to a multiple of the chunk size hold the same objects: the
-    cut itself must still make a new capture (helper-7 found 257 -> 256 shown as 257), at
-    call steps (traced) and at checkpoints alike."""
+    cut itself must still make a new capture (helper-7 found 257 -> 256 shown as 257 at call
+    steps; checkpoints showed 513 -> 512 as 513), at call steps and at checkpoints alike."""
     with snap.record(snap_path, trace="calls", include=[HERE]):
         expected = truncated(3)
     with snap.open_timeline(snap_path, trust=True) as timeline:
