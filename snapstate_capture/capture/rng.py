@@ -16,31 +16,30 @@ from typing import Any
 from ..store.hashing import canonical_json, content_hash
 
 
-def _random_state() -> Any:
-    version, internal, gauss = random.getstate()
-    return {"version": version, "internal": list(internal), "gauss": gauss}
-
-
 def _random_raw() -> Any:
-    """The ``random`` generator's state as read (a tuple: compared, never stored)."""
+    """The ``random`` generator's state as read (a tuple: compared with the last one)."""
     return random.getstate()
 
 
-def _numpy_state() -> Any | None:
-    numpy = sys.modules.get("numpy")
-    if numpy is None:
-        return None
-    name, keys, pos, has_gauss, cached = numpy.random.get_state()
-    return {"name": name, "keys": [int(k) for k in keys], "pos": int(pos),
-            "has_gauss": int(has_gauss), "cached": float(cached)}
+def _random_state(raw: Any) -> Any:
+    version, internal, gauss = raw
+    return {"version": version, "internal": list(internal), "gauss": gauss}
 
 
 def _numpy_raw() -> Any | None:
+    """numpy's legacy global generator's state as read, its keys as bytes (comparable), or
+    None when numpy is not imported."""
     numpy = sys.modules.get("numpy")
     if numpy is None:
         return None
     name, keys, pos, has_gauss, cached = numpy.random.get_state()
-    return (name, keys.tobytes(), int(pos), int(has_gauss), float(cached))
+    return (name, keys.astype("<u4").tobytes(), int(pos), int(has_gauss), float(cached))
+
+
+def _numpy_state(raw: Any) -> Any:
+    name, keys, pos, has_gauss, cached = raw
+    return {"name": name, "keys": list(memoryview(keys).cast("I")), "pos": pos,
+            "has_gauss": has_gauss, "cached": cached}
 
 
 #: generator name -> (its state as last read, the (hex key, json bytes) saved for it): a
@@ -55,20 +54,18 @@ def save_states() -> dict[str, tuple[str, bytes]]:
     Never raises: a generator whose state cannot be read is left out.
     """
     out: dict[str, tuple[str, bytes]] = {}
-    for name, raw_of, read in (("random", _random_raw, _random_state),
-                               ("numpy", _numpy_raw, _numpy_state)):
+    for name, read_raw, as_state in (("random", _random_raw, _random_state),
+                                     ("numpy", _numpy_raw, _numpy_state)):
         try:
-            raw = raw_of()
+            raw = read_raw()
             if raw is None:
                 continue
             known = _last.get(name)
             if known is not None and known[0] == raw:
                 out[name] = known[1]
                 continue
-            state = read()
+            state = as_state(raw)
         except Exception:  # noqa: BLE001 - a replaced or broken generator is simply not saved
-            continue
-        if state is None:
             continue
         data = canonical_json(state)
         out[name] = (content_hash(data).hex(), data)

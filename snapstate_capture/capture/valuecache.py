@@ -153,6 +153,19 @@ class ValueCache:
         self._shared.clear()
         self._live.clear()
 
+    def forget(self, slot: Any) -> None:
+        """Forget what ``slot`` last captured."""
+        self._slots.pop(slot, None)
+
+    def full(self) -> bool:
+        """True when more than ``MAX_SLOTS`` slots are kept (``clear`` then)."""
+        return len(self._slots) > MAX_SLOTS
+
+    def chunk_state(self, slot: Any, cls: type) -> ChunkState | None:
+        """The chunks ``slot`` last captured a ``cls`` as (``chunked``), or None."""
+        entry = self._slots.get(slot)
+        return entry.chunked if entry is not None and entry.kind is cls else None
+
     def ref(self, slot: Any, value: Any, name: str | None, out: Any, *,
             inline: bool = True) -> dict[str, Any]:
         """Return the value ref of ``value`` seen at ``slot`` under ``name`` (see class doc).
@@ -174,7 +187,7 @@ class ValueCache:
             first = value[0] if cls is list else next(iter(dict.values(value)))
             per_chunk = chunked.chunk_size(first)
             if len(value) > per_chunk:
-                result = self._chunked(slot, value, cls, per_chunk, name, out)
+                result = self.chunked(slot, value, cls, per_chunk, name, out)
                 if result is not None:
                     return result
         if cls not in _BUILTIN and MACHINERY.lookup(cls) is not None:
@@ -308,7 +321,7 @@ class ValueCache:
         return add_blob(out, encode_preview(preview, memo), top_base), None, None
 
     # -- chunked containers ---------------------------------------------------------------
-    def _chunked(self, slot: Any, value: Any, cls: type, per_chunk: int, name: str | None,
+    def chunked(self, slot: Any, value: Any, cls: type, per_chunk: int, name: str | None,
                  out: Any, recheck: list[int] | None = None) -> dict[str, Any] | None:
         """Capture a big exact list/dict chunk by chunk (``chunk_capture.py``: what is looked at
         follows what changed); None when a chunk cannot be pickled (whole-value capture).

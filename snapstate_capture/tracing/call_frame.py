@@ -20,12 +20,13 @@ import time
 import types
 from typing import Any
 
+from ..capture import chunked
 from ..capture.chunk_capture import identity as _identity
 from ..capture.detectors import IMMUTABLE
 from ..values import secret_shapes
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
-from .stream import INLINE_STR, SCALAR_TYPES
+from .stream import CHUNKED_MIN_LENGTH, INLINE_STR, SCALAR_TYPES
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
 #: The instructions a frame returns by (3.12 adds RETURN_CONST); any other last instruction at
@@ -50,32 +51,24 @@ _INLINE = INLINE_STR
 _SHAPED = secret_shapes.find
 #: Containers whose length a module body's catch-up compares (``CallFrame._rebound``).
 _SIZED = frozenset({list, dict, set, bytearray})
-#: Lists and dicts longer than this may be captured by chunks (``ValueEncoder.chunked``
-#: decides by the kind of their elements); a cheap length test first
-#: (``chunked_locals.MIN_LENGTH - 1``, not imported here: that module loads on first use).
-_CHUNKED_MIN = 63
-#: A list or dict of at least this many immutable scalars (strings, numbers; a dict: keys and
-#: values) that is the object last stored under its name is unchanged when its elements are
-#: the same objects: compared by identity (a copy's item array read at C speed, the elements
-#: kept alive by the copy so no address is reused), not copied with marshal and hashed again —
-#: a caller's list of words was, at each of the 200 calls it made per text.
-_SCALARS_MIN = 16
-#: ... and fewer than this many: longer ones are captured by chunks (``chunked_locals``),
-#: which compare chunks of scalars by identity themselves (one chunk of scalars).
-_SCALARS_MAX = 256
-_SCALAR_ELEMENTS = frozenset({str, int, float, bool, type(None), bytes, complex})
-#: A ``bytearray`` at least this long is checked for changes by comparing it with a copy of
-#: the bytes last stored (``CallFrame._changed_ref``); a shorter one is captured again
-#: (cheaper than keeping a copy).
+#: Same-object checks without a capture (``CallFrame._changed_ref``, ``_copy_of``): a
+#: ``bytearray`` of at least ``BUFFER_BYTES`` is compared with the bytes it had when last
+#: stored (one ``memcmp``; a shorter one is captured again, cheaper than keeping a copy); a list
+#: or dict of ``_SCALARS_MIN`` or more immutable scalars (strings, numbers; a dict: keys and
+#: values), and fewer than a chunk of them (longer ones are captured by chunks, which compare
+#: their elements' identities themselves), by its elements' identities — a copy's item array
+#: read at C speed, the copy keeping the elements alive so no address is reused.
 BUFFER_BYTES = 4096
+_SCALARS_MIN = 16
+_SCALARS_MAX = chunked.SCALAR_CHUNK
+_SCALAR_ELEMENTS = frozenset({str, int, float, bool, type(None), bytes, complex})
 
 
 class CallFrame:
     """The call-tracing state of one frame (see the module docstring). ``local`` is its local
     trace function; ``refresh`` catches the frame up when one of its callees is called."""
 
-    __slots__ = ("info", "fid", "known", "prev", "secret", "sizes", "buffers", "chunked",
-                 "scalars")
+    __slots__ = ("info", "fid", "known", "prev", "secret", "sizes", "copies", "chunked")
 
     #: What all frames of one tracer share, set on its subclass (``for_tracer``): the tracer;
     #: ``lines`` — line tracing: a return or exception step carries the last line's touched
@@ -105,13 +98,11 @@ class CallFrame:
         self.secret = info.secret
         self.prev = frame.f_lineno
         self.sizes: dict[str, int] | None = None  # module or class body: container lengths
-        #: name -> the bytes of the big ``bytearray`` last stored under it (``_changed_ref``)
-        self.buffers: dict[str, bytes] | None = None
+        #: name -> what the object last stored under it is compared with while it is the same
+        #: object (``_copy_of``: a big bytearray's bytes, a short scalar list's identities)
+        self.copies: dict[str, Any] | None = None
         #: the names whose big list or dict was last captured by chunks (``_changed_ref``)
         self.chunked: set[str] | None = None
-        #: name -> (its elements, their identities) when last stored, for a list or dict of
-        #: immutable scalars (``_changed_ref``)
-        self.scalars: dict[str, tuple[list[Any], bytes]] | None = None
         # What the call step stored (``known``, taken over), so unchanged values are not
         # stored again: name -> (object, ref); line tracing: non-scalars only.
         if self.lines:
@@ -123,15 +114,16 @@ class CallFrame:
     def _changed_ref(self, name: str, value: Any) -> Any:
         """The reference to store for ``name`` now, or None when its content is unchanged.
 
-        A ``bytearray`` of ``BUFFER_BYTES`` or more that is the object last stored under
-        ``name`` is compared with the bytes it had then (one ``memcmp``) instead of being
-        copied and hashed again: a generator over a 1 MB sieve (more-itertools' ``sieve``,
-        resumed 78,498 times in its own test suite) re-hashed the whole buffer at every
-        resume, hours for one test."""
+        The object last stored under ``name`` is compared with the copy ``_copy_of`` kept of it
+        instead of being captured again: a generator over a 1 MB sieve (more-itertools'
+        ``sieve``, resumed 78,498 times in its own test suite) re-hashed the whole buffer at
+        every resume, hours for one test; a caller's list of words was copied with marshal and
+        hashed at each of the 200 calls it made per text."""
         known = self.known
         last = known.get(name)
         cls = value.__class__
         encoder = self.encoder
+        copy = None
         if last is not None and last[0] is value:
             if cls in _IMMUTABLE or isinstance(value, _BY_IDENTITY):
                 return None
@@ -140,36 +132,25 @@ class CallFrame:
                 # its own): bounded again, without the copy or count that found it big —
                 # boltons' BarrelList copied its 0.5 MB of lists with marshal at every call
                 return self._stored(name, value, encoder.bounded(value, name), last)
-            if cls is bytearray and self.buffers is not None:
-                seen = self.buffers.get(name)
-                if seen is not None and value == seen:  # bytearray == bytes: by content
-                    return None
-            if (cls is list or cls is dict) and self.scalars is not None:
-                seen = self.scalars.get(name)
-                if seen is not None:
-                    kept = value[:] if cls is list else [*value, *dict.values(value)]
-                    if len(kept) == len(seen[0]) and _identity(kept) == seen[1]:
+            seen = self.copies.get(name) if self.copies is not None else None
+            if seen is not None:
+                if cls is bytearray:
+                    if value == seen:  # bytearray == bytes: by content
+                        return None
+                else:
+                    copy = _scalar_copy(value, cls, typed=False)
+                    if copy[1] == seen[1] and len(copy[0]) == len(seen[0]):
                         return None  # the same immutable objects, in the same places
-        if cls is bytearray and len(value) >= BUFFER_BYTES:
-            # taken before the capture: a change by another thread in between shows as a
-            # difference next time, never as a capture older than its copy
-            if self.buffers is None:
-                self.buffers = {}
-            self.buffers[name] = bytes(value)
-        elif self.buffers is not None:
-            self.buffers.pop(name, None)
-        if (cls is list or cls is dict) and _SCALARS_MIN <= len(value) < _SCALARS_MAX:
-            # taken before the capture, as a buffer's copy is
-            kept = value[:] if cls is list else [*value, *dict.values(value)]
-            if set(map(type, kept)) <= _SCALAR_ELEMENTS:
-                if self.scalars is None:
-                    self.scalars = {}
-                self.scalars[name] = (kept, _identity(kept))
-            elif self.scalars is not None:
-                self.scalars.pop(name, None)
-        elif self.scalars is not None:
-            self.scalars.pop(name, None)
-        if (cls is list or cls is dict) and len(value) > _CHUNKED_MIN:
+        # taken before the capture: a change by another thread in between shows as a
+        # difference next time, never as a capture older than its copy
+        copy = _copy_of(value, cls, copy)
+        if copy is not None:
+            if self.copies is None:
+                self.copies = {}
+            self.copies[name] = copy
+        elif self.copies is not None:
+            self.copies.pop(name, None)
+        if (cls is list or cls is dict) and len(value) >= CHUNKED_MIN_LENGTH:
             # a big list or dict: captured at the cost of what changed since its last capture
             # here (an ``out.append`` per callee call was copied and hashed whole each time)
             ref = encoder.chunked(self.fid, name, value)
@@ -219,12 +200,10 @@ class CallFrame:
             return  # the usual case, decided at C speed (no set is built)
         for name in known.keys() - values.keys():
             del known[name]
-            if self.buffers is not None:
-                self.buffers.pop(name, None)
+            if self.copies is not None:
+                self.copies.pop(name, None)
             if self.sizes is not None:
                 self.sizes.pop(name, None)
-            if self.scalars is not None:
-                self.scalars.pop(name, None)
             out.append(name)
             out.append(DELETED)
 
@@ -450,6 +429,29 @@ class CallFrame:
                     if ref is not None:
                         out.append(name)
                         out.append(ref)
+
+
+def _copy_of(value: Any, cls: type, scalars: tuple[list[Any], bytes] | None) -> Any:
+    """What ``CallFrame._changed_ref`` compares ``value`` with while it stays the same object
+    (see ``BUFFER_BYTES``), or None: the bytes of a big ``bytearray``; ``(elements, their
+    identities)`` of a list or dict of scalars — ``scalars``, its untyped copy just made, when
+    there is one."""
+    if cls is bytearray:
+        return bytes(value) if len(value) >= BUFFER_BYTES else None
+    if (cls is list or cls is dict) and _SCALARS_MIN <= len(value) < _SCALARS_MAX:
+        if scalars is not None:
+            return scalars if set(map(type, scalars[0])) <= _SCALAR_ELEMENTS else None
+        return _scalar_copy(value, cls, typed=True)
+    return None
+
+
+def _scalar_copy(value: Any, cls: type, typed: bool) -> Any:
+    """``(elements, their identities)`` of a list or dict (keys then values); with ``typed``,
+    None unless every element is an immutable scalar."""
+    kept = value[:] if cls is list else [*value, *dict.values(value)]
+    if typed and not set(map(type, kept)) <= _SCALAR_ELEMENTS:
+        return None
+    return kept, _identity(kept)
 
 
 def _ends_await(frame: types.FrameType) -> bool:

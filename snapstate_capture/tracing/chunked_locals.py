@@ -32,21 +32,11 @@ import dataclasses
 import marshal
 from typing import Any
 
-from ..capture import chunked
 from ..capture.frames import StackCapture
-from ..capture.valuecache import MAX_SLOTS, ValueCache
+from ..capture.valuecache import ValueCache
 from ..options import CaptureOptions
 from ..store.trace_items import BLOB
 
-#: A list or dict is captured by chunks from this many chunks up (``chunked.chunk_size``
-#: elements each: 256 strings or numbers, 16 containers). Measured with
-#: ``bench/bench_traced_appends.py`` (1,000 rows): from one chunk, 222 µs of CPU a step with
-#: the writer's and a 0.97 MB file; from four, 320 µs and 1.47 MB — below that the whole-value
-#: path's copy is cheap here, but the writer process builds the value again at every event.
-MIN_CHUNKS = 1
-#: ... and never below this many elements: for a short list of containers the whole-value
-#: path costs the program less (~23 µs against ~60-130 µs for 70 dicts, appended to).
-MIN_LENGTH = 64
 #: A value whose chunks' marshal copies add up to more than this is left to the whole-value
 #: path, which stores it bounded (``stream.MARSHAL_BYTES``): its copies are kept between
 #: events, and its first capture stores it whole.
@@ -56,9 +46,10 @@ MAX_BYTES = 16 << 20
 class ChunkedLocals:
     """The chunked captures of a tracer's frames (see the module docstring).
 
-    ``ref(fid, name, value)`` → a reference tuple ``(preview key, payload key, "pickle")`` with
-    its new blobs emitted, or None when the value is not taken (too short, a secret name, or a
-    chunk that cannot be pickled plainly: the caller captures it whole). ``forget(fid,
+    ``ref(fid, name, value, per_chunk)`` → a reference tuple ``(preview key, payload key,
+    "pickle")`` with its new blobs emitted, or None when the value is not taken (a secret name,
+    not plain data, over ``MAX_BYTES``, or a chunk that cannot be pickled plainly: the caller
+    captures it whole). ``forget(fid,
     names)`` lets a finished frame's states go. Never raises.
     """
 
@@ -74,28 +65,17 @@ class ChunkedLocals:
         #: values holding containers (``_copies``)
         self._copies: dict[tuple[int, str], tuple[list[bytes], tuple]] = {}
 
-    @staticmethod
-    def wanted(value: Any) -> bool:
-        """True when ``value`` (an exact, non-empty list or dict) is long enough to be
-        captured by chunks."""
-        cls = type(value)
-        first = value[0] if cls is list else next(iter(dict.values(value)))
-        return len(value) >= max(MIN_LENGTH, MIN_CHUNKS * chunked.chunk_size(first))
-
-    def ref(self, fid: int, name: str, value: Any) -> tuple | None:
+    def ref(self, fid: int, name: str, value: Any, per_chunk: int) -> tuple | None:
         slot = (fid, name)
         if self._refused.get(slot) is value or self._values.is_secret(name):
             return None
         cache = self._cache
-        if len(cache._slots) > MAX_SLOTS:
+        if cache.full():
             cache.clear()
             self._refused.clear()
             self._copies.clear()
         cls = type(value)
-        first = value[0] if cls is list else next(iter(dict.values(value)))
-        per_chunk = chunked.chunk_size(first)
-        entry = cache._slots.get(slot)
-        state = entry.chunked if entry is not None and entry.kind is cls else None
+        state = cache.chunk_state(slot, cls)
         copies = None
         recheck = None
         if state is None or not state.all_scalars:
@@ -105,7 +85,7 @@ class ChunkedLocals:
                 self._refused[slot] = value
                 return None
             if sum(map(len, copies)) > MAX_BYTES:
-                cache._slots.pop(slot, None)
+                cache.forget(slot)
                 self._copies.pop(slot, None)
                 return None
             last = self._copies.get(slot)
@@ -116,11 +96,11 @@ class ChunkedLocals:
                            if old != new]
         out = StackCapture()
         try:
-            ref = cache._chunked(slot, value, cls, per_chunk, name, out, recheck)
+            ref = cache.chunked(slot, value, cls, per_chunk, name, out, recheck)
         except Exception:  # noqa: BLE001 - captured whole instead
             ref = None
         if ref is None:
-            cache._slots.pop(slot, None)
+            cache.forget(slot)
             self._copies.pop(slot, None)
             self._refused[slot] = value
             return None
@@ -143,9 +123,8 @@ class ChunkedLocals:
 
     def forget(self, fid: int, names: set[str]) -> None:
         """Drop the chunk states of frame ``fid``'s ``names`` (the frame finished)."""
-        slots = self._cache._slots
         for name in names:
-            slots.pop((fid, name), None)
+            self._cache.forget((fid, name))
             self._refused.pop((fid, name), None)
             self._copies.pop((fid, name), None)
 

@@ -90,7 +90,7 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
                 # ``known`` holds must not: a finished frame's locals outlived it and a
                 # program's weakref callbacks ran late — boltons' test_min_id_map)
                 known.clear()
-                state.buffers = None
+                state.copies = None
         return local
 
     return local

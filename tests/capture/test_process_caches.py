@@ -69,7 +69,7 @@ def _saved_again_only_after_a_draw():
     random.seed(5)  # back to the first state: the first blob, byte for byte
     assert rng.save_states()["random"] == first
     random.setstate((3, tuple([1] * 624 + [624]), None))
-    assert rng.save_states()["random"][1] == rng.canonical_json(rng._random_state())
+    assert rng.save_states()["random"][1] == rng.canonical_json(rng._random_state(random.getstate()))
 
 
 def test_rules_with_the_same_globs_share_their_decisions(tmp_path):

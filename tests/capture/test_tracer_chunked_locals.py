@@ -9,7 +9,7 @@ import copy
 
 import snapstate_capture as snap
 from snapstate_capture.capture import chunked
-from snapstate_capture.tracing import call_frame, chunked_locals
+from snapstate_capture.tracing import call_frame
 from snapstate_capture.tracing.stream import ValueEncoder
 
 HERE = __file__
@@ -88,9 +88,9 @@ def test_short_lists_secret_names_and_unpicklable_chunks_are_left_to_the_whole_v
     assert encoder.chunked(1, "callbacks", lambdas) is None
     huge = [{"text": f"{i:06d}" + "x" * 1000} for i in range(20_000)]  # ~20 MB: bounded
     assert encoder.chunked(1, "huge", huge) is None
-    assert chunked_locals.ChunkedLocals.wanted(list(range(256)))
-    assert not chunked_locals.ChunkedLocals.wanted([{}] * 63)
-    assert call_frame._CHUNKED_MIN + 1 == chunked_locals.MIN_LENGTH
+    assert encoder.chunked(1, "numbers", list(range(256))) is not None  # one chunk
+    assert encoder.chunked(1, "few", [{"i": i} for i in range(63)]) is None  # under 64
+    assert encoder.chunked(1, "rows", [{"i": i} for i in range(64)]) is not None
     assert call_frame._SCALARS_MAX == chunked.SCALAR_CHUNK  # longer: compared by chunks
 
 
