@@ -144,6 +144,10 @@ class CaptureOptions:
       edit shows within ``ceil(chunks / deep_check_chunks)`` captures of the value, and at
       once in a container of at most that many chunks (16 elements each). None: every chunk
       at every step (exact, at a cost that grows with the container). See docs/storage.md.
+    - ``chunked_locals``: in traced runs, capture a frame's big list or dict by chunks
+      (``tracing/chunked_locals.py``). Runs recorded so say ``entry["chunked_locals"]``; a
+      replay of a run without it captures those values whole, as its recording did, so its
+      steps match the recording's stored values one for one (``replay/traced.py``).
     """
 
     values: ValueOptions = field(default_factory=ValueOptions)
@@ -151,3 +155,4 @@ class CaptureOptions:
     payloads: bool = True
     entry_env: tuple[str, ...] = DEFAULT_ENTRY_ENV
     deep_check_chunks: int | None = 8
+    chunked_locals: bool = True

@@ -43,6 +43,9 @@ _active: list[Recorder] = []
 #: ``entry["lineage"]`` of runs whose steps and effects carry lineages (``lineage.py``); runs
 #: without it keyed effects by task or thread name.
 LINEAGE_VERSION = 1
+#: ``entry["chunked_locals"]`` of traced runs whose frames' big lists and dicts are stored by
+#: chunks (``CaptureOptions.chunked_locals``); a replay of a run without it stores them whole.
+CHUNKED_LOCALS_VERSION = 1
 
 
 def _recording() -> bool:
@@ -138,6 +141,8 @@ class Recorder:
             for fact, value in seed_facts().items():
                 entry.setdefault(fact, value)
             entry["lineage"] = LINEAGE_VERSION  # steps and effects carry lineages
+            if self.trace and self.options.chunked_locals:
+                entry["chunked_locals"] = CHUNKED_LOCALS_VERSION
             states = rng.save_states()
             entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             header = dict(name=self.name, entry=entry, env=environment_facts(),

@@ -21,6 +21,7 @@ answer passed the program's schema (``take_resumption``, as ``ReplayRecorder``'s
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
@@ -55,6 +56,10 @@ class TracedReplayRecorder(Recorder):
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,
                  options: CaptureOptions, trace: str, include: Any, exclude: Any) -> None:
+        if "chunked_locals" not in session.run.entry and options.chunked_locals:
+            # recorded before big locals were chunked: store them whole, as the recording
+            # did, so each step's values have the recording's keys (the fast comparison)
+            options = dataclasses.replace(options, chunked_locals=False)
         super().__init__(session.scratch, name=name, options=options, root=root,
                          block=session.block, trace=trace, include=include, exclude=exclude,
                          entry=session.run.entry)

@@ -228,8 +228,8 @@ class ValueEncoder:
         """The reference of frame ``fid``'s list or dict ``name`` (exact, at least
         ``CHUNKED_MIN_LENGTH`` long) captured by chunks, at the cost of what changed since its
         last capture there (``ChunkedLocals.ref``); None when it is not taken (capture it
-        whole): shorter than a chunk, or refused there."""
-        if not self.options.payloads:
+        whole): shorter than a chunk, or refused there, or ``options.chunked_locals`` off."""
+        if not self.options.payloads or not self.options.chunked_locals:
             return None
         first = value[0] if type(value) is list else next(iter(dict.values(value)))
         per_chunk = chunk_size(first)

@@ -5,6 +5,7 @@ and a loop appending per call stores about what it appended, not the list again 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import snapstate_capture as snap
@@ -152,3 +153,60 @@ def test_a_list_cut_to_a_whole_number_of_chunks_shows_its_new_length(snap_path):
                           for step in steps if step.kind == "checkpoint"]
     assert at_calls == expected
     assert at_checkpoints == expected
+
+
+def _payload_manifests(path) -> int:
+    """How many of the file's blobs are manifests (chunked payloads and their groups)."""
+    import sqlite3
+
+    from snapstate_capture.store.blobs import MANIFEST
+
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        return conn.execute("SELECT count(*) FROM blobs WHERE codec & ?", (MANIFEST,)).fetchone()[0]
+
+
+def _rows_at_notes(path) -> tuple[int | None, list[list]]:
+    with snap.open_timeline(path, trust=True) as timeline:
+        run = timeline.runs[-1]
+        return run.entry.get("chunked_locals"), [
+            step.frames[-2].locals["rows"].load() for step in run.steps
+            if step.kind == "call" and step.function == "note"]
+
+
+def test_a_run_says_its_big_locals_are_chunked_and_an_older_run_replays_storing_them_whole(
+        tmp_path):
+    """Runs recorded before big locals were chunked store them whole; their replay must too, or
+    every step's values have other keys than the recording's and each is compared by loading
+    it (a replay of such a run took 3.5x as long). The run's entry says which it is."""
+    from tests.conftest import PROGRAMS, run_python
+    from tests.e2e.replay_helpers import replay_json
+
+    paths = {}
+    for whole in ("0", "1"):
+        path = paths[whole] = tmp_path / f"rows-{whole}.snap"
+        done = run_python(str(PROGRAMS / "growing_rows.py"), str(path), cwd=tmp_path,
+                          env={"ROWS_WHOLE": whole})
+        assert done.returncode == 0, done.stderr
+    fact, chunked_rows = _rows_at_notes(paths["0"])
+    assert fact == 1 and _payload_manifests(paths["0"]) > 0
+    fact, whole_rows = _rows_at_notes(paths["1"])
+    assert fact is None and _payload_manifests(paths["1"]) == 0
+    assert chunked_rows == whole_rows and len(whole_rows) == 150
+    for path in paths.values():
+        _, data = replay_json(path)
+        assert data["status"] == "ok", data["message"]
+
+
+def test_the_replay_of_a_run_without_the_fact_turns_chunked_locals_off(tmp_path):
+    from types import SimpleNamespace
+
+    from snapstate_capture.replay.traced import TracedReplayRecorder
+
+    def recorder(entry):
+        session = SimpleNamespace(scratch=str(tmp_path / "replay.snap"), block=0,
+                                  run=SimpleNamespace(entry=entry))
+        return TracedReplayRecorder(session, root=None, name="r", options=snap.CaptureOptions(),
+                                    trace="calls", include=(), exclude=())
+
+    assert recorder({"kind": "script", "chunked_locals": 1}).options.chunked_locals
+    assert not recorder({"kind": "script"}).options.chunked_locals
