@@ -337,7 +337,8 @@ class ValueCache:
             values: list[Any] = keys
             key_ids, value_ids = chunk_capture.identity(keys), b""
         else:
-            keys, values = list(value), list(dict.values(value))
+            snapshot = dict.copy(value)  # one C call: keys and values of the same moment
+            keys, values = list(snapshot), list(dict.values(snapshot))
             key_ids, value_ids = chunk_capture.identity(keys), chunk_capture.identity(values)
         length = len(keys)
         low, high = chunk_capture.changed_span(state, key_ids, value_ids, length, per_chunk)

@@ -142,6 +142,7 @@ def _copies(value: Any, cls: type, per_chunk: int) -> list[bytes]:
     if cls is list:
         return [dumps(value[start:start + per_chunk])
                 for start in range(0, len(value), per_chunk)]
-    keys, values = list(value), list(dict.values(value))
+    snapshot = dict.copy(value)  # one C call: keys and values of the same moment
+    keys, values = list(snapshot), list(dict.values(snapshot))
     return [dumps((keys[start:start + per_chunk], values[start:start + per_chunk]))
             for start in range(0, len(keys), per_chunk)]

@@ -210,3 +210,53 @@ def test_the_replay_of_a_run_without_the_fact_turns_chunked_locals_off(tmp_path)
 
     assert recorder({"kind": "script", "chunked_locals": 1}).options.chunked_locals
     assert not recorder({"kind": "script"}).options.chunked_locals
+
+
+def racing(n):
+    """A dict another thread keeps changing (a key added, the oldest taken out) while this
+    frame calls ``peek`` and checkpoints: every capture must pair each key with its value."""
+    import threading
+
+    table = {f"k{i}": i for i in range(1000)}
+    stop = threading.Event()
+
+    def churn():
+        added = 1000
+        while not stop.is_set():
+            table[f"k{added}"] = added
+            del table[f"k{added - 1000}"]
+            added += 1
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        for _ in range(n):
+            peek()
+            snap.checkpoint("turn")
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_a_dict_another_thread_changes_is_captured_with_keys_and_values_of_one_moment(
+        snap_path):
+    """Keys and values were read in two C calls: a thread switch between them paired keys with
+    other keys' values. A race, so not every run of the old code failed (two of five here); the
+    code now copies the dict in one call, and no interleaving can fail this."""
+    import sys
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with snap.record(snap_path, trace="calls", include=[HERE]):
+            racing(80)
+    finally:
+        sys.setswitchinterval(interval)
+    with snap.open_timeline(snap_path, trust=True) as timeline:
+        tables = [frame.locals["table"].load() for step in timeline.runs[-1].steps
+                  if step.kind in ("call", "checkpoint") and step.function in ("peek", "racing")
+                  for frame in step.frames if frame.function == "racing"
+                  and "table" in frame.locals]
+    assert len(tables) >= 80
+    for table in tables:
+        assert all(value == int(key[1:]) for key, value in table.items())
