@@ -297,6 +297,7 @@ def test_a_big_list_of_plain_data_is_bounded_at_traced_steps_and_its_changes_sho
     assert len(shown) == 3
     assert all(preview.get("bounded") == BOUNDED_NOTE and not payload
                for preview, payload in shown)
+    assert "256 kB" in BOUNDED_NOTE  # the reason here: 8 lists are not "over 300 objects"
     # one level: the inner lists' lengths, which the calls change
     lengths = [[kid["len"] for _, kid in preview["children"]] for preview, _ in shown]
     assert lengths[0][0] == 12_500 and lengths[1][0] == 12_501 and lengths[2][-1] == 12_498
