@@ -153,11 +153,11 @@ class CallFrame:
         if (cls is list or cls is dict) and len(value) >= CHUNKED_MIN_LENGTH:
             # a big list or dict: captured at the cost of what changed since its last capture
             # here (an ``out.append`` per callee call was copied and hashed whole each time)
+            if self.chunked is None:
+                self.chunked = set()
+            self.chunked.add(name)  # taken or refused there: let go of at the frame's return
             ref = encoder.chunked(self.fid, name, value)
             if ref is not None:
-                if self.chunked is None:
-                    self.chunked = set()
-                self.chunked.add(name)
                 return self._stored(name, value, ref, last)
         return self._stored(name, value, encoder.capture(value, name), last)
 

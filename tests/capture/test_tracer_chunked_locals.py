@@ -260,3 +260,30 @@ def test_a_dict_another_thread_changes_is_captured_with_keys_and_values_of_one_m
     assert len(tables) >= 80
     for table in tables:
         assert all(value == int(key[1:]) for key, value in table.items())
+
+
+class Node:
+    """Not plain data: marshal refuses it, so a list of them is left to the whole-value path."""
+
+
+def holds_nodes(seen):
+    import weakref
+
+    nodes = [Node() for _ in range(100)]
+    seen.append(weakref.ref(nodes[0]))
+    peek()  # the catch-up tries the chunked path, which refuses the list
+    return len(nodes)
+
+
+def test_a_refused_big_value_is_let_go_of_when_its_frame_returns(snap_path):
+    """The chunked path remembers a value it refused (not to try again while the frame holds
+    it); that memory must end with the frame, or the program's objects outlive it (a weakref
+    callback runs late, memory grows)."""
+    import gc
+
+    seen: list = []
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        holds_nodes(seen)
+        gc.collect()
+        alive = seen[0]() is not None
+    assert not alive
