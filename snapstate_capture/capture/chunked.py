@@ -48,8 +48,10 @@ def join_dict(*chunks: bytes) -> dict[Any, Any]:
     return out
 
 
-def chunk_size(first: Any) -> int:
-    """Elements per chunk for a container whose first element (dict: first value) is ``first``."""
+def chunk_size(container: list | dict) -> int:
+    """Elements per chunk of a non-empty exact list or dict, decided by its first element (a
+    dict: its first value): ``SCALAR_CHUNK`` for a scalar, else ``CONTAINER_CHUNK``."""
+    first = container[0] if type(container) is list else next(iter(dict.values(container)))
     return SCALAR_CHUNK if type(first) in SCALAR_TYPES else CONTAINER_CHUNK
 
 

@@ -184,8 +184,7 @@ class ValueCache:
                 cls is not int or -_INT_LIMIT <= value < _INT_LIMIT):
             return {"v": value}  # a scalar lives in the frame record itself: no blobs
         if (cls is list or cls is dict) and value and self.options.payloads:
-            first = value[0] if cls is list else next(iter(dict.values(value)))
-            per_chunk = chunked.chunk_size(first)
+            per_chunk = chunked.chunk_size(value)
             if len(value) > per_chunk:
                 result = self.chunked(slot, value, cls, per_chunk, name, out)
                 if result is not None:

@@ -93,8 +93,7 @@ class FastMatcher:
             return False
         cls = type(value)
         if (cls is list or cls is dict) and value:
-            first = value[0] if cls is list else next(iter(dict.values(value)))
-            if len(value) > chunked.chunk_size(first):
+            if len(value) > chunked.chunk_size(value):
                 return False  # stored as chunks (``valuecache.py``): its key is a manifest's
         data = serialize(value, self.options).data
         return data is not None and content_hash(data).hex() == payload

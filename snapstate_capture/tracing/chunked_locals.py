@@ -35,7 +35,6 @@ from typing import Any
 from ..capture.frames import StackCapture
 from ..capture.valuecache import ValueCache
 from ..options import CaptureOptions
-from ..store.trace_items import BLOB
 
 #: A value whose chunks' marshal copies add up to more than this is left to the whole-value
 #: path, which stores it bounded (``stream.MARSHAL_BYTES``): its copies are kept between
@@ -47,17 +46,16 @@ class ChunkedLocals:
     """The chunked captures of a tracer's frames (see the module docstring).
 
     ``ref(fid, name, value, per_chunk)`` → a reference tuple ``(preview key, payload key,
-    "pickle")`` with its new blobs emitted, or None when the value is not taken (a secret name,
-    not plain data, over ``MAX_BYTES``, or a chunk that cannot be pickled plainly: the caller
-    captures it whole). ``forget(fid,
-    names)`` lets a finished frame's states go. Never raises.
+    "pickle")``, its new blobs handed to ``send_blob`` first, or None when the value is not
+    taken (a secret name, not plain data, over ``MAX_BYTES``, or a chunk that cannot be
+    pickled plainly: the caller captures it whole). ``forget(fid, names)`` lets a finished
+    frame's states go, refused values included. Never raises.
     """
 
-    def __init__(self, options: CaptureOptions, emit: Any, sent: set[str]) -> None:
+    def __init__(self, options: CaptureOptions, send_blob: Any) -> None:
         self._cache = ValueCache(dataclasses.replace(options, deep_check_chunks=None))
         self._values = options.values
-        self._emit = emit
-        self._sent = sent
+        self._send_blob = send_blob  # ``ValueEncoder.send_blob``
         #: slot -> the object whose chunked capture failed there (not tried again while the
         #: slot holds it: each try pickles chunks before it fails)
         self._refused: dict[tuple[int, str], Any] = {}
@@ -104,16 +102,9 @@ class ChunkedLocals:
             self._copies.pop(slot, None)
             self._refused[slot] = value
             return None
-        sent, emit, manifests, bases = self._sent, self._emit, out.manifests, out.bases
+        send, manifests, bases = self._send_blob, out.manifests, out.bases
         for key, blob in out.blobs.items():
-            if key in sent:
-                continue
-            sent.add(key)
-            base = bases.get(key)
-            if base is not None or key in manifests:
-                emit((BLOB, key, blob, key in manifests, base))
-            else:
-                emit((BLOB, key, blob))
+            send(key, blob, key in manifests, bases.get(key))
         result = (ref["p"], ref["b"], ref["s"])
         if copies is not None:
             self._copies[slot] = (copies, result)

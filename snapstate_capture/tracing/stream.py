@@ -228,14 +228,13 @@ class ValueEncoder:
         whole): shorter than a chunk, or refused there, or ``options.chunked_locals`` off."""
         if not self.options.payloads or not self.options.chunked_locals:
             return None
-        first = value[0] if type(value) is list else next(iter(dict.values(value)))
-        per_chunk = chunk_size(first)
+        per_chunk = chunk_size(value)
         if len(value) < max(per_chunk, CHUNKED_MIN_LENGTH):
             return None
         if self._chunked is None:
             from .chunked_locals import ChunkedLocals  # brings the checkpoint path's cache
 
-            self._chunked = ChunkedLocals(self.options, self.emit, self.sent)
+            self._chunked = ChunkedLocals(self.options, self.send_blob)
         return self._chunked.ref(fid, name, value, per_chunk)
 
     def forget_chunked(self, fid: int, names: set[str]) -> None:
@@ -304,10 +303,19 @@ class ValueEncoder:
 
     def _blob(self, data: bytes) -> str:
         key = content_hash(data).hex()
-        if key not in self.sent:
-            self.sent.add(key)
-            self.emit((BLOB, key, data))
+        self.send_blob(key, data)
         return key
+
+    def send_blob(self, key: str, data: bytes, manifest: bool = False,
+                  base: str | None = None) -> None:
+        """Hand blob ``key`` to the writer, once per run: a ``(BLOB, key, data)`` item, or
+        ``(BLOB, key, data, manifest, base)`` for a manifest or a blob with a delta base (a
+        chunked value's pieces: ``chunked_locals.py``)."""
+        if key in self.sent:
+            return
+        self.sent.add(key)
+        self.emit((BLOB, key, data, manifest, base) if manifest or base is not None
+                  else (BLOB, key, data))
 
 
 def _inline(value: Any) -> bool:
