@@ -46,8 +46,8 @@ from ..values.registry import class_name
 from ..values.scrub import scrub, secret_texts
 from ..values.static import static_attributes
 
-__all__ = ["BOUNDED_NOTE", "CLASS_STRIKES", "MARSHAL_BYTES", "PROBE_LIMIT", "REF_LIMIT",
-           "BigValues", "bounded_preview", "reach"]
+__all__ = ["BOUNDED_NOTE", "CLASS_STRIKES", "PROBE_LIMIT", "REF_LIMIT", "BigValues",
+           "bounded_preview", "reach"]
 
 #: Objects an object may reach before it is bounded at traced steps.
 PROBE_LIMIT = 300
@@ -58,13 +58,12 @@ PROBE_LIMIT = 300
 REF_LIMIT = 10_000
 #: Instances of one class found big before the class is taken as big without counting.
 CLASS_STRIKES = 3
-#: A value whose ``marshal`` copy is longer than this is bounded at traced events (one level,
-#: no payload) instead of being hashed, sent and captured whole (``stream.ValueEncoder``).
-MARSHAL_BYTES = 256 * 1024
-#: The ``"bounded"`` text of a bounded value's preview: either reason (a ``bytearray`` of 1 MB
-#: is one object; it said "over 300 objects" when only the second reason applied).
-BOUNDED_NOTE = (f"over {PROBE_LIMIT:,} objects or {MARSHAL_BYTES // 1024} kB: one level kept at "
-                "traced steps, no payload")
+#: The ``"bounded"`` text of a bounded value's preview. It is stored in the preview, so it is
+#: part of the value's key: another text makes every bounded value of an older traced run
+#: differ from its replay (a run of mistune recorded before a reworded note diverged at its
+#: first bounded ``BlockState``). It also stands for values bounded for their size
+#: (``stream.MARSHAL_BYTES``), which docs/storage.md says.
+BOUNDED_NOTE = f"over {PROBE_LIMIT:,} objects: one level kept at traced steps, no payload"
 
 #: Kinds that add nothing to walk: leaves of any capture (pickled by value or by reference).
 _LEAVES = frozenset({str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,

@@ -61,7 +61,7 @@ from ..values.payload import caught_warnings
 from ..values.identity import live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, REFUSED_BY_TYPE
-from .bounded import MARSHAL_BYTES, BigValues, bounded_preview, shallow_key
+from .bounded import BigValues, bounded_preview, shallow_key
 
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
@@ -72,6 +72,9 @@ SCALAR_TYPES = frozenset({int, float, bool, type(None)})
 _HEADER = struct.Struct("<I")
 #: Buffer of the pipe to the writer process (Linux ``F_SETPIPE_SZ``; 1 MiB is the default cap).
 PIPE_BYTES = 1 << 20
+#: A value whose marshal copy is longer than this is bounded at traced events (one level, no
+#: payload: ``tracing/bounded.py``) instead of being hashed, sent and captured whole.
+MARSHAL_BYTES = 256 * 1024
 #: A frame's exact list or dict is captured by chunks (``chunked_locals.py``) from one chunk
 #: (``capture.chunked.chunk_size`` elements: 256 strings or numbers, 16 containers) and this
 #: many elements up. Measured with ``bench/bench_traced_appends.py`` (1,000 rows): from one
