@@ -29,6 +29,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ..capture.recorder import Recorder
+from ..store.chunk_scan import has_chunked_values
 from ..trust.gate import open_timeline
 from .recorder import ReplayRecorder, restore_recorded_rng
 from .traced_compare import TracedComparison
@@ -41,6 +42,16 @@ if TYPE_CHECKING:
 #: Seconds between two looks of the comparison at the scratch timeline; steps per read.
 FOLLOW_SECONDS = 0.25
 _BATCH = 512
+
+
+def _recorded_chunked(session: ReplaySession) -> bool:
+    """Whether the recorded run stored its frames' big lists and dicts by chunks: it says so
+    (``entry["chunked_locals"]``), or, recorded by the first versions that chunked them, which
+    did not say so, a traced value of it is stored by chunks (``has_chunked_values``)."""
+    run = session.run
+    if "chunked_locals" in run.entry:
+        return True
+    return has_chunked_values(session.timeline, run.id)
 
 
 class TracedReplayRecorder(Recorder):
@@ -56,7 +67,7 @@ class TracedReplayRecorder(Recorder):
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,
                  options: CaptureOptions, trace: str, include: Any, exclude: Any) -> None:
-        if "chunked_locals" not in session.run.entry and options.chunked_locals:
+        if options.chunked_locals and not _recorded_chunked(session):
             # recorded before big locals were chunked: store them whole, as the recording
             # did, so each step's values have the recording's keys (the fast comparison)
             options = dataclasses.replace(options, chunked_locals=False)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IntegrityError
-from . import chunks, sanitize
+from . import blobs, chunks, sanitize
 from .chunk_reader import value_ref
 
 if TYPE_CHECKING:
@@ -403,3 +403,49 @@ def scan_sources(timeline: Timeline, run_id: str) -> dict[str, str]:
             if isinstance(filename, str) and isinstance(key, str):
                 sources.setdefault(filename, key)
     return sources
+
+
+def has_chunked_values(timeline: Timeline, run_id: str) -> bool:
+    """Whether a value of the run's traced steps is stored by chunks — its payload a manifest
+    (``tracing/chunked_locals.py``; a run recorded before that stores every value whole).
+    Reads chunks until one holds such a value, looking each distinct payload key up once,
+    ``_KEYS_PER_QUERY`` per query, by its row's codec (no blob is decoded). Raises
+    ``IntegrityError`` for a chunk that does not decode."""
+    seen: set[str] = set()
+    for first, _count, data in chunk_rows(timeline, run_id, 0, _ALL_STEPS):
+        header, items = _decode(timeline, first, data)
+        keys = _payload_keys((header, items)) - seen
+        seen |= keys
+        raws = [bytes.fromhex(key) for key in keys]
+        for start in range(0, len(raws), _KEYS_PER_QUERY):
+            rows = timeline.engine.blob_rows(raws[start:start + _KEYS_PER_QUERY])
+            if any(row[1] & blobs.MANIFEST for row in rows):
+                return True
+    return False
+
+
+#: Payload keys looked up per query (``has_chunked_values``).
+_KEYS_PER_QUERY = 500
+_SERIALIZERS = frozenset({"pickle", "dill"})
+
+
+def _payload_keys(decoded: Any) -> set[str]:
+    """The payload keys of the value references in a decoded chunk: ``(preview, payload,
+    serializer)`` tuples wherever they sit (frames' locals, step items, step values). A step
+    item that only looks like one names no blob: its lookup finds nothing."""
+    found: set[str] = set()
+    todo = [decoded]
+    while todo:
+        node = todo.pop()
+        kind = type(node)
+        if kind is tuple:
+            if (len(node) == 3 and node[2] in _SERIALIZERS and type(node[1]) is str
+                    and len(node[1]) == 32):
+                found.add(node[1])
+            else:
+                todo.extend(node)
+        elif kind is list:
+            todo.extend(node)
+        elif kind is dict:
+            todo.extend(node.values())
+    return found

@@ -197,19 +197,38 @@ def test_a_run_says_its_big_locals_are_chunked_and_an_older_run_replays_storing_
         assert data["status"] == "ok", data["message"]
 
 
-def test_the_replay_of_a_run_without_the_fact_turns_chunked_locals_off(tmp_path):
+def test_a_replay_stores_big_locals_as_its_recording_did(snap_path, tmp_path):
+    """Chunked when the run says so, or when a traced value of it is stored by chunks (the
+    first versions that chunked did not say so: a mistune run they recorded took over five
+    times as long to replay with the chunks off); whole otherwise."""
     from types import SimpleNamespace
 
     from snapstate_capture.replay.traced import TracedReplayRecorder
+    from snapstate_capture.store.chunk_scan import has_chunked_values
 
-    def recorder(entry):
-        session = SimpleNamespace(scratch=str(tmp_path / "replay.snap"), block=0,
-                                  run=SimpleNamespace(entry=entry))
-        return TracedReplayRecorder(session, root=None, name="r", options=snap.CaptureOptions(),
-                                    trace="calls", include=(), exclude=())
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        grow_and_edit(3)
+    with snap.record(snap_path, trace="calls", include=[HERE],
+                     options=snap.CaptureOptions(chunked_locals=False)):
+        grow_and_edit(3)
+    with snap.open_timeline(snap_path, trust=True) as timeline:
+        chunked_run, whole_run = timeline.runs[-2], timeline.runs[-1]
+        assert chunked_run.entry["chunked_locals"] == 1
+        assert "chunked_locals" not in whole_run.entry
+        assert has_chunked_values(timeline, chunked_run.id)
+        assert not has_chunked_values(timeline, whole_run.id)
 
-    assert recorder({"kind": "script", "chunked_locals": 1}).options.chunked_locals
-    assert not recorder({"kind": "script"}).options.chunked_locals
+        def replay_options(run, entry):
+            session = SimpleNamespace(scratch=str(tmp_path / "replay.snap"), block=0,
+                                      run=SimpleNamespace(entry=entry, id=run.id),
+                                      timeline=timeline)
+            return TracedReplayRecorder(session, root=None, name="r",
+                                        options=snap.CaptureOptions(), trace="calls",
+                                        include=(), exclude=()).options
+
+        assert replay_options(chunked_run, chunked_run.entry).chunked_locals
+        assert replay_options(chunked_run, {"kind": "script"}).chunked_locals  # no fact: found
+        assert not replay_options(whole_run, whole_run.entry).chunked_locals
 
 
 def racing(n):
