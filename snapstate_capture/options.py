@@ -146,8 +146,8 @@ class CaptureOptions:
       at every step (exact, at a cost that grows with the container). See docs/storage.md.
     - ``chunked_locals``: in traced runs, capture a frame's big list or dict by chunks
       (``tracing/chunked_locals.py``). Runs recorded so say ``entry["chunked_locals"]``; a
-      replay of a run without it captures those values whole, as its recording did, so its
-      steps match the recording's stored values one for one (``replay/traced.py``).
+      replay stores those values as its recording did, so its steps match the recording's
+      stored values one for one (``replay/traced.py``).
     """
 
     values: ValueOptions = field(default_factory=ValueOptions)

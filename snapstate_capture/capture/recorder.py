@@ -44,7 +44,7 @@ _active: list[Recorder] = []
 #: without it keyed effects by task or thread name.
 LINEAGE_VERSION = 1
 #: ``entry["chunked_locals"]`` of traced runs whose frames' big lists and dicts are stored by
-#: chunks (``CaptureOptions.chunked_locals``); a replay of a run without it stores them whole.
+#: chunks (``CaptureOptions.chunked_locals``); a replay stores them as its recording did.
 CHUNKED_LOCALS_VERSION = 1
 
 
