@@ -21,13 +21,18 @@ import os
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..store.chunk_reader import TracedStep
+from ..store.chunk_reader import TracedStep, value_ref
+from ..store.records import Value
 from .compare import compare_steps
 from .report import divergence
 
 if TYPE_CHECKING:
     from ..store.reader import Run, Step
     from .session import ReplaySession
+
+
+#: Pairs of preview keys whose identity comparison is kept (``_same_identity_of``).
+_IDENTITIES_KEPT = 50_000
 
 
 class TracedComparison:
@@ -54,6 +59,8 @@ class TracedComparison:
         self._paths: dict[tuple[str | None, bool], str] = {}
         self._seen: set[str] = set()  # lanes the replay made steps in
         self._effects: dict[str, list[int]] = defaultdict(list)  # lane -> its effect steps
+        #: (recorded preview key, replayed preview key) -> same identity (``_same_identity_of``)
+        self._identities: dict[tuple[str, str], bool] = {}
 
     def _lane(self, step: Step) -> str:
         return (step.lineage or "") if self.by_lineage else ""
@@ -127,13 +134,15 @@ class TracedComparison:
     def _identical(self, expected: Step, actual: Step) -> bool:
         """True when two traced steps hold the very same stored data (kind, label, lines,
         the stack's functions and files, every local and step value): the usual case, decided
-        without building frames or values. False leaves it to ``compare_steps``."""
+        without building frames (a value whose digest differs, by its preview's identity:
+        ``_same_identity_of``). False leaves it to ``compare_steps``."""
         if not (isinstance(expected, TracedStep) and isinstance(actual, TracedStep)):
             return False
         if (expected.kind, expected.label, expected.lineno) != (
                 actual.kind, actual.label, actual.lineno):
             return False
-        if not _same_stored(expected.stored_extra, actual.stored_extra):
+        same = self._same_identity_of(expected, actual)
+        if not _same_stored(expected.stored_extra, actual.stored_extra, same):
             return False
         rec_stack, act_stack = expected.stack_view(), actual.stack_view()
         if len(rec_stack) != len(act_stack):
@@ -144,11 +153,38 @@ class TracedComparison:
                 return False
             if position != last and rec[2] != got[2]:
                 return False
-            if rec[3] != got[3] and not _same_digests(rec[3], got[3]):
+            if rec[3] != got[3] and not _same_digests(rec[3], got[3], same):
                 return False
             if not _same_types(rec[3], got[3]):
                 return False
         return True
+
+    def _same_identity_of(self, expected: Step, actual: Step) -> Any:
+        """``same(recorded ref, replayed ref)`` for two stored values of these steps whose
+        digests differ: True when both previews hold the same identity digest — the rule
+        ``compare._same_stored`` decides such values by, read here from the two preview rows
+        alone and kept per pair of preview keys. A generator's preview names its address and a
+        set's pickle follows string hashing, so without this every step with such a value on
+        its stack went through ``compare_steps`` (mistune: a render's steps, ~15x the
+        recording's time)."""
+        known = self._identities
+        recorded, replayed = expected.run.timeline, actual.run.timeline
+
+        def same(exp: Any, got: Any) -> bool:
+            if type(exp) is not tuple or type(got) is not tuple or len(exp) != 3 \
+                    or len(got) != 3:
+                return False
+            pair = (exp[0], got[0])
+            found = known.get(pair)
+            if found is None:
+                if len(known) >= _IDENTITIES_KEPT:
+                    known.clear()
+                first = Value(recorded, "", value_ref(exp)).identity
+                found = known[pair] = first is not None and first == Value(
+                    replayed, "", value_ref(got)).identity
+            return found
+
+        return same
 
     def _path(self, filename: str | None, *, recorded: bool = True) -> str:
         key = (filename, recorded)
@@ -238,15 +274,15 @@ def _digest(value: Any) -> Any:
     return value
 
 
-def _same_digests(expected: tuple, actual: tuple) -> bool:
+def _same_digests(expected: tuple, actual: tuple, same_identity: Any) -> bool:
     """Same names, and values with the same digests (a function's preview names its address;
-    its payload is the same)."""
+    its payload is the same) or, where they differ, ``same_identity``."""
     return len(expected) == len(actual) and all(
-        exp_name == got_name and _digest(exp) == _digest(got)
+        exp_name == got_name and (_digest(exp) == _digest(got) or same_identity(exp, got))
         for (exp_name, exp), (got_name, got) in zip(expected, actual))
 
 
-def _same_stored(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
+def _same_stored(expected: dict[str, Any], actual: dict[str, Any], same_identity: Any) -> bool:
     """The step values (``return``, ``exception``) of two steps are the same: the same names,
     and values with the same digests and types. A returned object whose preview names its
     address (pyflakes' ``Checker.scope``, ``getParent``: a third of its return steps) has the
@@ -257,6 +293,7 @@ def _same_stored(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
         return False
     for name, value in expected.items():
         got = actual[name]
-        if type(value) is not type(got) or _digest(value) != _digest(got):
+        if type(value) is not type(got) or (_digest(value) != _digest(got)
+                                            and not same_identity(value, got)):
             return False
     return True

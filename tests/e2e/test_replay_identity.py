@@ -47,3 +47,53 @@ def test_a_planted_change_diverges_at_its_first_step(tmp_path):
     divergence = data["divergence"]
     assert divergence["step"] == expected, json.dumps(divergence)[:2000]
     assert "self" in json.dumps(divergence["variables"])
+
+
+KEPT: list = []
+
+
+def peek():
+    return None
+
+
+def render(n):
+    data = (i * 2 for i in range(n))  # its preview names its address, its identity does not
+    KEPT.append(data)  # alive: the next recording's generator gets another address
+    total = 0
+    for value in data:
+        total += value
+        peek()
+    return total
+
+
+def test_a_value_whose_preview_names_its_address_is_judged_identical_by_its_identity(
+        snap_path):
+    """A traced replay decides a step without ``compare_steps`` when its values' digests differ
+    but their previews hold the same identity — ``compare_steps``' own rule for such values.
+    mistune's render keeps a generator on the stack: every step went the slow way and a
+    replay took 4x longer than it does now (28.6 -> 6.8 s for 11,023 steps)."""
+    import os
+    from types import SimpleNamespace
+
+    from snapstate_capture.replay.traced_compare import TracedComparison
+
+    KEPT.clear()
+    _record_twice(snap_path)
+    with snap.open_timeline(snap_path, trust=True) as timeline:
+        recorded, again = timeline.runs[-2], timeline.runs[-1]
+        session = SimpleNamespace(relocation=SimpleNamespace(path=lambda path: path))
+        comparison = TracedComparison(session, recorded, os.getcwd(), 10 ** 9)
+        pairs = list(zip(recorded.steps, again.steps))
+        assert len(pairs) == len(recorded.steps) == len(again.steps) > 40
+        differ = [a for a, b in pairs if a.function == "peek"
+                  and a.frames[-2].locals["data"].preview_key
+                  != b.frames[-2].locals["data"].preview_key]
+        assert len(differ) > 20  # the addresses differ: the keys do
+        assert all(comparison._identical(a, b) for a, b in pairs)
+
+
+def _record_twice(path):
+    for target in (path, path):  # the same line and locals for both: only the address differs
+        with snap.record(target, trace="calls", include=[__file__]):
+            render(20)
+
