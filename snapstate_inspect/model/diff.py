@@ -33,9 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from snapstate_capture import Frame, SnapStateError, Step, UntrustedPayloadError, Value
+from snapstate_capture.store.chunk_reader import TracedStep
 from snapstate_capture.values.identity import same_objects
 
 from .chunk_diff import diff_chunked
+from .traced_state import same_traced_stacks
 from .value_diff import Budget, Change, DiffOptions, ValueDiff, diff_objects, diff_previews
 
 STEP_VALUES = "step values"
@@ -121,7 +123,8 @@ class StepDiffer:
     def __init__(self, options: DiffOptions | None = None) -> None:
         self.options = options or DiffOptions()
         self._values: OrderedDict[tuple, ValueDiff] = OrderedDict()
-        self._frames: OrderedDict[tuple[str, str], bool] = OrderedDict()
+        #: frame verdicts of ``same_state``: by frame-record keys, or by stored locals
+        self._frames: OrderedDict[tuple, bool] = OrderedDict()
 
     @property
     def mode(self) -> str:
@@ -159,9 +162,14 @@ class StepDiffer:
         ``known`` (keys from ``change_keys``) and the variables whose content pairs are in
         ``known_refs`` (``(frame, name, digest_a, digest_b)``): e.g. the inputs two runs started
         with. Stops at the first real difference; reads nothing for equal content hashes;
-        frame verdicts are cached by frame-record hashes (so use one ``known`` per differ)."""
+        frame verdicts are cached by frame-record hashes, a traced step's by pairs of stored
+        values (``traced_state``; so use one ``known`` per differ)."""
         if a.frame_keys and a.frame_keys == b.frame_keys and _same_values(a.extra, b.extra):
             return True
+        if isinstance(a, TracedStep) and isinstance(b, TracedStep):
+            return same_traced_stacks(a, b, self._frames, lambda frame, x, y: self.same_locals(
+                frame, x, y, known, known_refs)) and self.same_locals(
+                    STEP_VALUES, a.extra, b.extra, known, known_refs)
         fa, fb = a.frames, b.frames
         if [f.function for f in fa] != [f.function for f in fb]:
             return False
@@ -388,6 +396,7 @@ def _index(frames: tuple[Frame, ...], frame: Frame | None) -> int | None:
 def _inline(value: Value) -> bool:
     """A scalar stored in its ref as plain data (traced runs), with no preview blob."""
     return bool(getattr(value, "is_inline", False))
+
 
 
 def same_content(a: Value, b: Value) -> bool:
