@@ -20,6 +20,9 @@ What it costs a passing test: the tracing itself. Each test is recorded *held*
 step indexes counted in the test's process — and no file, run or writer process is made unless
 the test fails (then the run is written whole) or its held steps pass 64 MB (then it is written
 as it goes and deleted if the test passes).
+
+Hypothesis' deadline is off while tests are recorded (``hypothesis_deadline.py``): a recorded
+example runs tens of times slower than a plain one, and a deadline would fail tests that pass.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from . import hypothesis_deadline
 
 #: ``user_properties`` key carrying "path, step" of a kept timeline to the controller.
 PROPERTY = "snapstate_timeline"
@@ -60,6 +65,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
             args[position] = "--snapstate=calls"
 
 
+@pytest.hookimpl(trylast=True)  # after conftests' own configure: a profile they load
 def pytest_configure(config: pytest.Config) -> None:
     mode = config.getoption("snapstate", default=None)
     if mode is None:
@@ -67,6 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if mode not in MODES:
         raise pytest.UsageError(f"--snapstate={mode}: expected one of {', '.join(MODES)}")
     config.pluginmanager.register(TimelinePlugin(config, mode), "snapstate-timelines")
+    hypothesis_deadline.lift_while_recording()
 
 
 def timeline_name(nodeid: str) -> str:
@@ -125,6 +132,14 @@ class TimelinePlugin:
             if report.passed:
                 final.unlink(missing_ok=True)  # an older failure of this test is gone
         return report
+
+    def pytest_report_header(self) -> str:
+        import importlib.util
+
+        deadline = ("; Hypothesis deadlines are off while recording"
+                    if importlib.util.find_spec("hypothesis") is not None else "")
+        return (f"snapstate: recording each test ({self.mode}), the timelines of failing tests "
+                f"kept in {self.directory}{deadline}")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for key, value in getattr(report, "user_properties", ()):

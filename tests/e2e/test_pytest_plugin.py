@@ -111,3 +111,55 @@ def test_off_unless_asked(tmp_path):
     bad = _pytest(tmp_path, "--snapstate=everything")
     assert bad.returncode == 4 and "--snapstate=everything: expected one of calls, lines" in \
         bad.stderr
+
+
+HYPOTHESIS_SUITE = textwrap.dedent('''
+    from hypothesis import given, strategies as st
+
+    def count_to(n):
+        """Cheap plain (a ~1 µs call n times), slow recorded (a call step each)."""
+        def next_one(i):
+            return i + 1
+        total = 0
+        for _ in range(n):
+            total = next_one(total)
+        return total
+
+    @given(st.integers(0, 5))
+    def test_counts(extra):
+        with open("examples.txt", "a") as seen:
+            seen.write("x")
+        assert count_to(CALLS + extra) == CALLS + extra
+''')
+PATIENT_PROFILE = textwrap.dedent('''
+    from datetime import timedelta
+    from hypothesis import settings
+
+    def pytest_configure(config):
+        settings.register_profile("patient", max_examples=4, deadline=timedelta(milliseconds=60))
+        settings.load_profile("patient")
+''')
+
+
+def test_hypothesis_deadlines_are_off_while_recording(tmp_path):
+    """A Hypothesis test whose examples take a few ms plain and far longer recorded passes
+    under --snapstate: its deadline is lifted before test modules import hypothesis (a
+    conftest's profile, keeping its other settings; or hypothesis' default profile, when the
+    test module is the first to import it)."""
+    with_profile = tmp_path / "with_profile"
+    first_import = tmp_path / "first_import"
+    for where, calls in ((with_profile, 20_000), (first_import, 60_000)):
+        where.mkdir()
+        (where / "test_counting.py").write_text(f"CALLS = {calls}\n" + HYPOTHESIS_SUITE)
+    (with_profile / "conftest.py").write_text(PATIENT_PROFILE)
+    for where, autoload in ((with_profile, True), (first_import, False)):
+        plugins = [] if autoload else ["-p", "snapstate_capture.integrations.pytest_plugin"]
+        env = {} if autoload else {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        done = run_python("-m", "pytest", "-p", "no:cacheprovider", *plugins, "--snapstate",
+                          "test_counting.py", cwd=where, env=env, timeout=240)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "Hypothesis deadlines are off while recording" in done.stdout
+        if where is with_profile:  # the conftest's profile, but for its deadline
+            assert (where / "examples.txt").read_text() == "x" * 4
+        assert not (where / ".snapstate" / "tests").exists() or not any(
+            (where / ".snapstate" / "tests").iterdir())
