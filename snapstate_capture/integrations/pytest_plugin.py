@@ -36,8 +36,6 @@ from typing import Any
 
 import pytest
 
-from . import hypothesis_deadline
-
 #: ``user_properties`` key carrying "path, step" of a kept timeline to the controller.
 PROPERTY = "snapstate_timeline"
 MODES = ("calls", "lines")
@@ -73,6 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if mode not in MODES:
         raise pytest.UsageError(f"--snapstate={mode}: expected one of {', '.join(MODES)}")
     config.pluginmanager.register(TimelinePlugin(config, mode), "snapstate-timelines")
+    from . import hypothesis_deadline
+
     hypothesis_deadline.lift_while_recording()
 
 
