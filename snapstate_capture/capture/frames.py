@@ -81,6 +81,9 @@ class StackCapture:
     #: each object pickled for it, so an object met in several frames is pickled once (the
     #: program does not run in between); emptied when the step is complete (``end_record``).
     detectors: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
+    #: ``[(detector, ref)]``: clean whole-value captures the tracer may take once the step is
+    #: with the writer (``lent_captures.py``; traced runs only)
+    offers: list[tuple[bytes, dict[str, Any]]] = field(default_factory=list)
 
 
 def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:
@@ -120,6 +123,11 @@ class FrameCapturer:
         #: ``encryption.Sealer`` when recording with ``encrypt=True``: previews and payloads
         #: are sealed and their refs carry ``"x": key_id``.
         self.sealer: Any = None
+
+    def lend_with(self, lent: Any) -> None:
+        """Share whole-value captures with the run's tracer through ``lent``
+        (``lent_captures.LentCaptures``); None stops it."""
+        self._values.lent = lent
 
     def forget(self) -> None:
         """Forget cached captures (after a failed write: their blobs never reached the file)."""

@@ -260,6 +260,10 @@ class Recorder:
         tracer = Tracer(mode=self.trace or "calls", options=self.options, stream=stream,
                         rule=IncludeRule(self.include, self.exclude))
         self._tracer = tracer
+        from .lent_captures import LentCaptures
+
+        tracer.encoder.lent = lent = LentCaptures()  # one capture of a value for both
+        self._frames.lend_with(lent)
         self._record_other_threads()
         tracer.start(self.root)
         hold_os_exit(stream)
@@ -451,12 +455,19 @@ class Recorder:
         try:
             if self._stream is not None and kind != "checkpoint":
                 # only checkpoint() hands its index to the program: a held run stays held
-                return writer.append_step(self.run_id, record, effect=effect, numbered=False)
-            return writer.append_step(self.run_id, record, effect=effect)
+                index = writer.append_step(self.run_id, record, effect=effect, numbered=False)
+            else:
+                index = writer.append_step(self.run_id, record, effect=effect)
         except WriteFailed as failure:
             self._frames.forget()  # cached refs may name blobs that were rolled back
             self._cut_short(failure)
             return None
+        offers, self._reentry.offers = getattr(self._reentry, "offers", None), None
+        tracer = self._tracer
+        if offers and tracer is not None and tracer.encoder.lent is not None:
+            encoder = tracer.encoder  # the step's blobs are with the writer: the tracer may
+            encoder.lent.offer(offers, encoder._cache, encoder._remember)  # name them now
+        return index
 
     def effect_row(self, effect: dict[str, Any], record: StepRecord) -> dict[str, Any]:
         """Complete an effect-journal row with the value refs captured on its step: the
@@ -501,6 +512,7 @@ class Recorder:
                 else:
                     extra_refs[name] = self._frames.value_ref(value, name, stack)
         self._frames.end_record(stack)
+        self._reentry.offers = stack.offers  # handed to the tracer once the step is written
         stack.errors.extend(f"warning while capturing: {text}" for text in said)
         thread = current_thread_name()
         n_changed = self._count_changes(thread, frames, stack.innermost_digests)

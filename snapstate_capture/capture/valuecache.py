@@ -42,6 +42,7 @@ from .chunk_capture import FANOUT, Chunk, ChunkState
 from .detectors import (_BUILTIN, IMMUTABLE, detector as detector_of, fixed_zone, frozen_member,
                         function_detector, pickle_shows_all, plain_pickling as _plain_pickling,
                         same_items, strict_detector)
+from .lent_captures import NAMED_PARTS
 from .live_values import LiveValues
 from .shared_captures import SharedCaptures
 from ..store.hashing import canonical_json, content_hash
@@ -119,10 +120,6 @@ class _Entry:
         return self.ref
 
 
-#: Preview keys that say a capture depends on where the value was found (its ``path``).
-_NAMED_PARTS = ("placeholder", "placeholders", "redacted_parts", "warnings")
-
-
 class ValueCache:
     """Per-recorder cache of captured values by slot (see the module docstring).
 
@@ -140,6 +137,9 @@ class ValueCache:
         self._live = LiveValues(self._builder)
         #: Strings up to this length are stored inline (never beyond what a preview shows).
         self._inline_str = min(INLINE_STR, options.values.max_string)
+        #: In a traced run, the captures this cache and the tracer lend each other
+        #: (``lent_captures.py``); None otherwise.
+        self.lent: Any = None
 
     def end_record(self, out: Any) -> None:
         """The step record ``out`` is complete: what it shares with the next step is kept by
@@ -152,6 +152,8 @@ class ValueCache:
         self._slots.clear()
         self._shared.clear()
         self._live.clear()
+        if self.lent is not None:
+            self.lent.clear()
 
     def forget(self, slot: Any) -> None:
         """Forget what ``slot`` last captured."""
@@ -269,6 +271,8 @@ class ValueCache:
         previous = self._slots.get(slot)
         if detector is not None and payload:
             shared = self._shared.get(value, detector, out)
+            if shared is None and self.lent is not None:  # the tracer's capture of it
+                shared = self.lent.lend(detector, self.options.values.test_load)
             if shared is not None:  # the same object, unchanged, captured at another slot
                 self._slots[slot] = _Entry(type(value), shared, detector, None, shared["p"])
                 return shared
@@ -294,8 +298,10 @@ class ValueCache:
         if error is not None:  # no payload, placeholder parts, or not loadable: on the step
             out.errors.append(error)
         elif (detector is not None and payload
-              and not any(part in captured.preview for part in _NAMED_PARTS)):
+              and not any(part in captured.preview for part in NAMED_PARTS)):
             self._shared.put(value, detector, ref, out)
+            if self.lent is not None and "b" in ref:
+                out.offers.append((detector, ref))  # for the tracer, once the step is written
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data,
                                    memo=memo, ident=ident, error=error)
         return ref

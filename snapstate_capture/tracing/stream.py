@@ -54,6 +54,7 @@ from typing import Any
 from ..capture.chunked import chunk_size
 from ..store.hashing import canonical_json, content_hash
 from ..capture.detectors import function_detector  # the checkpoint path's detector
+from ..capture.lent_captures import clean as clean_capture
 from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
@@ -135,6 +136,9 @@ class ValueEncoder:
         #: big lists and dicts of traced frames, by chunks (``chunked_locals.py``), made at
         #: the first one
         self._chunked: Any = None
+        #: captures shared with the run's explicit steps (``capture/lent_captures.py``), set
+        #: by the recorder
+        self.lent: Any = None
 
     def encode(self, value: Any, name: str | None) -> Any:
         return value if _inline(value) else self.capture(value, name)
@@ -208,11 +212,12 @@ class ValueEncoder:
             return self._shown_ref(value, name)
         if self._big.is_big(value):
             return self.bounded(value, name)
+        pickled = True
         try:
             with caught_warnings():  # a class's __reduce__ warning: not the program's output
                 digest = content_hash(pickle.dumps(value, 5)).hex()
         except Exception:  # noqa: BLE001 - capture_value reports why
-            digest = self._detector_digest(value, name)
+            digest, pickled = self._detector_digest(value, name), False
         if digest is not None and digest in self._cache:
             return self._cache[digest]
         captured = capture_value(value, name=name, options=self.options.values,
@@ -222,6 +227,9 @@ class ValueEncoder:
         ref = (preview_key, payload_key, captured.serializer)
         if digest is not None:
             self._remember(digest, ref)
+            if (pickled and self.lent is not None and captured.payload is not None
+                    and clean_capture(captured.preview, captured.error)):
+                self.lent.keep(digest, ref, captured.payload)  # an explicit step's, too
         return ref
 
     def chunked(self, fid: int, name: str, value: Any) -> tuple | None:

@@ -1,0 +1,133 @@
+"""In a traced run, explicit steps and traced steps capture a value once between them
+(``capture/lent_captures.py``): the stored steps are the ones the two captures would have
+made apart, every value they name loads as the program had it, and a capture is lent only
+when nothing in it depends on where it was found or on a loadability verdict the tracer
+skipped."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from dataclasses import dataclass, field
+
+import snapstate_capture as snap
+from snapstate_capture.capture import lent_captures
+from snapstate_capture.capture.lent_captures import LentCaptures
+from snapstate_capture.store.hashing import content_hash
+
+HERE = __file__
+SEEN: list = []
+#: The recorded program's functions (the test's own frames are on the stack too).
+PROGRAM = {"work", "annotate", "review"}
+
+
+@dataclass
+class Note:
+    text: str
+    weight: float = 1.0
+
+
+@dataclass
+class Task:
+    title: str
+    notes: list = field(default_factory=list)
+
+
+def annotate(task, text):
+    task.notes.append(Note(text, weight=len(text) / 10))
+    return task
+
+
+def review(task):
+    return len(task.notes)
+
+
+def work(rounds):
+    task = Task("roofs")
+    for i in range(rounds):
+        annotate(task, f"note {i}")
+        SEEN.append(copy.deepcopy(task))
+        snap.checkpoint()  # the tracer captured this task at annotate's return
+        review(task)       # ... and takes the checkpoint's capture at this call
+    return task
+
+
+def _record(path, monkeypatch, lend: bool) -> dict[str, int]:
+    """Record ``work(6)`` traced; with ``lend`` off, each kind of step captures on its own.
+    Returns how many captures were lent each way."""
+    counts = {"lent": 0, "offered": 0}
+    lend_of, offer_of = LentCaptures.lend, LentCaptures.offer
+
+    def lend_counted(self, detector, judged):
+        ref = lend_of(self, detector, judged) if lend else None
+        counts["lent"] += ref is not None
+        return ref
+
+    def offer_counted(self, captures, cache, remember):
+        if lend:
+            counts["offered"] += len(captures)
+            offer_of(self, captures, cache, remember)
+
+    monkeypatch.setattr(LentCaptures, "lend", lend_counted)
+    monkeypatch.setattr(LentCaptures, "offer", offer_counted)
+    SEEN.clear()
+    with snap.record(path, trace="calls", include=[HERE]):
+        work(6)
+    monkeypatch.undo()
+    return counts
+
+
+def _stored(path) -> list[tuple]:
+    with snap.open_timeline(path) as timeline:
+        return [(step.kind, step.function,
+                 [sorted((name, v.preview_key, v.payload_key, v.serializer, v.is_placeholder)
+                         for name, v in frame.locals.items())
+                  for frame in step.frames if frame.function in PROGRAM],
+                 sorted((name, v.preview_key, v.payload_key) for name, v in step.extra.items()))
+                for step in timeline.runs[-1].steps]
+
+
+def test_both_kinds_of_steps_store_what_they_stored_apart(tmp_path, monkeypatch):
+    apart = _record(tmp_path / "apart.snap", monkeypatch, lend=False)
+    shared = _record(tmp_path / "shared.snap", monkeypatch, lend=True)
+    assert apart == {"lent": 0, "offered": 0}
+    assert shared["lent"] >= 6 and shared["offered"] >= 6  # each way, at every round
+    assert _stored(tmp_path / "shared.snap") == _stored(tmp_path / "apart.snap")
+
+
+def test_every_lent_value_loads_as_the_program_had_it(tmp_path, monkeypatch):
+    counts = _record(tmp_path / "run.snap", monkeypatch, lend=True)
+    assert counts["lent"] and counts["offered"]
+    with snap.open_timeline(tmp_path / "run.snap", trust=True) as timeline:
+        steps = timeline.runs[-1].steps
+        at_checkpoints = [s.frames[-1].locals["task"].load() for s in steps
+                          if s.kind == "checkpoint"]
+        at_reviews = [s.frames[-1].locals["task"].load() for s in steps
+                      if s.kind == "call" and s.function == "review"]
+    assert at_checkpoints == SEEN and at_reviews == SEEN
+
+
+def test_a_capture_the_judge_refuses_is_not_lent_to_a_judging_borrower():
+    lent = LentCaptures()
+    detector = pickle.dumps(Note("x"), 5)
+    digest = content_hash(detector).hex()
+    ref = ("preview-key", "payload-key", "pickle")
+    lent.keep(digest, ref, b"cos\npath_not_there_xyz\n.")  # names a missing global
+    assert lent.lend(detector, judged=True) is None
+    assert lent.lend(detector, judged=False) == {"p": "preview-key", "b": "payload-key",
+                                                  "s": "pickle"}
+    lent.keep(digest, ref, detector)  # a payload that loads
+    assert lent.lend(detector, judged=True) == {"p": "preview-key", "b": "payload-key",
+                                                 "s": "pickle"}
+
+
+def test_only_captures_that_depend_on_the_value_alone_are_kept():
+    assert lent_captures.clean({"type": "Note", "repr": "Note(...)"}, None)
+    assert not lent_captures.clean({"type": "Note", "placeholders": [["a.b", "lock"]]}, None)
+    assert not lent_captures.clean({"type": "Note", "redacted_parts": ["token"]}, None)
+    assert not lent_captures.clean({"type": "Note"}, "x: not loadable")
+    lent = LentCaptures()
+    lent.keep("a" * 32, ("p", None, None), None)  # no payload: nothing to lend
+    assert lent.lend(b"whatever", judged=False) is None
+    lent.keep("b" * 32, ("p", "b", "pickle"), b"x" * (lent_captures.PAYLOAD_BYTES + 1))
+    assert len(lent) == 1  # too big to keep for judging
