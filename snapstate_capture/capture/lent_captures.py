@@ -11,6 +11,13 @@ Both key a non-builtin value by the digest of its plain protocol-5 pickle, and b
 preview and payload with ``values.capture_value``, so a capture one made can stand for the
 other's when it depends on nothing but the value:
 
+- the tracer's capture goes to the value cache for **the same object** only, with the same
+  pickle (nothing changed in between) — the value cache's rule for sharing a capture between
+  its slots (``shared_captures.py``): two objects with equal pickles may differ in what their
+  previews show (an address in a default repr). The object is remembered by weak reference
+  where it takes one, else by its id (a list, a dict), never kept alive;
+- the value cache's capture goes into the tracer's own content cache, which already stands
+  for every value with the same pickle (``tracing/stream.py``);
 - no placeholder, redacted part or warning (they name the path the value was found under);
 - no capture error;
 - for the value cache, the loadability verdict it would have reached: traced captures skip
@@ -25,6 +32,7 @@ once its step has been handed to the writer (``Recorder._capture``).
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from ..store.hashing import content_hash
@@ -46,50 +54,56 @@ def clean(preview: dict[str, Any], error: str | None) -> bool:
 class LentCaptures:
     """Captures made by one kind of step, lent to the other (see the module docstring).
 
-    Keys are the hex digests of values' plain pickles; entries ``(ref tuple, payload)``:
-    the tracer's ``(preview, payload, serializer)`` reference and the payload bytes still to
-    be judged, or None when the value cache made it (judged already)."""
+    The tracer's captures are kept by the object captured, ``id -> (pickle digest, ref
+    tuple, payload, weak reference or None)``: the ``(preview, payload, serializer)``
+    reference and the payload bytes still to be judged when the value cache borrows it."""
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[tuple, bytes | None]] = {}
+        self._kept: dict[int, tuple[str, tuple, bytes, Any]] = {}
 
     def __len__(self) -> int:
         return len(self._kept)
 
-    def keep(self, digest: str, ref: tuple, payload: bytes | None) -> None:
-        """Keep the tracer's clean capture ``ref`` of the value whose pickle digest is
-        ``digest``, its ``payload`` to be judged when the value cache borrows it."""
-        if payload is not None and len(payload) > PAYLOAD_BYTES:
+    def keep(self, value: Any, digest: str, ref: tuple, payload: bytes) -> None:
+        """Keep the tracer's clean capture ``ref`` of ``value`` (whose pickle digest is
+        ``digest``) and its ``payload``, to be judged when the value cache borrows it."""
+        if len(payload) > PAYLOAD_BYTES or ref[1] is None:
             return
+        try:
+            weak = weakref.ref(value)
+        except TypeError:  # a list, a dict: by id alone (a reused id must match the pickle too)
+            weak = None
         if len(self._kept) >= LIMIT:
             self._kept.clear()
-        self._kept[digest] = (ref, payload)
+        self._kept[id(value)] = (digest, ref, payload, weak)
 
-    def lend(self, detector: bytes, judged: bool) -> dict[str, Any] | None:
-        """The value ref (``{"p", "b", "s"}``) of a kept capture of the value whose plain
-        pickle is ``detector``, or None. ``judged``: the borrower judges loadability (a
-        capture whose payload the judge finds not loadable is not lent)."""
-        kept = self._kept.get(content_hash(detector).hex())
+    def lend(self, value: Any, detector: bytes, judged: bool) -> dict[str, Any] | None:
+        """The value ref (``{"p", "b", "s"}``) of the tracer's capture of this very ``value``
+        when its plain pickle was ``detector`` then too, or None. ``judged``: the borrower
+        judges loadability (a capture whose payload the judge finds not loadable is not
+        lent)."""
+        kept = self._kept.get(id(value))
         if kept is None:
             return None
-        (preview, payload_key, serializer), payload = kept
-        if payload_key is None:
+        digest, (preview, payload_key, serializer), payload, weak = kept
+        if weak is not None and weak() is not value:
             return None
-        if judged and payload is not None and judge(payload)[0] is False:
+        if digest != content_hash(detector).hex():
+            return None
+        if judged and judge(payload)[0] is False:
             return None
         return {"p": preview, "b": payload_key, "s": serializer}
 
-    def offer(self, captures: list[tuple[bytes, dict[str, Any]]], cache: dict[str, tuple],
+    @staticmethod
+    def offer(captures: list[tuple[bytes, dict[str, Any]]], cache: dict[str, tuple],
               remember: Any) -> None:
         """Hand the value cache's clean captures ``[(detector, ref)]`` of a step now with the
-        writer to the tracer: its content cache (``cache``, filled through ``remember``) and
-        this map, keyed by the detector's digest."""
+        writer to the tracer's content cache (``cache``, filled through ``remember``), keyed by
+        the detector's digest."""
         for detector, ref in captures:
             digest = content_hash(detector).hex()
             if digest not in cache:
-                tracer_ref = (ref["p"], ref.get("b"), ref.get("s"))
-                remember(digest, tracer_ref)
-                self.keep(digest, tracer_ref, None)
+                remember(digest, (ref["p"], ref.get("b"), ref.get("s")))
 
     def clear(self) -> None:
         self._kept.clear()

@@ -272,7 +272,7 @@ class ValueCache:
         if detector is not None and payload:
             shared = self._shared.get(value, detector, out)
             if shared is None and self.lent is not None:  # the tracer's capture of it
-                shared = self.lent.lend(detector, self.options.values.test_load)
+                shared = self.lent.lend(value, detector, self.options.values.test_load)
             if shared is not None:  # the same object, unchanged, captured at another slot
                 self._slots[slot] = _Entry(type(value), shared, detector, None, shared["p"])
                 return shared

@@ -229,7 +229,7 @@ class ValueEncoder:
             self._remember(digest, ref)
             if (pickled and self.lent is not None and captured.payload is not None
                     and clean_capture(captured.preview, captured.error)):
-                self.lent.keep(digest, ref, captured.payload)  # an explicit step's, too
+                self.lent.keep(value, digest, ref, captured.payload)  # for explicit steps
         return ref
 
     def chunked(self, fid: int, name: str, value: Any) -> tuple | None:

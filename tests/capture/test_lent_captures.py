@@ -58,18 +58,18 @@ def _record(path, monkeypatch, lend: bool) -> dict[str, int]:
     counts = {"lent": 0, "offered": 0}
     lend_of, offer_of = LentCaptures.lend, LentCaptures.offer
 
-    def lend_counted(self, detector, judged):
-        ref = lend_of(self, detector, judged) if lend else None
+    def lend_counted(self, value, detector, judged):
+        ref = lend_of(self, value, detector, judged) if lend else None
         counts["lent"] += ref is not None
         return ref
 
-    def offer_counted(self, captures, cache, remember):
+    def offer_counted(captures, cache, remember):
         if lend:
             counts["offered"] += len(captures)
-            offer_of(self, captures, cache, remember)
+            offer_of(captures, cache, remember)
 
     monkeypatch.setattr(LentCaptures, "lend", lend_counted)
-    monkeypatch.setattr(LentCaptures, "offer", offer_counted)
+    monkeypatch.setattr(LentCaptures, "offer", staticmethod(offer_counted))
     SEEN.clear()
     with snap.record(path, trace="calls", include=[HERE]):
         work(6)
@@ -109,16 +109,33 @@ def test_every_lent_value_loads_as_the_program_had_it(tmp_path, monkeypatch):
 
 def test_a_capture_the_judge_refuses_is_not_lent_to_a_judging_borrower():
     lent = LentCaptures()
-    detector = pickle.dumps(Note("x"), 5)
+    note = Note("x")
+    detector = pickle.dumps(note, 5)
     digest = content_hash(detector).hex()
     ref = ("preview-key", "payload-key", "pickle")
-    lent.keep(digest, ref, b"cos\npath_not_there_xyz\n.")  # names a missing global
-    assert lent.lend(detector, judged=True) is None
-    assert lent.lend(detector, judged=False) == {"p": "preview-key", "b": "payload-key",
-                                                  "s": "pickle"}
-    lent.keep(digest, ref, detector)  # a payload that loads
-    assert lent.lend(detector, judged=True) == {"p": "preview-key", "b": "payload-key",
-                                                 "s": "pickle"}
+    lent.keep(note, digest, ref, b"cos\npath_not_there_xyz\n.")  # names a missing global
+    assert lent.lend(note, detector, judged=True) is None
+    assert lent.lend(note, detector, judged=False) == {"p": "preview-key", "b": "payload-key",
+                                                        "s": "pickle"}
+    lent.keep(note, digest, ref, detector)  # a payload that loads
+    assert lent.lend(note, detector, judged=True) == {"p": "preview-key", "b": "payload-key",
+                                                       "s": "pickle"}
+
+
+def test_a_capture_is_lent_for_the_same_object_unchanged_only():
+    lent = LentCaptures()
+    note, twin = Note("x"), Note("x")  # equal pickles, two objects (two addresses)
+    detector = pickle.dumps(note, 5)
+    lent.keep(note, content_hash(detector).hex(), ("p", "b", "pickle"), detector)
+    assert lent.lend(note, detector, judged=True) is not None
+    assert lent.lend(twin, detector, judged=True) is None
+    note.weight = 2.0  # changed since the tracer captured it
+    assert lent.lend(note, pickle.dumps(note, 5), judged=True) is None
+    rows = [Note("a")]  # no weak reference: by id and pickle
+    rows_detector = pickle.dumps(rows, 5)
+    lent.keep(rows, content_hash(rows_detector).hex(), ("p2", "b2", "pickle"), rows_detector)
+    assert lent.lend(rows, rows_detector, judged=True) == {"p": "p2", "b": "b2", "s": "pickle"}
+    assert lent.lend([Note("a")], rows_detector, judged=True) is None
 
 
 def test_only_captures_that_depend_on_the_value_alone_are_kept():
@@ -127,7 +144,7 @@ def test_only_captures_that_depend_on_the_value_alone_are_kept():
     assert not lent_captures.clean({"type": "Note", "redacted_parts": ["token"]}, None)
     assert not lent_captures.clean({"type": "Note"}, "x: not loadable")
     lent = LentCaptures()
-    lent.keep("a" * 32, ("p", None, None), None)  # no payload: nothing to lend
-    assert lent.lend(b"whatever", judged=False) is None
-    lent.keep("b" * 32, ("p", "b", "pickle"), b"x" * (lent_captures.PAYLOAD_BYTES + 1))
-    assert len(lent) == 1  # too big to keep for judging
+    note = Note("x")
+    lent.keep(note, "a" * 32, ("p", None, None), b"")  # no payload: nothing to lend
+    lent.keep(note, "b" * 32, ("p", "b", "pickle"), b"x" * (lent_captures.PAYLOAD_BYTES + 1))
+    assert len(lent) == 0  # too big to keep for judging
