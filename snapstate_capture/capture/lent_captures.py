@@ -13,11 +13,17 @@ other's when it depends on nothing but the value:
 
 - the tracer's capture goes to the value cache for **the same object** only, with the same
   pickle (nothing changed in between) — the value cache's rule for sharing a capture between
-  its slots (``shared_captures.py``): two objects with equal pickles may differ in what their
-  previews show (an address in a default repr). The object is remembered by weak reference
-  where it takes one, else by its id (a list, a dict), never kept alive;
-- the value cache's capture goes into the tracer's own content cache, which already stands
-  for every value with the same pickle (``tracing/stream.py``);
+  its slots (``shared_captures.py``). The object is remembered by weak reference where it
+  takes one, else by its id (a list, a dict), never kept alive;
+- only a capture whose preview is all in the pickle (``transparent``): no address in it (a
+  default repr — an object replaced by an equal-pickling one at another address would show
+  the old one's), and no part whose own pickling hooks may leave out what its preview shows
+  (``detectors.strict_detector``: a cache its ``__getstate__`` drops but its repr prints).
+  Both ways: the tracer's content cache stands for every value with the same pickle, so a
+  capture the value cache offers it must show nothing another object's would not;
+- the tracer keeps a capture only when its payload is the very pickle it hashed: another
+  thread may change the object between the two, and the digest would then name another
+  state than the capture shows;
 - no placeholder, redacted part or warning (they name the path the value was found under);
 - no capture error;
 - for the value cache, the loadability verdict it would have reached: traced captures skip
@@ -37,7 +43,10 @@ from typing import Any
 
 from ..store.hashing import content_hash
 from ..values.loadability import judge
+from .detectors import strict_detector
 
+#: What a default repr writes before an address (``<Foo object at 0x7f…>``).
+ADDRESS = b" at 0x"
 #: Preview keys that say a capture depends on where the value was found.
 NAMED_PARTS = ("placeholder", "placeholders", "redacted_parts", "warnings")
 #: Captures kept for lending; the map starts again when full (memory stays bounded).
@@ -49,6 +58,19 @@ PAYLOAD_BYTES = 64 * 1024
 def clean(preview: dict[str, Any], error: str | None) -> bool:
     """Whether a capture with this preview and error depends on the value alone."""
     return error is None and not any(part in preview for part in NAMED_PARTS)
+
+
+def transparent(value: Any, preview_json: bytes) -> bool:
+    """Whether a capture of ``value`` whose preview encodes as ``preview_json`` shows nothing
+    its pickle does not hold: no address (``ADDRESS``) and no part with pickling hooks that may
+    leave state out (``detectors.strict_detector`` refuses it). Never raises."""
+    if ADDRESS in preview_json:
+        return False
+    try:
+        strict_detector(value)
+    except Exception:  # noqa: BLE001 - a part that may hide state, or any pickling failure
+        return False
+    return True
 
 
 class LentCaptures:
@@ -64,10 +86,15 @@ class LentCaptures:
     def __len__(self) -> int:
         return len(self._kept)
 
-    def keep(self, value: Any, digest: str, ref: tuple, payload: bytes) -> None:
+    def keep(self, value: Any, digest: str, ref: tuple, payload: bytes,
+             preview_json: bytes) -> None:
         """Keep the tracer's clean capture ``ref`` of ``value`` (whose pickle digest is
-        ``digest``) and its ``payload``, to be judged when the value cache borrows it."""
-        if len(payload) > PAYLOAD_BYTES or ref[1] is None:
+        ``digest``; its preview encoded ``preview_json``) and its ``payload``, to be judged
+        when the value cache borrows it. Not kept: a payload other than the pickle hashed
+        (another thread changed the object in between), or a capture not ``transparent``."""
+        if len(payload) > PAYLOAD_BYTES or ref[1] != digest:
+            return
+        if not transparent(value, preview_json):
             return
         try:
             weak = weakref.ref(value)
@@ -97,9 +124,9 @@ class LentCaptures:
     @staticmethod
     def offer(captures: list[tuple[bytes, dict[str, Any]]], cache: dict[str, tuple],
               remember: Any) -> None:
-        """Hand the value cache's clean captures ``[(detector, ref)]`` of a step now with the
-        writer to the tracer's content cache (``cache``, filled through ``remember``), keyed by
-        the detector's digest."""
+        """Hand the value cache's clean, ``transparent`` captures ``[(detector, ref)]`` of a
+        step now with the writer to the tracer's content cache (``cache``, filled through
+        ``remember``), keyed by the detector's digest."""
         for detector, ref in captures:
             digest = content_hash(detector).hex()
             if digest not in cache:

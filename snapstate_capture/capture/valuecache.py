@@ -42,7 +42,7 @@ from .chunk_capture import FANOUT, Chunk, ChunkState
 from .detectors import (_BUILTIN, IMMUTABLE, detector as detector_of, fixed_zone, frozen_member,
                         function_detector, pickle_shows_all, plain_pickling as _plain_pickling,
                         same_items, strict_detector)
-from .lent_captures import NAMED_PARTS
+from .lent_captures import NAMED_PARTS, transparent
 from .live_values import LiveValues
 from .shared_captures import SharedCaptures
 from ..store.hashing import canonical_json, content_hash
@@ -300,7 +300,8 @@ class ValueCache:
         elif (detector is not None and payload
               and not any(part in captured.preview for part in NAMED_PARTS)):
             self._shared.put(value, detector, ref, out)
-            if self.lent is not None and "b" in ref:
+            if (self.lent is not None and "b" in ref and top_key in out.blobs
+                    and transparent(value, out.blobs[top_key])):
                 out.offers.append((detector, ref))  # for the tracer, once the step is written
         self._slots[slot] = _Entry(type(value), ref, detector, None, top_key, kids_key, kids_data,
                                    memo=memo, ident=ident, error=error)

@@ -222,14 +222,15 @@ class ValueEncoder:
             return self._cache[digest]
         captured = capture_value(value, name=name, options=self.options.values,
                                  payloads=self.options.payloads)
-        preview_key = self._blob(canonical_json(captured.preview))
+        preview = canonical_json(captured.preview)
+        preview_key = self._blob(preview)
         payload_key = self._blob(captured.payload) if captured.payload is not None else None
         ref = (preview_key, payload_key, captured.serializer)
         if digest is not None:
             self._remember(digest, ref)
             if (pickled and self.lent is not None and captured.payload is not None
                     and clean_capture(captured.preview, captured.error)):
-                self.lent.keep(value, digest, ref, captured.payload)  # for explicit steps
+                self.lent.keep(value, digest, ref, captured.payload, preview)  # for checkpoints
         return ref
 
     def chunked(self, fid: int, name: str, value: Any) -> tuple | None:

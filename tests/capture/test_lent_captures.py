@@ -17,6 +17,8 @@ from snapstate_capture.store.hashing import content_hash
 
 HERE = __file__
 SEEN: list = []
+#: A preview's JSON with no address in it.
+PREVIEW = b'{"repr":"Note(text=\'x\', weight=1.0)","type":"Note"}'
 #: The recorded program's functions (the test's own frames are on the stack too).
 PROGRAM = {"work", "annotate", "review"}
 
@@ -112,30 +114,59 @@ def test_a_capture_the_judge_refuses_is_not_lent_to_a_judging_borrower():
     note = Note("x")
     detector = pickle.dumps(note, 5)
     digest = content_hash(detector).hex()
-    ref = ("preview-key", "payload-key", "pickle")
-    lent.keep(note, digest, ref, b"cos\npath_not_there_xyz\n.")  # names a missing global
+    ref = ("preview-key", digest, "pickle")  # its payload: the very pickle hashed
+    lent.keep(note, digest, ref, b"cos\npath_not_there_xyz\n.", PREVIEW)  # a missing global
     assert lent.lend(note, detector, judged=True) is None
-    assert lent.lend(note, detector, judged=False) == {"p": "preview-key", "b": "payload-key",
+    assert lent.lend(note, detector, judged=False) == {"p": "preview-key", "b": digest,
                                                         "s": "pickle"}
-    lent.keep(note, digest, ref, detector)  # a payload that loads
-    assert lent.lend(note, detector, judged=True) == {"p": "preview-key", "b": "payload-key",
+    lent.keep(note, digest, ref, detector, PREVIEW)  # a payload that loads
+    assert lent.lend(note, detector, judged=True) == {"p": "preview-key", "b": digest,
                                                        "s": "pickle"}
+
+
+def _kept(lent, value, preview=None):
+    detector = pickle.dumps(value, 5)
+    digest = content_hash(detector).hex()
+    lent.keep(value, digest, ("p", digest, "pickle"), detector, preview or PREVIEW)
+    return detector
 
 
 def test_a_capture_is_lent_for_the_same_object_unchanged_only():
     lent = LentCaptures()
     note, twin = Note("x"), Note("x")  # equal pickles, two objects (two addresses)
-    detector = pickle.dumps(note, 5)
-    lent.keep(note, content_hash(detector).hex(), ("p", "b", "pickle"), detector)
+    detector = _kept(lent, note)
     assert lent.lend(note, detector, judged=True) is not None
     assert lent.lend(twin, detector, judged=True) is None
     note.weight = 2.0  # changed since the tracer captured it
     assert lent.lend(note, pickle.dumps(note, 5), judged=True) is None
     rows = [Note("a")]  # no weak reference: by id and pickle
-    rows_detector = pickle.dumps(rows, 5)
-    lent.keep(rows, content_hash(rows_detector).hex(), ("p2", "b2", "pickle"), rows_detector)
-    assert lent.lend(rows, rows_detector, judged=True) == {"p": "p2", "b": "b2", "s": "pickle"}
+    rows_detector = _kept(lent, rows)
+    assert lent.lend(rows, rows_detector, judged=True)["p"] == "p"
     assert lent.lend([Note("a")], rows_detector, judged=True) is None
+
+
+class Cached:
+    """Pickles without its cache, which its repr shows."""
+
+    def __init__(self):
+        self.n, self.cache = 1, 0
+
+    def __getstate__(self):
+        return {"n": self.n}
+
+
+def test_only_captures_whose_preview_is_all_in_the_pickle_are_kept():
+    lent = LentCaptures()
+    assert lent_captures.transparent(Task("t", [Note("a")]), PREVIEW)
+    with_address = b'{"repr":"Task(title=<Foo object at 0x7f00aa>)","type":"Task"}'
+    assert not lent_captures.transparent(Task("t"), with_address)
+    assert not lent_captures.transparent(Task("t", [Cached()]), PREVIEW)  # hides state
+    task = Task("t")
+    detector = pickle.dumps(task, 5)
+    digest = content_hash(detector).hex()
+    lent.keep(task, digest, ("p", digest, "pickle"), detector, with_address)
+    lent.keep(task, digest, ("p", "another-state", "pickle"), detector, PREVIEW)  # raced
+    assert len(lent) == 0
 
 
 def test_only_captures_that_depend_on_the_value_alone_are_kept():
@@ -145,6 +176,7 @@ def test_only_captures_that_depend_on_the_value_alone_are_kept():
     assert not lent_captures.clean({"type": "Note"}, "x: not loadable")
     lent = LentCaptures()
     note = Note("x")
-    lent.keep(note, "a" * 32, ("p", None, None), b"")  # no payload: nothing to lend
-    lent.keep(note, "b" * 32, ("p", "b", "pickle"), b"x" * (lent_captures.PAYLOAD_BYTES + 1))
+    lent.keep(note, "a" * 32, ("p", None, None), b"", PREVIEW)  # no payload: nothing to lend
+    lent.keep(note, "b" * 32, ("p", "b" * 32, "pickle"),
+              b"x" * (lent_captures.PAYLOAD_BYTES + 1), PREVIEW)
     assert len(lent) == 0  # too big to keep for judging
