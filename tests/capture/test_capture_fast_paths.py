@@ -358,3 +358,52 @@ def test_framework_machinery_is_previewed_without_pickling_and_stored_once(monke
     moved, out = _slot_ref(cache, engine)
     assert moved is not first and b"<Engine nodes=agent>" in out.blobs[moved["p"]]
     assert refused == []
+
+
+class Member:
+    def __init__(self, name):
+        self.name, self.visits = name, 0
+
+
+class Registry:
+    """Holds its members weakly (a WeakKeyDictionary: weak references and a closure over one),
+    which plain pickle refuses and dill writes as the members themselves."""
+
+    def __init__(self):
+        import weakref
+
+        self.members = weakref.WeakKeyDictionary()
+
+
+def test_weak_references_are_detected_by_their_referents_without_dill_each_step():
+    """A value holding weak references has a change detector (each written as its referent and
+    both identities): captured again only when a member changed, was dropped or replaced."""
+    import gc
+
+    from snapstate_capture.capture.detectors import function_detector
+    from snapstate_capture.capture.valuecache import ValueCache
+    from snapstate_capture.options import CaptureOptions
+
+    registry, first, second = Registry(), Member("a"), Member("b")
+    registry.members[first] = 1
+    registry.members[second] = 2
+    with pytest.raises(Exception):
+        pickle.dumps(registry)
+    assert function_detector(registry) is not None
+    cache = ValueCache(CaptureOptions())
+    ref, _ = _slot_ref(cache, registry)
+    same, out = _slot_ref(cache, registry)
+    assert same is ref and not out.blobs  # unchanged: no capture
+    first.visits = 5  # a referent's state
+    visited, out = _slot_ref(cache, registry)
+    assert visited is not ref and visited["b"] in out.blobs
+    del second
+    gc.collect()  # a referent gone: its entry leaves the dictionary
+    dropped, out = _slot_ref(cache, registry)
+    assert dropped is not visited and dropped["p"] in out.blobs
+    before = function_detector(registry)
+    twin = Member("a")
+    twin.visits = 5
+    del registry.members[first]
+    registry.members[twin] = 1  # another object, in the same state (its address differs)
+    assert function_detector(registry) != before
