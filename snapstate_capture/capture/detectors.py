@@ -35,6 +35,7 @@ from .live_values import LiveValues
 from ..store.hashing import canonical_json
 from ..values.identity import code_digest, live_code
 from ..values.preview import MACHINERY, PreviewBuilder
+from ..values.reducers import REDUCERS, Refusal
 from ..values.registry import class_name
 
 __all__ = ["IMMUTABLE", "detector", "fixed_zone", "frozen_member", "function_detector",
@@ -144,7 +145,8 @@ class _DetectorPickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
         cls = type(obj)
         if self._builder is not None and cls not in _BUILTIN and (
-                MACHINERY.lookup(cls) is not None or LiveValues.is_live(cls)):
+                MACHINERY.lookup(cls) is not None or LiveValues.is_live(cls)
+                or _refused(cls, obj)):
             return _shown_part, (f"{cls.__module__}.{cls.__qualname__}", id(obj),
                                  _code_key(obj), canonical_json(self._builder.build(obj)))
         if cls is types.FunctionType and not _importable(obj):
@@ -170,6 +172,53 @@ class _DetectorPickler(pickle.Pickler):
             # (the original ``input`` that a MonkeyPatch keeps to restore)
             return _module_named, (obj.__module__, obj.__qualname__, id(obj))
         return NotImplemented
+
+
+def _refused(cls: type, obj: Any) -> bool:
+    """Whether a capture keeps ``obj`` as a placeholder whatever it holds: its reducer refuses
+    it (``reducers.REDUCERS``: a pending future or task), or it is of a compiled class that
+    cannot reduce itself and that dill cannot write either (an event loop's ``epoll``, a
+    ``ContextVar``, a ``SimpleQueue``: judged on the first one met, ``_REFUSED_TYPES``). Such a
+    part shows as its preview in a capture, so the detector writes it as one
+    (``_shown_part``); before, a value holding one had no detector and was captured whole at
+    every step (an object holding a selector or an executor)."""
+    reducer = REDUCERS.lookup(cls)
+    if reducer is not None:
+        try:
+            return isinstance(reducer(obj), Refusal)
+        except Exception:  # noqa: BLE001 - the capture's walk makes a placeholder of it too
+            return True
+    known = _REFUSED_TYPES.get(cls)
+    if known is None:
+        known = False
+        if not _python_class(cls):
+            try:
+                obj.__reduce_ex__(chunked.PROTOCOL)  # the object alone, not its parts
+            except TypeError as exc:
+                if "cannot pickle" in str(exc):
+                    try:
+                        import dill
+
+                        dill.dumps(obj)
+                    except Exception:  # noqa: BLE001 - dill refuses it too
+                        known = True
+            except Exception:  # noqa: BLE001 - anything else: let pickle say
+                pass
+        if len(_REFUSED_TYPES) < 10_000:
+            _REFUSED_TYPES[cls] = known
+    return known
+
+
+def _python_class(cls: type) -> bool:
+    """Whether ``cls`` or a base of it below ``object`` was written in Python (its instances
+    are pickled as their state, part by part, never refused as a whole here)."""
+    return any("__slots__" in vars(base) or "__dict__" in vars(base) or "__module__" in vars(
+        base) and any(isinstance(v, types.FunctionType) for v in vars(base).values())
+        for base in cls.__mro__[:-1])
+
+
+#: Compiled classes judged by ``_refused``: class -> refused by pickle and dill alike.
+_REFUSED_TYPES: dict[type, bool] = {}
 
 
 def _cell(cell: Any) -> Any:

@@ -407,3 +407,57 @@ def test_weak_references_are_detected_by_their_referents_without_dill_each_step(
     del registry.members[first]
     registry.members[twin] = 1  # another object, in the same state (its address differs)
     assert function_detector(registry) != before
+
+
+class Worker:
+    """Holds parts a capture keeps as placeholders whatever they hold: a pending future (its
+    reducer refuses it) and compiled objects neither pickle nor dill can write."""
+
+    def __init__(self):
+        import asyncio
+        import contextvars
+        import selectors
+
+        self.loop = asyncio.new_event_loop()
+        self.pending = self.loop.create_future()
+        self.selector = selectors.DefaultSelector()
+        self.request_id = contextvars.ContextVar("request_id")
+        self.done = 0
+
+    def close(self):
+        self.selector.close()
+        self.loop.close()
+
+
+def test_parts_kept_as_placeholders_are_detected_by_their_previews():
+    """A value holding a pending future, a selector and a ContextVar has a change detector
+    (each such part written as its class, identity and preview, as its placeholder shows it):
+    captured again only when it changed, and a part replaced by another is a change."""
+    from snapstate_capture.capture.detectors import function_detector
+    from snapstate_capture.capture.valuecache import ValueCache
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.values.preview import PreviewBuilder
+
+    worker = Worker()
+    try:
+        with pytest.raises(Exception):
+            pickle.dumps(worker.selector)
+        options = CaptureOptions()
+        builder = PreviewBuilder(options.values)
+        holder = {"selector": worker.selector, "pending": worker.pending,
+                  "request_id": worker.request_id}
+        assert function_detector(holder, builder) is not None
+        cache = ValueCache(options)
+        ref, out = _slot_ref(cache, holder)
+        assert b"placeholder" in out.blobs[ref["p"]]  # the parts are placeholders
+        same, out = _slot_ref(cache, holder)
+        assert same is ref and not out.blobs
+        before = function_detector(holder, builder)
+        worker.pending.set_result(7)  # its preview says done now
+        assert function_detector(holder, builder) != before
+        settled, out = _slot_ref(cache, holder)
+        assert settled is not ref and settled["p"] in out.blobs
+        holder["pending"] = worker.loop.create_future()  # another pending future
+        assert _slot_ref(cache, holder)[0] is not settled
+    finally:
+        worker.close()
