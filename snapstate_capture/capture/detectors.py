@@ -188,7 +188,10 @@ def _refused(cls: type, obj: Any) -> bool:
             return isinstance(reducer(obj), Refusal)
         except Exception:  # noqa: BLE001 - the capture's walk makes a placeholder of it too
             return True
-    known = _REFUSED_TYPES.get(cls)
+    try:
+        known = _REFUSED_TYPES.get(cls)
+    except TypeError:  # a class that takes no weak reference: judged each time
+        known = None
     if known is None:
         known = False
         if not _python_class(cls):
@@ -204,8 +207,10 @@ def _refused(cls: type, obj: Any) -> bool:
                         known = True
             except Exception:  # noqa: BLE001 - anything else: let pickle say
                 pass
-        if len(_REFUSED_TYPES) < 10_000:
+        try:
             _REFUSED_TYPES[cls] = known
+        except TypeError:
+            pass
     return known
 
 
@@ -217,8 +222,9 @@ def _python_class(cls: type) -> bool:
         for base in cls.__mro__[:-1])
 
 
-#: Compiled classes judged by ``_refused``: class -> refused by pickle and dill alike.
-_REFUSED_TYPES: dict[type, bool] = {}
+#: Classes judged by ``_refused``: class -> refused by pickle and dill alike (weakly: a class
+#: made by the program lives as long as the program keeps it).
+_REFUSED_TYPES: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
 
 def _cell(cell: Any) -> Any:
