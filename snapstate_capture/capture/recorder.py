@@ -463,10 +463,8 @@ class Recorder:
             self._cut_short(failure)
             return None
         offers, self._reentry.offers = getattr(self._reentry, "offers", None), None
-        tracer = self._tracer
-        if offers and tracer is not None and tracer.encoder.lent is not None:
-            encoder = tracer.encoder  # the step's blobs are with the writer: the tracer may
-            encoder.lent.offer(offers, encoder._cache, encoder._remember)  # name them now
+        if offers and self._tracer is not None:  # the step's blobs are with the writer now
+            self._tracer.encoder.take_offers(offers)
         return index
 
     def effect_row(self, effect: dict[str, Any], record: StepRecord) -> dict[str, Any]:

@@ -233,6 +233,12 @@ class ValueEncoder:
                 self.lent.keep(value, digest, ref, captured.payload, preview)  # for checkpoints
         return ref
 
+    def take_offers(self, offers: list[tuple[bytes, dict[str, Any]]]) -> None:
+        """Take an explicit step's clean captures ``[(plain pickle, value ref)]`` into the
+        content cache once that step is with the writer (``capture/lent_captures.py``)."""
+        if self.lent is not None:
+            self.lent.offer(offers, self._cache, self._remember)
+
     def chunked(self, fid: int, name: str, value: Any) -> tuple | None:
         """The reference of frame ``fid``'s list or dict ``name`` (exact, at least
         ``CHUNKED_MIN_LENGTH`` long) captured by chunks, at the cost of what changed since its
