@@ -3,9 +3,9 @@
 In a traced run, an explicit step (``checkpoint``, an effect, a ``@step`` call) captures its
 stack through the value cache (``valuecache.py``), while the tracer captures the same frames'
 locals at call and return events (``tracing/stream.py``). The same object, unchanged, was
-captured twice over: in ``pytest --snapstate`` on ``examples/tests``, 154 of the research
-agent's 336 explicit-step captures had been made by the tracer already, and 31 of the tracer's
-201 by an explicit step.
+captured twice over. In ``pytest --snapstate`` on ``examples/tests``, 133 of the research
+agent's 281 whole-value captures at explicit steps are now the tracer's, and 148 of its own
+are offered to the tracer.
 
 Both key a non-builtin value by the digest of its plain protocol-5 pickle, and both make its
 preview and payload with ``values.capture_value``, so a capture one made can stand for the
@@ -49,8 +49,10 @@ from .detectors import strict_detector
 ADDRESS = b" at 0x"
 #: Preview keys that say a capture depends on where the value was found.
 NAMED_PARTS = ("placeholder", "placeholders", "redacted_parts", "warnings")
-#: Captures kept for lending; the map starts again when full (memory stays bounded).
+#: Captures kept for lending, and the bytes of their payloads: the map starts again when
+#: either is reached (memory stays bounded).
 LIMIT = 4096
+KEPT_BYTES = 16 * 1024 * 1024
 #: Payloads above this are not kept to be judged (a bigger traced capture is not lent).
 PAYLOAD_BYTES = 64 * 1024
 
@@ -82,6 +84,7 @@ class LentCaptures:
 
     def __init__(self) -> None:
         self._kept: dict[int, tuple[str, tuple, bytes, Any]] = {}
+        self._bytes = 0  # of the payloads kept
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -100,9 +103,10 @@ class LentCaptures:
             weak = weakref.ref(value)
         except TypeError:  # a list, a dict: by id alone (a reused id must match the pickle too)
             weak = None
-        if len(self._kept) >= LIMIT:
-            self._kept.clear()
+        if len(self._kept) >= LIMIT or self._bytes + len(payload) > KEPT_BYTES:
+            self.clear()
         self._kept[id(value)] = (digest, ref, payload, weak)
+        self._bytes += len(payload)
 
     def lend(self, value: Any, detector: bytes, judged: bool) -> dict[str, Any] | None:
         """The value ref (``{"p", "b", "s"}``) of the tracer's capture of this very ``value``
@@ -134,3 +138,4 @@ class LentCaptures:
 
     def clear(self) -> None:
         self._kept.clear()
+        self._bytes = 0

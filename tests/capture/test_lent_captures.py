@@ -180,3 +180,13 @@ def test_only_captures_that_depend_on_the_value_alone_are_kept():
     lent.keep(note, "b" * 32, ("p", "b" * 32, "pickle"),
               b"x" * (lent_captures.PAYLOAD_BYTES + 1), PREVIEW)
     assert len(lent) == 0  # too big to keep for judging
+
+
+def test_what_is_kept_for_lending_stays_bounded_in_bytes(monkeypatch):
+    monkeypatch.setattr(lent_captures, "KEPT_BYTES", 3 * 1024)
+    lent = LentCaptures()
+    notes = [Note("x" * 1000, weight=i) for i in range(10)]
+    for note in notes:
+        _kept(lent, note)
+    assert 1 <= len(lent) <= 3  # started again whenever the next payload would pass the bound
+    assert lent.lend(notes[-1], pickle.dumps(notes[-1], 5), judged=False) is not None
