@@ -21,7 +21,6 @@ choice and stays.
 from __future__ import annotations
 
 import importlib.abc
-import importlib.machinery
 import sys
 from typing import Any
 
@@ -56,16 +55,23 @@ def lift_while_recording() -> None:
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: at ``import hypothesis`` it takes the spec the path finder gives
-    and has ``lift`` run once the package's ``__init__`` has run; then it leaves
+    """Finds nothing itself: at ``import hypothesis`` it takes the spec the finders after it
+    give and has ``lift`` run once the package's ``__init__`` has run; then it leaves
     ``sys.meta_path`` (a mere ``importlib.util.find_spec`` executes nothing and leaves it
     in place)."""
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname != "hypothesis":
             return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+        for finder in sys.meta_path:
+            if isinstance(finder, _AfterImport) or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         spec.loader = _LiftAfterExec(spec.loader)
         return spec
