@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from typing import Any
@@ -53,7 +54,32 @@ def print_json(data: Any) -> None:
 def console() -> Console:
     """A Rich console for human output: never interprets markup or emoji from data. On a
     terminal, lines wrap at its width; piped or redirected, a line is never broken (Rich
-    would otherwise cut it at 80 columns, in the middle of ``… 146 steps)``)."""
+    would otherwise cut it at 80 columns, in the middle of ``… 146 steps)``) and ends where
+    its text does (``_Unpadded``)."""
     terminal = sys.stdout.isatty()
     return Console(markup=False, emoji=False, highlight=False, soft_wrap=not terminal,
-                   width=None if terminal else 10_000)
+                   width=None if terminal else 10_000,
+                   file=None if terminal else _Unpadded(sys.stdout))
+
+
+class _Unpadded(io.TextIOBase):
+    """Standard output when piped, without the spaces Rich pads each row of a table with to
+    its widest row (``snapstate show | less`` had every line 500 characters long)."""
+
+    def __init__(self, out: Any) -> None:
+        super().__init__()
+        self._out = out
+        self._line = ""  # the part of a line not ended yet
+
+    def write(self, text: str) -> int:
+        lines = (self._line + text).split("\n")
+        self._line = lines.pop()
+        if lines:
+            self._out.write("\n".join(line.rstrip(" ") for line in lines) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self._line:
+            self._out.write(self._line)
+            self._line = ""
+        self._out.flush()

@@ -109,3 +109,5 @@ def test_ls_and_show_json(tmp_path):
     human = run_cli("show", str(path))
     assert human.returncode == 0
     assert "checkpoint" in human.stdout and "_recorded" in human.stdout
+    # piped: each line ends where its text does (Rich pads a table's rows to its widest)
+    assert not [line for line in human.stdout.splitlines() if line.endswith(" ")]
