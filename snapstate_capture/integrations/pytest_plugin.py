@@ -13,7 +13,9 @@ pytest prints one line per failure with the command that opens it at the failing
 Works with pytest-xdist: each worker records its own tests (distinct files), and the line
 reaches the controller in the report's ``user_properties``. The recorded code is what
 ``record``'s default includes (files under the current directory, outside the standard library
-and site-packages), so pytest's own machinery is not traced.
+and site-packages), so pytest's own machinery is not traced; ``--snapstate-include GLOB``
+(repeatable) traces exactly the matching files instead — an installed library's, with the
+tests' own — and ``--snapstate-exclude GLOB`` leaves files out.
 
 What it costs a passing test: the tracing itself. Each test is recorded *held*
 (``snap.record(held=True)``): its steps wait in memory — checkpoints and effects too, their
@@ -51,6 +53,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     metavar="calls|lines",
                     help="record each test (call tracing by default, or every line) and keep "
                          "the timelines of failing tests under .snapstate/tests/")
+    group.addoption("--snapstate-include", action="append", default=[], metavar="GLOB",
+                    help="trace exactly the files matching GLOB instead of the code under the "
+                         "current directory (repeatable; as `snapstate record --include`): "
+                         "e.g. '*/mylib/*' 'tests/*' to see an installed library's frames")
+    group.addoption("--snapstate-exclude", action="append", default=[], metavar="GLOB",
+                    help="never trace the files matching GLOB (repeatable)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -98,6 +106,8 @@ class TimelinePlugin:
         worker = (self.worker_input or {}).get("workerid", "main")
         self.scratch = self.directory / f".recording-{worker}-{os.getpid()}"
         self.kept: list[tuple[str, str, int]] = []
+        self.include = tuple(config.getoption("snapstate_include", default=None) or ())
+        self.exclude = tuple(config.getoption("snapstate_exclude", default=None) or ())
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
@@ -107,7 +117,8 @@ class TimelinePlugin:
         path = self.scratch / timeline_name(item.nodeid)
         path.unlink(missing_ok=True)
         item.stash[_SCRATCH] = path
-        block = snap.record(path, name=item.nodeid, trace=self.mode, held=True)
+        block = snap.record(path, name=item.nodeid, trace=self.mode, held=True,
+                            include=self.include, exclude=self.exclude)
         item.stash[_BLOCK] = block
         with block:
             return (yield)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -94,6 +95,49 @@ def test_with_xdist_the_controller_prints_each_workers_failures(tmp_path):
     failures = _failures(done.stdout)
     assert len(LINE.findall(done.stdout)) == 2  # once each, by the controller only
     _check_timelines(tmp_path, failures)
+
+
+def test_include_traces_an_installed_librarys_frames(tmp_path):
+    """By default only code under the current directory is traced (a library installed
+    elsewhere shows no frames); ``--snapstate-include`` globs trace exactly the files they
+    match: the library's, with the tests'."""
+    library = tmp_path / "site" / "shoplib"
+    library.mkdir(parents=True)
+    (library / "__init__.py").write_text(textwrap.dedent('''
+        def line_total(item):
+            return item["price"] * item.get("qty", 1)
+
+        def total(items):
+            return sum(line_total(item) for item in items)
+    '''))
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_shop.py").write_text(textwrap.dedent('''
+        from shoplib import total
+
+        def test_missing_price():
+            assert total([{"price": 1}, {"qty": 1}]) == 1
+    '''))
+    traced = {}
+    for label, extra in (("default", []), ("included", ["--snapstate-include", "*/shoplib/*",
+                                                        "--snapstate-include", "test_*.py"])):
+        done = run_python("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                          "snapstate_capture.integrations.pytest_plugin", "--snapstate", *extra,
+                          "test_shop.py", cwd=suite, timeout=240,
+                          env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                               "PYTHONPATH": str(tmp_path / "site")})
+        assert done.returncode == 1, done.stdout + done.stderr
+        command, path, step = _failures(done.stdout)["test_shop.py::test_missing_price"]
+        with snap.open_timeline(suite / path) as timeline:
+            steps = timeline.runs[-1].steps
+            traced[label] = {s.function for s in steps if s.kind == "call"}
+            failing = steps[step]
+            if label == "included":  # opened where the KeyError was raised, in the library
+                assert (failing.kind, failing.function) == ("exception", "line_total")
+                assert failing.frames[-1].locals["item"].repr == "{'qty': 1}"
+        shutil.rmtree(suite / ".snapstate")
+    assert not traced["default"] & {"total", "line_total"}
+    assert {"total", "line_total"} <= traced["included"]
 
 
 def test_lines_mode_records_every_line(tmp_path):
