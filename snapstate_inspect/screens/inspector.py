@@ -83,6 +83,9 @@ class InspectorScreen(InspectorActions, Screen[None]):
         self._was_complete = False  # the panels were drawn complete at least once
         self._detail_shown: tuple | None = None
         self._note = ""
+        #: where ``say`` said its note: it goes when another step is shown ("no later
+        #: exception" stayed on after ``g 0``)
+        self._noted_at: Any = None
         self._trust: dict[str, str] = {}  # run id -> ``status.TRUST_LABELS`` key
 
     def compose(self) -> ComposeResult:
@@ -151,6 +154,8 @@ class InspectorScreen(InspectorActions, Screen[None]):
     def _on_selection(self, selection: Selection | None) -> None:
         if selection is None:
             return
+        if self._noted_at is not None and self._noted_at != selection.place:
+            self._note, self._noted_at = "", None
         with self.app.batch_update():  # one repaint for every panel
             self._show_selection(selection)
         if not self._awaiting_variables and (self._plot_for is not None
@@ -350,8 +355,11 @@ class InspectorScreen(InspectorActions, Screen[None]):
 
 
     def say(self, message: str) -> None:
-        """A short note in the status bar (and a toast), e.g. "no next exception"."""
+        """A short note in the status bar (and a toast), e.g. "no next exception", shown until
+        another step is."""
         self._note = message
+        sel = self.app.selection
+        self._noted_at = sel.place if sel is not None else None
         self._update_status()
         self.notify(message, timeout=2)
 

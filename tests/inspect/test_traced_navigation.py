@@ -159,6 +159,7 @@ async def test_navigation_keys_on_a_traced_run_go_there_from_a_worker(traced):
         here = exceptions[0]
         app.go(here, jump=True)
         await settle(pilot)
+        assert screen._note == ""  # a note says something of the step it was said at
         await pilot.press("o")
         await settle(pilot)
         assert app.selection.step == Navigator(run).step_over(here)
