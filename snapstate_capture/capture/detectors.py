@@ -14,6 +14,7 @@ when the detector changed (docs/storage.md, "Objects that cannot be stored").
 
 from __future__ import annotations
 
+import contextvars
 import copyreg
 import datetime
 import decimal
@@ -99,6 +100,12 @@ def _empty_cell() -> None:
     """Marks an empty closure cell in a change detector (never called)."""
 
 
+def _context(address: int, items: tuple) -> None:
+    """Stands for a ``contextvars.Context`` in a change detector (never called): its identity
+    and its variables' values — all dill writes of one, and more than its preview shows (an
+    address), so a change it holds is never missed."""
+
+
 def _weak_reference(kind: str, address: int, target_address: int | None, target: Any) -> None:
     """Stands for a weak reference in a change detector (never called): dill writes one as
     its referent, and a preview's repr names both addresses (``<weakref at 0x…; to 'Thing' at
@@ -159,6 +166,8 @@ class _DetectorPickler(pickle.Pickler):
                                      obj.__dict__ or None, names)
         if cls is types.ModuleType:
             return _module_named, (obj.__name__,)
+        if cls is contextvars.Context:  # a scheduled callback's context (an event loop's)
+            return _context, (id(obj), tuple(obj.items()))
         if isinstance(obj, weakref.ref):  # a WeakKeyDictionary's keys, a callback's selfref
             target = obj()
             return _weak_reference, (class_name(cls), id(obj),

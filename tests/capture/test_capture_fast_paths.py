@@ -430,9 +430,10 @@ class Worker:
 
 
 def test_parts_kept_as_placeholders_are_detected_by_their_previews():
-    """A value holding a pending future, a selector and a ContextVar has a change detector
-    (each such part written as its class, identity and preview, as its placeholder shows it):
-    captured again only when it changed, and a part replaced by another is a change."""
+    """A value holding a pending future, a selector, a ContextVar and an event loop has a change
+    detector (each such part written as its class, identity and preview, as its placeholder
+    shows it; a callback's context as its variables): captured again only when it changed, and
+    a part replaced by another is a change."""
     from snapstate_capture.capture.detectors import function_detector
     from snapstate_capture.capture.valuecache import ValueCache
     from snapstate_capture.options import CaptureOptions
@@ -445,7 +446,7 @@ def test_parts_kept_as_placeholders_are_detected_by_their_previews():
         options = CaptureOptions()
         builder = PreviewBuilder(options.values)
         holder = {"selector": worker.selector, "pending": worker.pending,
-                  "request_id": worker.request_id}
+                  "request_id": worker.request_id, "loop": worker.loop}
         assert function_detector(holder, builder) is not None
         cache = ValueCache(options)
         ref, out = _slot_ref(cache, holder)
@@ -458,6 +459,9 @@ def test_parts_kept_as_placeholders_are_detected_by_their_previews():
         settled, out = _slot_ref(cache, holder)
         assert settled is not ref and settled["p"] in out.blobs
         holder["pending"] = worker.loop.create_future()  # another pending future
-        assert _slot_ref(cache, holder)[0] is not settled
+        replaced = _slot_ref(cache, holder)[0]
+        assert replaced is not settled
+        worker.loop.call_soon(print, "later")  # the loop holds one more callback
+        assert _slot_ref(cache, holder)[0] is not replaced
     finally:
         worker.close()
