@@ -190,7 +190,9 @@ def _refused(cls: type, obj: Any) -> bool:
     ``ContextVar``, a ``SimpleQueue``: judged on the first one met, ``_REFUSED_TYPES``). Such a
     part shows as its preview in a capture, so the detector writes it as one
     (``_shown_part``); before, a value holding one had no detector and was captured whole at
-    every step (an object holding a selector or an executor)."""
+    every step (an object holding a selector or an executor). The verdict is the first
+    instance's: a compiled class whose instances dill writes or refuses by their content
+    would be judged by that one (none known; a ``Context`` is written by ``_context``)."""
     reducer = REDUCERS.lookup(cls)
     if reducer is not None:
         try:
