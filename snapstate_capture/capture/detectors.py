@@ -151,6 +151,8 @@ class _DetectorPickler(pickle.Pickler):
 
     def reducer_override(self, obj: Any) -> Any:
         cls = type(obj)
+        if cls is contextvars.Context:  # a scheduled callback's context (an event loop's)
+            return _context, (id(obj), tuple(obj.items()))
         if self._builder is not None and cls not in _BUILTIN and (
                 MACHINERY.lookup(cls) is not None or LiveValues.is_live(cls)
                 or _refused(cls, obj)):
@@ -166,8 +168,6 @@ class _DetectorPickler(pickle.Pickler):
                                      obj.__dict__ or None, names)
         if cls is types.ModuleType:
             return _module_named, (obj.__name__,)
-        if cls is contextvars.Context:  # a scheduled callback's context (an event loop's)
-            return _context, (id(obj), tuple(obj.items()))
         if isinstance(obj, weakref.ref):  # a WeakKeyDictionary's keys, a callback's selfref
             target = obj()
             return _weak_reference, (class_name(cls), id(obj),
