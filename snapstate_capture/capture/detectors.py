@@ -185,57 +185,27 @@ class _DetectorPickler(pickle.Pickler):
 
 def _refused(cls: type, obj: Any) -> bool:
     """Whether a capture keeps ``obj`` as a placeholder whatever it holds: its reducer refuses
-    it (``reducers.REDUCERS``: a pending future or task), or it is of a compiled class that
-    cannot reduce itself and that dill cannot write either (an event loop's ``epoll``, a
-    ``ContextVar``, a ``SimpleQueue``: judged on the first one met, ``_REFUSED_TYPES``). Such a
-    part shows as its preview in a capture, so the detector writes it as one
-    (``_shown_part``); before, a value holding one had no detector and was captured whole at
-    every step (an object holding a selector or an executor). The verdict is the first
-    instance's: a compiled class whose instances dill writes or refuses by their content
-    would be judged by that one (none known; a ``Context`` is written by ``_context``)."""
+    it (``reducers.REDUCERS``: a future or task, pending or done), or it is of a compiled class
+    neither pickle nor dill writes, whatever the instance holds (``ALWAYS_REFUSED``: an event
+    loop's ``epoll``, a ``ContextVar``, an executor's ``SimpleQueue``). Such a part shows as
+    its preview in a capture, so the detector writes it as one (``_shown_part``); before, a
+    value holding one had no detector and was captured whole at every step. A list, not a
+    verdict taken on the first instance met: a ``mappingproxy`` or a weak proxy is refused by
+    dill or written by it depending on what it holds (an adversarial review found stale
+    payloads that way)."""
     reducer = REDUCERS.lookup(cls)
     if reducer is not None:
         try:
             return isinstance(reducer(obj), Refusal)
         except Exception:  # noqa: BLE001 - the capture's walk makes a placeholder of it too
             return True
-    try:
-        known = _REFUSED_TYPES.get(cls)
-    except TypeError:  # a class that takes no weak reference: judged each time
-        known = None
-    if known is None:
-        known = False
-        if not _python_class(cls):
-            try:
-                obj.__reduce_ex__(chunked.PROTOCOL)  # the object alone, not its parts
-            except TypeError as exc:
-                if "cannot pickle" in str(exc):
-                    try:
-                        import dill
-
-                        dill.dumps(obj)
-                    except Exception:  # noqa: BLE001 - dill refuses it too
-                        known = True
-            except Exception:  # noqa: BLE001 - anything else: let pickle say
-                pass
-        try:
-            _REFUSED_TYPES[cls] = known
-        except TypeError:
-            pass
-    return known
+    return f"{cls.__module__}.{cls.__qualname__}" in ALWAYS_REFUSED
 
 
-def _python_class(cls: type) -> bool:
-    """Whether ``cls`` or a base of it below ``object`` was written in Python (its instances
-    are pickled as their state, part by part, never refused as a whole here)."""
-    return any("__slots__" in vars(base) or "__dict__" in vars(base) or "__module__" in vars(
-        base) and any(isinstance(v, types.FunctionType) for v in vars(base).values())
-        for base in cls.__mro__[:-1])
-
-
-#: Classes judged by ``_refused``: class -> refused by pickle and dill alike (weakly: a class
-#: made by the program lives as long as the program keeps it).
-_REFUSED_TYPES: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+#: Compiled classes whose instances neither pickle nor dill writes, whatever they hold
+#: (``_refused``; checked on this interpreter, dill 0.4).
+ALWAYS_REFUSED = frozenset({"select.epoll", "select.kqueue", "select.devpoll",
+                            "_contextvars.ContextVar", "_queue.SimpleQueue"})
 
 
 def _cell(cell: Any) -> Any:

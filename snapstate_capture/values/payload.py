@@ -25,7 +25,6 @@ import dataclasses
 import io
 import pickle
 import types
-import weakref
 import warnings
 from dataclasses import dataclass, field
 from itertools import chain
@@ -431,41 +430,7 @@ def _memo_has_secret_name(pickler: pickle.Pickler, options: ValueOptions) -> boo
 
 
 def _by_parts(obj: Any, options: ValueOptions, path: str) -> Serialized:
-    """The part-by-part path. A part pickle refuses (a class made at run time, a function that
-    is no closure) is first taken to be dill's to write, and the whole is written once: a
-    check of each such part alone was a second dill pass over what the final dump writes
-    anyway — half of a capture of a value holding such a class (attrs' ``make_class``: 4.2 ms,
-    taken at every call in its own test suite). When the dump then fails, the parts are walked
-    again, each checked alone, and the one dill cannot write becomes a placeholder: the result
-    is what checking each part first gives. A class whose values needed that once is checked
-    part by part from then on (a hypothesis strategy holding a generator: the failed whole
-    would be a third pass at each capture)."""
-    cls = type(obj)
-    if cls in _CHECKED_BY_PARTS:
-        return _write_by_parts(obj, options, path, _dill_can)
-    assumed: list[Any] = []
-
-    def assume(part: Any) -> bool:
-        assumed.append(part)
-        return True
-
-    result = _write_by_parts(obj, options, path, assume)
-    if assumed and result.data is None:
-        result = _write_by_parts(obj, options, path, _dill_can)
-        if cls not in _CONTAINERS:  # a dict says nothing about the next dict
-            _CHECKED_BY_PARTS[cls] = True
-    return result
-
-
-#: Classes whose values held a part dill could not write (``_by_parts``), and the builtin
-#: containers that are never taken for one.
-_CONTAINERS = frozenset({dict, list, tuple, set, frozenset})
-_CHECKED_BY_PARTS: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
-
-
-def _write_by_parts(obj: Any, options: ValueOptions, path: str, dill_check: Any
-                    ) -> Serialized:
-    walker = PartWalker(options, dill_check)
+    walker = PartWalker(options, _dill_can)
     root = walker.visit(obj, path)
     texts = secret_texts(walker.secret_values)
     if texts:

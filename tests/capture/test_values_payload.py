@@ -11,13 +11,10 @@ import threading
 import typing
 import warnings
 
-import dill
 import pytest
 
 import snapstate_capture as snap
 from snapstate_capture import Placeholder
-from snapstate_capture.options import ValueOptions
-from snapstate_capture.values import payload
 from snapstate_capture.values.payload import caught_warnings
 
 from .values_support import child, read_extra, read_locals, step_errors
@@ -268,66 +265,3 @@ def test_caught_warnings_collects_nests_and_puts_everything_back():
         raise KeyError("out")
     assert warnings.filters == filters and warnings.showwarning is shown
 
-
-def _made_at_run_time(extra: dict):
-    """A class no import can find (made by a function, as attrs' ``make_class`` makes them),
-    with ``extra`` class attributes, and an instance of it."""
-    made = type("Made", (), {"kind": "report", "describe": lambda self: self.kind, **extra})
-    made.__qualname__ = "factory.<locals>.Made"
-    return made, made()
-
-
-def test_a_class_made_at_run_time_is_written_by_dill_once_as_when_checked_part_by_part(
-        monkeypatch):
-    """A part pickle refuses is taken to be dill's to write and the whole written once; the
-    bytes are those of the path that checks each such part with dill first."""
-    made, instance = _made_at_run_time({})
-    instance.rows = [1, 2]
-    options = ValueOptions()
-    careful = payload._write_by_parts(instance, options, "x", payload._dill_can)
-    dumps = []
-    real = payload._dill_dumps
-    monkeypatch.setattr(payload, "_dill_dumps", lambda obj, o=None: dumps.append(obj) or real(
-        obj, o))
-    fast = payload._by_parts(instance, options, "x")
-    assert fast == careful and fast.serializer == "dill" and not fast.placeholders
-    assert dumps == []  # no part dumped alone (the final dump is the pickler's own)
-    loaded = dill.loads(fast.data)
-    assert type(loaded).__name__ == "Made" and loaded.rows == [1, 2]
-    assert loaded.describe() == "report"
-
-
-def test_a_part_dill_cannot_write_is_found_when_the_whole_fails():
-    """The whole written at once fails on a class dill cannot copy (it holds a generator): the parts
-    are then checked one by one and that class alone becomes a placeholder, as before."""
-    made, instance = _made_at_run_time({"pending": (n for n in range(3))})
-    holder = {"instance": instance, "count": 3}
-    options = ValueOptions()
-    careful = payload._write_by_parts(holder, options, "holder", payload._dill_can)
-    result = payload._by_parts(holder, options, "holder")
-    assert result == careful
-    assert result.placeholders and "is not importable and dill cannot copy it" in str(
-        result.placeholders)
-
-
-class Strategy:
-    """An importable class whose instances hold a run-time class dill cannot copy."""
-
-
-def test_a_class_whose_value_needed_the_check_is_checked_part_by_part_from_then_on(
-        monkeypatch):
-    made, _ = _made_at_run_time({"pending": (n for n in range(3))})
-    options = ValueOptions()
-    passes = []
-    real = payload._write_by_parts
-    monkeypatch.setattr(payload, "_write_by_parts", lambda *a: passes.append(a[3]) or real(*a))
-    results = []
-    for _ in range(2):
-        strategy = Strategy()
-        strategy.made, strategy.label = made, "rows"
-        results.append(payload._by_parts(strategy, options, "strategy"))
-    assert passes[0] is not payload._dill_can  # the whole first, as dill's
-    assert passes[1:] == [payload._dill_can, payload._dill_can]  # then checked, and from then on
-    assert results[0] == results[1] and results[0].placeholders
-    assert payload._by_parts({"made": made}, options, "d").placeholders
-    assert dict not in payload._CHECKED_BY_PARTS  # a dict says nothing about the next
