@@ -107,6 +107,10 @@ class PartWalker:
             return self._tuple(obj, path, depth)
         if cls is set or cls is frozenset:
             return self._set(obj, path, depth)
+        if cls is types.MappingProxyType:
+            redacted = self._redacted_proxy(obj, path, depth)
+            if redacted is not None:
+                return redacted
         if isinstance(obj, _GLOBALS):
             return self._global(obj, path, depth)
         return self._object(obj, path, depth)
@@ -142,8 +146,23 @@ class PartWalker:
             reduced = function_reduce(obj)
             if reduced is not NotImplemented:
                 return self._reduced(obj, reduced, path, depth, forced=False)
+        if isinstance(obj, type) and self._holds_secret(vars(obj), path, depth):
+            # dill would copy the class with its attributes: a secret among them is not kept
+            self.redacted.append(path)
+            return Placeholder(type_name(obj), "<redacted>", REDACTED_REASON, path)
         return self._by_dill(obj, path, f"{type(obj).__name__} {getattr(obj, '__qualname__', '?')}"
                                         " is not importable and dill cannot copy it")
+
+    def _holds_secret(self, mapping: Any, path: str, depth: int) -> bool:
+        """Whether ``mapping`` (a class's namespace) holds a secret by its name or its shape;
+        the secrets found join ``secret_values`` (scrubbed from the preview)."""
+        inner = PartWalker(self.options, self.dill_check)
+        inner.memo.update(self.memo)
+        inner._pairs(list(mapping.items()), path, depth)
+        if not inner.redacted:
+            return False
+        self.secret_values.extend(inner.secret_values)
+        return True
 
     def _key_path(self, path: str, key: Any) -> str:
         return f"{path}[{clip(repr(key), 60) if type(key) in _ATOMIC else '…'}]"
@@ -169,6 +188,33 @@ class PartWalker:
             return obj
         copy.update(pairs)
         return copy
+
+    def _redacted_proxy(self, obj: types.MappingProxyType, path: str, depth: int
+                        ) -> Any | None:
+        """A ``mappingproxy`` whose mapping holds a secret (by its name or its shape): a proxy
+        over a copy with the secrets redacted, written by dill; None when it holds none (then
+        it is written as before: whole by dill, or a placeholder). Pickle refuses a proxy and
+        dill writes it whole, so the secret under a class's ``api_key`` attribute, in
+        ``vars(SomeClass)``, reached the payload. Its mapping is walked by a walker of its
+        own, whose findings are taken only when it redacted something — so a proxy without a
+        secret is stored as it always was. (A class made at run time, which dill copies with
+        its attributes, is a redacted placeholder when they hold a secret: ``_global``.)"""
+        inner = PartWalker(self.options, self.dill_check)
+        inner.memo.update(self.memo)
+        pairs, _ = inner._pairs(list(obj.items()), path, depth)
+        if not inner.redacted:
+            return None
+        proxy = types.MappingProxyType(dict(pairs))
+        self.keep.extend((obj, proxy, *inner.keep))
+        self.memo.update(inner.memo)
+        self.overrides.update(inner.overrides)
+        self.placeholders.extend(inner.placeholders)
+        self.redacted.extend(inner.redacted)
+        self.secret_values.extend(inner.secret_values)
+        self.needs_dill = self.needs_dill or inner.needs_dill
+        result = self._by_dill(proxy, path, "a mappingproxy that dill cannot copy")
+        self.memo[id(obj)] = result
+        return result
 
     def _list(self, obj: list, path: str, depth: int) -> Any:
         copy: list = []

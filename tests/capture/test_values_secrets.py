@@ -123,3 +123,39 @@ def test_secret_found_by_both_detectors_long_names_and_big_payloads(snap_path):
     assert isinstance(got["small"]["value"][long_name], Placeholder)
     assert got["big"]["value"]["blob"] == bytes(300 * 1024)
     assert got["big"]["preview"]["redacted_parts"] == ["big['inner']['password']"]
+
+
+class Settings:
+    api_key = SECRET
+    region = "eu"
+
+
+def test_a_secret_inside_a_mappingproxy_is_redacted_and_one_without_is_stored_whole(snap_path):
+    """A ``mappingproxy`` (``vars(SomeClass)``) is refused by pickle and written whole by dill,
+    which took a secret under a class attribute into the payload and the preview; its mapping
+    is walked now, and a proxy without a secret is stored whole as before."""
+    with snap.record(snap_path):
+        namespace = vars(Settings)
+        plain = type(namespace)({"region": "eu", "retries": 3})
+        snap.checkpoint()
+    assert_secret_absent(snap_path)
+    got = read_locals(snap_path)
+    assert got["namespace"]["preview"]["redacted_parts"] == ["namespace['api_key']"]
+    loaded = got["namespace"]["value"]
+    assert loaded["region"] == "eu" and isinstance(loaded["api_key"], Placeholder)
+    assert "redacted_parts" not in got["plain"]["preview"]
+    assert dict(got["plain"]["value"]) == {"region": "eu", "retries": 3}
+
+
+def test_a_class_made_at_run_time_holding_a_secret_is_not_copied(snap_path):
+    """dill copies a class no import finds with its attributes: one holding a secret is a
+    redacted placeholder instead; one without is copied as before."""
+    with snap.record(snap_path):
+        settings = type("RuntimeSettings", (), {"api_key": SECRET, "region": "eu"})
+        options = type("RuntimeOptions", (), {"region": "eu"})
+        snap.checkpoint()
+    assert_secret_absent(snap_path)
+    got = read_locals(snap_path)
+    assert got["settings"]["preview"]["placeholder"]["reason"] == "redacted: secret name"
+    assert not got["settings"]["has_payload"]
+    assert got["options"]["value"].region == "eu"
