@@ -43,6 +43,9 @@ REDACTED_SHAPE = "redacted: holds a credential"
 _ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes, bytearray, range, slice,
                      type(Ellipsis), type(NotImplemented)})
 _GLOBALS = (types.FunctionType, type)
+#: What a class attribute under a secret's name must be to count as one (``_holds_secret``):
+#: data, not a method, property or class named so.
+_SECRET_DATA = frozenset({str, bytes, bytearray, int, dict, list, tuple})
 
 
 def describe(exc: BaseException) -> str:
@@ -146,22 +149,40 @@ class PartWalker:
             reduced = function_reduce(obj)
             if reduced is not NotImplemented:
                 return self._reduced(obj, reduced, path, depth, forced=False)
-        if isinstance(obj, type) and self._holds_secret(vars(obj), path, depth):
+        if isinstance(obj, type) and self._holds_secret(vars(obj)):
             # dill would copy the class with its attributes: a secret among them is not kept
             self.redacted.append(path)
             return Placeholder(type_name(obj), "<redacted>", REDACTED_REASON, path)
         return self._by_dill(obj, path, f"{type(obj).__name__} {getattr(obj, '__qualname__', '?')}"
                                         " is not importable and dill cannot copy it")
 
-    def _holds_secret(self, mapping: Any, path: str, depth: int) -> bool:
-        """Whether ``mapping`` (a class's namespace) holds a secret by its name or its shape;
-        the secrets found join ``secret_values`` (scrubbed from the preview)."""
-        inner = PartWalker(self.options, self.dill_check)
-        inner.memo.update(self.memo)
-        inner._pairs(list(mapping.items()), path, depth)
-        if not inner.redacted:
+    def _holds_secret(self, mapping: Any) -> bool:
+        """Whether a class's namespace ``mapping`` holds a secret by its name or its shape,
+        among its attributes and the plain containers (dicts, lists, tuples, sets) they hold —
+        a configuration class's ``api_key``, its ``DEFAULTS`` dict. Functions and other objects
+        it holds are not looked into (walking every method's globals cost a capture of an
+        attrs ``make_class`` class 2.5x). The secrets found join ``secret_values``."""
+        options = self.options
+        found: list[Any] = []
+        pending: list[tuple[Any, Any]] = list(mapping.items())
+        seen = 0
+        while pending and seen < 10_000:
+            key, value = pending.pop()
+            seen += 1
+            cls = type(value)
+            if cls in _SECRET_DATA and isinstance(key, str) and options.redacts(key, value):
+                found.append(value)  # data under a secret's name, not a method named so
+                continue
+            if cls is str:
+                if options.secret_shapes and options.redact_secrets:
+                    found.extend(secret_shapes.find(value))
+            elif cls is dict:
+                pending.extend(value.items())
+            elif cls in (list, tuple, set, frozenset):
+                pending.extend((None, item) for item in value)
+        if not found:
             return False
-        self.secret_values.extend(inner.secret_values)
+        self.secret_values.extend(found)
         return True
 
     def _key_path(self, path: str, key: Any) -> str:

@@ -149,13 +149,16 @@ def test_a_secret_inside_a_mappingproxy_is_redacted_and_one_without_is_stored_wh
 
 def test_a_class_made_at_run_time_holding_a_secret_is_not_copied(snap_path):
     """dill copies a class no import finds with its attributes: one holding a secret is a
-    redacted placeholder instead; one without is copied as before."""
+    redacted placeholder instead; one without — a method or None under a secret's name is
+    none — is copied as before."""
     with snap.record(snap_path):
         settings = type("RuntimeSettings", (), {"api_key": SECRET, "region": "eu"})
-        options = type("RuntimeOptions", (), {"region": "eu"})
+        options = type("RuntimeOptions", (), {"region": "eu", "api_key": None,
+                                              "password": lambda self: "asked"})
         snap.checkpoint()
     assert_secret_absent(snap_path)
     got = read_locals(snap_path)
     assert got["settings"]["preview"]["placeholder"]["reason"] == "redacted: secret name"
     assert not got["settings"]["has_payload"]
-    assert got["options"]["value"].region == "eu"
+    assert got["options"]["value"].region == "eu"  # a method, or None, under such a name
+    assert got["options"]["value"]().password() == "asked"
