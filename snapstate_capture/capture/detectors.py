@@ -25,6 +25,8 @@ import ipaddress
 import marshal
 import pathlib
 import pickle
+import queue
+import select
 import sys
 import types
 import uuid
@@ -32,7 +34,6 @@ import weakref
 from typing import Any
 
 from . import chunked
-from .live_values import LiveValues
 from ..store.hashing import canonical_json
 from ..values.identity import code_digest, live_code
 from ..values.preview import MACHINERY, PreviewBuilder
@@ -154,8 +155,7 @@ class _DetectorPickler(pickle.Pickler):
         if cls is contextvars.Context:  # a scheduled callback's context (an event loop's)
             return _context, (id(obj), tuple(obj.items()))
         if self._builder is not None and cls not in _BUILTIN and (
-                MACHINERY.lookup(cls) is not None or LiveValues.is_live(cls)
-                or _refused(cls, obj)):
+                MACHINERY.lookup(cls) is not None or _refused(cls, obj)):
             return _shown_part, (f"{cls.__module__}.{cls.__qualname__}", id(obj),
                                  _code_key(obj), canonical_json(self._builder.build(obj)))
         if cls is types.FunctionType and not _importable(obj):
@@ -185,27 +185,32 @@ class _DetectorPickler(pickle.Pickler):
 
 def _refused(cls: type, obj: Any) -> bool:
     """Whether a capture keeps ``obj`` as a placeholder whatever it holds: its reducer refuses
-    it (``reducers.REDUCERS``: a future or task, pending or done), or it is of a compiled class
-    neither pickle nor dill writes, whatever the instance holds (``ALWAYS_REFUSED``: an event
-    loop's ``epoll``, a ``ContextVar``, an executor's ``SimpleQueue``). Such a part shows as
-    its preview in a capture, so the detector writes it as one (``_shown_part``); before, a
-    value holding one had no detector and was captured whole at every step. A list, not a
-    verdict taken on the first instance met: a ``mappingproxy`` or a weak proxy is refused by
-    dill or written by it depending on what it holds (an adversarial review found stale
-    payloads that way)."""
+    it (``reducers.REDUCERS``: a lock, a generator, an open file — refused by type, as
+    ``live_values.LiveValues.is_live`` says — or a future or task, pending or done), or it is of a compiled
+    class neither pickle nor dill writes, whatever the instance holds (``ALWAYS_REFUSED``: an
+    event loop's ``epoll``, a ``ContextVar``, an executor's ``SimpleQueue``). Such a part
+    shows as its preview in a capture, so the detector writes it as one (``_shown_part``);
+    before, a value holding one had no detector and was captured whole at every step. A list,
+    not a verdict taken on the first instance met: a ``mappingproxy`` or a weak proxy is
+    refused by dill or written by it depending on what it holds (an adversarial review found
+    stale payloads that way)."""
+    if cls in ALWAYS_REFUSED:
+        return True
     reducer = REDUCERS.lookup(cls)
-    if reducer is not None:
-        try:
-            return isinstance(reducer(obj), Refusal)
-        except Exception:  # noqa: BLE001 - the capture's walk makes a placeholder of it too
-            return True
-    return f"{cls.__module__}.{cls.__qualname__}" in ALWAYS_REFUSED
+    if reducer is None:
+        return False
+    try:
+        return isinstance(reducer(obj), Refusal)
+    except Exception:  # noqa: BLE001 - the capture's walk makes a placeholder of it too
+        return True
 
 
 #: Compiled classes whose instances neither pickle nor dill writes, whatever they hold
 #: (``_refused``; checked on this interpreter, dill 0.4).
-ALWAYS_REFUSED = frozenset({"select.epoll", "select.kqueue", "select.devpoll",
-                            "_contextvars.ContextVar", "_queue.SimpleQueue"})
+ALWAYS_REFUSED = frozenset(kind for kind in (
+    getattr(select, "epoll", None), getattr(select, "kqueue", None),
+    getattr(select, "devpoll", None), contextvars.ContextVar, queue.SimpleQueue)
+    if kind is not None)
 
 
 def _cell(cell: Any) -> Any:
