@@ -32,8 +32,9 @@ other's when it depends on nothing but the value:
   (the value cache's capture would then take another path).
 
 A lent capture's blobs must be in the file before the step that names them: a traced capture's
-went to the writer when it was made; an explicit step's captures are offered (``offer``) only
-once its step has been handed to the writer (``Recorder._capture``).
+went to the writer when it was made; an explicit step's captures are offered to the tracer
+(``ValueEncoder.take_offers``) only once its step has been handed to the writer
+(``Recorder._capture``).
 """
 
 from __future__ import annotations
@@ -124,17 +125,6 @@ class LentCaptures:
         if judged and judge(payload)[0] is False:
             return None
         return {"p": preview, "b": payload_key, "s": serializer}
-
-    @staticmethod
-    def offer(captures: list[tuple[bytes, dict[str, Any]]], cache: dict[str, tuple],
-              remember: Any) -> None:
-        """Hand the value cache's clean, ``transparent`` captures ``[(detector, ref)]`` of a
-        step now with the writer to the tracer's content cache (``cache``, filled through
-        ``remember``), keyed by the detector's digest."""
-        for detector, ref in captures:
-            digest = content_hash(detector).hex()
-            if digest not in cache:
-                remember(digest, (ref["p"], ref.get("b"), ref.get("s")))
 
     def clear(self) -> None:
         self._kept.clear()

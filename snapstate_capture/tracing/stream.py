@@ -234,10 +234,13 @@ class ValueEncoder:
         return ref
 
     def take_offers(self, offers: list[tuple[bytes, dict[str, Any]]]) -> None:
-        """Take an explicit step's clean captures ``[(plain pickle, value ref)]`` into the
-        content cache once that step is with the writer (``capture/lent_captures.py``)."""
-        if self.lent is not None:
-            self.lent.offer(offers, self._cache, self._remember)
+        """Take an explicit step's clean, transparent captures ``[(plain pickle, value ref)]``
+        into the content cache, keyed by the pickle's digest, once that step is with the writer
+        (``capture/lent_captures.py``)."""
+        for detector, ref in offers:
+            digest = content_hash(detector).hex()
+            if digest not in self._cache:
+                self._remember(digest, (ref["p"], ref.get("b"), ref.get("s")))
 
     def chunked(self, fid: int, name: str, value: Any) -> tuple | None:
         """The reference of frame ``fid``'s list or dict ``name`` (exact, at least

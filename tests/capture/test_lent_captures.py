@@ -14,6 +14,7 @@ import snapstate_capture as snap
 from snapstate_capture.capture import lent_captures
 from snapstate_capture.capture.lent_captures import LentCaptures
 from snapstate_capture.store.hashing import content_hash
+from snapstate_capture.tracing.stream import ValueEncoder
 
 HERE = __file__
 SEEN: list = []
@@ -58,20 +59,20 @@ def _record(path, monkeypatch, lend: bool) -> dict[str, int]:
     """Record ``work(6)`` traced; with ``lend`` off, each kind of step captures on its own.
     Returns how many captures were lent each way."""
     counts = {"lent": 0, "offered": 0}
-    lend_of, offer_of = LentCaptures.lend, LentCaptures.offer
+    lend_of, offer_of = LentCaptures.lend, ValueEncoder.take_offers
 
     def lend_counted(self, value, detector, judged):
         ref = lend_of(self, value, detector, judged) if lend else None
         counts["lent"] += ref is not None
         return ref
 
-    def offer_counted(captures, cache, remember):
+    def offer_counted(encoder, captures):
         if lend:
             counts["offered"] += len(captures)
-            offer_of(captures, cache, remember)
+            offer_of(encoder, captures)
 
     monkeypatch.setattr(LentCaptures, "lend", lend_counted)
-    monkeypatch.setattr(LentCaptures, "offer", staticmethod(offer_counted))
+    monkeypatch.setattr(ValueEncoder, "take_offers", offer_counted)
     SEEN.clear()
     with snap.record(path, trace="calls", include=[HERE]):
         work(6)

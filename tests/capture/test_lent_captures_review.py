@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import snapstate_capture as snap
 import snapstate_capture.tracing.stream as stream_module
 from snapstate_capture.capture.lent_captures import LentCaptures
+from snapstate_capture.tracing.stream import ValueEncoder
 
 HERE = __file__
 SEEN: list = []
@@ -54,7 +55,7 @@ def look(value):
 def _record(path, monkeypatch, program, lend: bool):
     if not lend:
         monkeypatch.setattr(LentCaptures, "lend", lambda self, value, detector, judged: None)
-        monkeypatch.setattr(LentCaptures, "offer", staticmethod(lambda *a: None))
+        monkeypatch.setattr(ValueEncoder, "take_offers", lambda *a: None)
     SEEN.clear()
     with snap.record(path, trace="calls", include=[HERE]):
         program()
