@@ -398,7 +398,6 @@ def _inline(value: Value) -> bool:
     return bool(getattr(value, "is_inline", False))
 
 
-
 def same_content(a: Value, b: Value) -> bool:
     """True when two values' refs name the same content (equal hashes, or equal inline
     scalars of the same type): equal values, without reading either."""
