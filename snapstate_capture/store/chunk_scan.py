@@ -136,7 +136,8 @@ class _Frames:
 
 
 def scan_matches(timeline: Timeline, run_id: str, start: int, stop: int, *, needle: str,
-                 blob: Callable[[str, dict[str, Any]], str | None]) -> Iterator[ChunkScan]:
+                 blob: Callable[[str, dict[str, Any]], str | None], values: bool = True
+                 ) -> Iterator[ChunkScan]:
     """The steps ``start`` … ``stop - 1`` in chunks that match a search for ``needle`` (lower
     case), with what matched: ``"function"``, ``"label"`` or ``"file"`` when the step's own
     function, label or file name holds it, else ``"value NAME"`` for the innermost frame of its
@@ -144,7 +145,9 @@ def scan_matches(timeline: Timeline, run_id: str, start: int, stop: int, *, need
 
     A scalar kept in the chunk matches by its repr (what its preview shows); a value stored as
     blobs is judged by ``blob(name, ref)`` (``ref``: the reader's value ref, ``{"p","b","s"}``;
-    returns the ``where`` or None), asked once per distinct value of a name.
+    returns the ``where`` or None), asked once per distinct value of a name. With ``values``
+    False, only the steps' function, label and file names are matched (the inspector's ``@``
+    search).
     """
     frames = _Frames()
     judged: dict[Any, str | None] = {}
@@ -154,6 +157,8 @@ def scan_matches(timeline: Timeline, run_id: str, start: int, stop: int, *, need
     numeric = set(needle) <= set("0123456789-+.einfa")
 
     def judge(name: Any, raw: Any) -> str | None:
+        if not values:
+            return None
         where = names.get(name, _UNSEEN)
         if where is _UNSEEN:
             where = names[name] = f"value {name}" if needle in str(name).lower() else None

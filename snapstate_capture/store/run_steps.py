@@ -90,14 +90,16 @@ class Steps(Sequence["Step"]):
         """The steps of ``start`` … ``stop - 1`` stored in trace chunks (none for most runs)."""
         return self.run.timeline.chunk_steps.range(self.run, start, stop)
 
-    def scan_traced_matches(self, start: int, stop: int, *, needle: str, blob: Any) -> Iterator:
+    def scan_traced_matches(self, start: int, stop: int, *, needle: str, blob: Any,
+                            values: bool = True) -> Iterator:
         """Search steps ``start`` … ``stop - 1`` stored in trace chunks for ``needle``, a chunk at
         a time (``store.chunk_scan.scan_matches``: yields ``ChunkScan`` with ``(index, where)``;
-        ``blob(name, ref)`` judges values stored as blobs)."""
+        ``blob(name, ref)`` judges values stored as blobs; ``values`` False: names of steps'
+        functions, labels and files only)."""
         from .chunk_scan import scan_matches
 
         return scan_matches(self.run.timeline, self.run.id, start, stop, needle=needle,
-                            blob=blob)
+                            blob=blob, values=values)
 
     def scan_traced_variable(self, position: int, function: str, name: str, start: int,
                              stop: int, *, backward: bool = False) -> Iterator:

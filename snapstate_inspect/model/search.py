@@ -90,9 +90,9 @@ def _traced_search(run: Run, needle: str, matcher: _ValueMatcher, total: int, va
     """The search over a run with traced steps: each trace chunk scanned once by the reader
     (``Steps.scan_traced_matches``), the rows between and among them read as usual."""
 
-    blob = matcher.local_where if values else (lambda name, ref: None)
     position = 0
-    for scan in run.steps.scan_traced_matches(0, total, needle=needle, blob=blob):
+    for scan in run.steps.scan_traced_matches(0, total, needle=needle, blob=matcher.local_where,
+                                              values=values):
         for begin in range(position, scan.first, chunk):  # rows before this chunk
             end = min(begin + chunk, scan.first)
             yield _row_hits(run, needle, matcher, begin, end, values, traced=True)

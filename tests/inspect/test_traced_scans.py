@@ -78,6 +78,20 @@ def test_search_finds_what_the_steps_hold(vm_run, query):
         assert where in expected[index], (index, where, expected[index])
 
 
+@pytest.mark.parametrize("query", ["push", "gcd_done", "stack_vm", "21", "'b'"])
+def test_an_at_search_matches_functions_files_and_labels_only(vm_run, query):
+    """``@text`` never matches a value — not an inline scalar, not a local's name (a traced
+    networkx run's ``@bidirectional_dijkstra`` listed 4,712 steps holding it by name)."""
+    run, steps = vm_run
+    needle = query.lower()
+    expected = {step.index for step in steps
+                if any(text and needle in text.lower()
+                       for text in (step.function, step.label, step.filename))}
+    found = _hits(run, "@" + query)
+    assert sorted(found) == sorted(expected)
+    assert not any(where.startswith("value") for where in found.values())
+
+
 def test_search_for_a_value_inside_a_container_names_its_path(vm_run):
     run, _ = vm_run
     found = _hits(run, "1071")
