@@ -61,10 +61,13 @@ class SearchScreen(ModalScreen[int | None]):
         if not self.is_attached:
             return
         state = self.app.search
-        self.query_one("#search-progress", Label).update(state.summary() or "")
         with state.lock:
             new = state.hits[self._listed:SHOWN]
             where = {step: state.where.get(step, "") for step in new}
+            more = len(state.hits) > SHOWN
+        self.query_one("#search-progress", Label).update(
+            (state.summary() or "") + (f"; the first {SHOWN:,} listed here ('.' and ',' on "
+                                       "the timeline go through them all)" if more else ""))
         if new:
             self._listed += len(new)
             self.query_one(OptionList).add_options(

@@ -100,7 +100,10 @@ async def test_variable_history_lists_changes_and_jumps(reader):
         assert app.selection.step == 20
 
 
-async def test_search_runs_in_background_and_marks_hits(reader):
+async def test_search_runs_in_background_and_marks_hits(reader, monkeypatch):
+    from snapstate_inspect.screens import search
+
+    monkeypatch.setattr(search, "SHOWN", 3)  # the list stops there; the count does not
     app = SnapStateApp(reader)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -115,7 +118,9 @@ async def test_search_runs_in_background_and_marks_hits(reader):
         assert 18 in state.hits and 19 in state.hits and state.where[18].startswith("value")
         assert all(h >= 17 for h in state.hits)
         progress = str(app.screen.query_one("#search-progress").render())
-        assert f"{len(state.hits)} hit" in progress
+        assert f"{len(state.hits)} hit" in progress and len(state.hits) > 3
+        assert "the first 3 listed here" in progress
+        assert len(app.screen.query_one("#search-hits").options) == 3
         await press(pilot, "tab", "q")  # close from the hit list; hits stay, "." walks them
         assert app.screen.query_one("#timeline").hits == frozenset(state.hits)
         await press(pilot, "full_stop")
