@@ -21,6 +21,7 @@ from snapstate_capture.replay.dap_stop import DEFAULT_LISTEN, parse_listen
 from snapstate_capture.replay.drift import Drift, find_drift
 from snapstate_capture.replay.linemap import patched_only
 from snapstate_capture.replay.launch import replay
+from snapstate_capture.replay.relocate import relocation_for
 from snapstate_capture.trust.gate import require_trust
 
 from ..progress import add_quiet_argument, bar as progress_bar, wanted as progress_wanted
@@ -104,6 +105,11 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
     # under the user's key (their own signed recording) or the user says --trust.
     require_trust(chosen, trust=args.trust, what="effect results and the run's entry for replay")
     out = console()
+    relocation = relocation_for(chosen)
+    if relocation.moved and not args.json:  # said before pdb or a fork takes the terminal
+        out.print(plain(f"note: replaying the program in {relocation.new} (the copy nearest "
+                        f"the timeline file), not in {relocation.old}, where it was recorded",
+                        "yellow"), soft_wrap=True)
     drift = find_drift(chosen)
     remap = bool(drift) and patched_only(chosen).ok
     if remap:  # changes inside patched blocks only: not drift (issue 17), lines are mapped

@@ -49,6 +49,9 @@ def test_replay_finds_the_moved_program_next_to_the_timeline(tmp_path, entry):
         done = run_cli("replay", str(moved / "runs" / "app.snap"), "--trust", cwd=cwd)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "no divergence" in done.stdout
+        # said before the replay: the program that runs is not where it was recorded
+        assert f"note: replaying the program in {moved} " in done.stdout
+        assert f"not in {tmp_path / 'first'}, where it was recorded" in done.stdout
     assert not (moved / "effects.log").exists(), "the effect ran again on replay"
 
 
