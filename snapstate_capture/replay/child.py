@@ -23,6 +23,7 @@ from ..capture.hashseed import take_hidden_seed
 from ..capture.script import run_script
 from ..store.reader import Value
 from .config import ReplayConfig
+from .report import steps
 from .session import ReplaySession, install
 
 
@@ -68,8 +69,8 @@ def main(argv: list[str]) -> int:
         else:
             status = "failed" if outcome is not None else "finished"
         what = "continuation" if session.config.lease else "fork"
-        session.finish("ok", f"replayed {session.fork['step'] + 1 if session.fork else 0} "
-                       f"steps, then continued live as {what} {recorder.run_id} ({status})",
+        session.finish("ok", f"replayed {steps(session.fork['step'] + 1 if session.fork else 0)}"
+                       f", then continued live as {what} {recorder.run_id} ({status})",
                        code, fork_status=status,
                        pause=outcome.pause if isinstance(outcome, Paused) else None)
     session.fail(f"the replay ended without reaching the end of the recorded run "

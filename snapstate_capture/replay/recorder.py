@@ -25,7 +25,7 @@ from ..values import capture_value
 from .fork import open_fork
 from .fastpath import FastMatcher
 from .order import StepOrder
-from .report import diff_previews, divergence, step_facts
+from .report import diff_previews, divergence, step_facts, steps
 
 if TYPE_CHECKING:
     from ..capture.effects import EffectCall
@@ -103,7 +103,7 @@ class ReplayRecorder(Recorder):
                 self.replayed, "outcome",
                 f"the run ended {'with ' + actual_type if actual_type else 'cleanly'}; the "
                 f"recording ended {'with ' + recorded_type if recorded_type else 'cleanly'}"))
-        session.succeed(f"replayed {self.replayed} steps, no divergence")
+        session.succeed(f"replayed {steps(self.replayed)}, no divergence")
 
     # -- steps -----------------------------------------------------------------------------
     def capture(self, kind: str, frame: types.FrameType | None, *, label: str | None = None,
@@ -189,7 +189,7 @@ class ReplayRecorder(Recorder):
         an unfinished recording)."""
         session, order = self.session, self._order
         if not session.recording_complete:
-            session.succeed(f"replayed {self.replayed} steps, no divergence; the recording ends "
+            session.succeed(f"replayed {steps(self.replayed)}, no divergence; the recording ends "
                             f"here (run {session.run.status})")
         last = order.last_of(lane)
         actual = step_facts(record.kind, record.label, record.function, record.filename,
@@ -217,7 +217,7 @@ class ReplayRecorder(Recorder):
                                   "stopped at")
             self._resume_at = index  # the wait itself takes its outcome (take_resumption)
         elif mode == "check":
-            self.session.succeed(f"replayed {index + 1} steps (0-{index}), no divergence")
+            self.session.succeed(f"replayed {steps(index + 1)} (0-{index}), no divergence")
         elif mode == "live":
             self.go_live(index)
         elif frame is not None:
@@ -358,7 +358,7 @@ class ReplayRecorder(Recorder):
             return  # a call that was in flight when the run died: it runs live
         if entry is None:
             if not session.recording_complete:
-                session.succeed(f"replayed {self.replayed} steps, no divergence; the recording "
+                session.succeed(f"replayed {steps(self.replayed)}, no divergence; the recording "
                                 f"ends here (run {session.run.status})")
             session.diverge(divergence(
                 self.effect_step(None), "effect-missing",

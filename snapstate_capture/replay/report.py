@@ -88,6 +88,11 @@ def _repr(preview: dict[str, Any] | None) -> str:
     return str(preview.get("repr", "?"))
 
 
+def steps(count: int) -> str:
+    """``"1 step"``, ``"12 steps"``: a count of steps as the replay's messages say it."""
+    return f"{count} step" + ("" if count == 1 else "s")
+
+
 def step_facts(kind: str | None, label: str | None, function: str | None,
                filename: str | None, lineno: int | None) -> dict[str, Any]:
     """The ``expected``/``actual`` header of a report."""

@@ -32,6 +32,7 @@ from ..capture.recorder import Recorder
 from ..store.chunk_scan import has_chunked_values
 from ..trust.gate import open_timeline
 from .recorder import ReplayRecorder, restore_recorded_rng
+from .report import steps
 from .traced_compare import TracedComparison
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ class _Follower(threading.Thread):
             config = self.session.config
             if (config.to is not None and not self.stops
                     and self.comparison.first_left() is None):
-                self.session.succeed(f"replayed {config.to + 1} steps (0-{config.to}), "
+                self.session.succeed(f"replayed {steps(config.to + 1)} (0-{config.to}), "
                                      "no divergence")
 
     def catch_up(self) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..store.chunk_reader import TracedStep, value_ref
 from ..store.records import Value
 from .compare import compare_steps
-from .report import divergence
+from .report import divergence, steps
 
 if TYPE_CHECKING:
     from ..store.reader import Run, Step
@@ -215,9 +215,9 @@ class TracedComparison:
         session = self.session
         self.check_reached(None)
         if stopped_at is not None:
-            session.succeed(f"replayed {stopped_at + 1} steps (0-{stopped_at}), no divergence")
+            session.succeed(f"replayed {steps(stopped_at + 1)} (0-{stopped_at}), no divergence")
         self.replayed = session.count  # skipped ones included: every step is accounted for
-        session.succeed(f"replayed {self.replayed} steps, no divergence")
+        session.succeed(f"replayed {steps(self.replayed)}, no divergence")
 
     def check_reached(self, index: int | None) -> None:
         """Diverge (never returning) when a recorded step below ``limit`` — and at most

@@ -38,7 +38,8 @@ def test_replay_to_step_n(agent, to):
         count = len(timeline.runs[-1].steps)
     stop = to % count
     assert data["status"] == "ok" and data["replayed"] == stop + 1
-    assert data["message"] == f"replayed {stop + 1} steps (0-{stop}), no divergence"
+    counted = f"{stop + 1} step" + ("s" if stop else "")  # "1 step" at --to 0
+    assert data["message"] == f"replayed {counted} (0-{stop}), no divergence"
     assert side_lines(side) == before
 
 
