@@ -13,7 +13,6 @@ absent without payload). Identical frames at two steps hash the same and are sto
 from __future__ import annotations
 
 import linecache
-import inspect
 import os
 import sys
 import sysconfig
@@ -26,8 +25,8 @@ from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
 from .valuecache import MAX_SLOTS, ValueCache, add_blob
 from ..values import capture_value
+from ..values.addresses import release_locals_snapshot
 
-_CO_OPTIMIZED = inspect.CO_OPTIMIZED
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The inspector's package: its frames (``snapstate record`` running a program) are hidden too.
 _INSPECT_DIR = os.path.join(os.path.dirname(_PACKAGE_DIR), "snapstate_inspect")
@@ -84,24 +83,6 @@ class StackCapture:
     #: ``[(detector, ref)]``: clean whole-value captures the tracer may take once the step is
     #: with the writer (``lent_captures.py``; traced runs only)
     offers: list[tuple[bytes, dict[str, Any]]] = field(default_factory=list)
-
-
-def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:
-    """Empty the dict that reading ``frame.f_locals`` left on a running function's frame.
-
-    On CPython up to 3.12 that dict stays on the frame and keeps every local alive after the
-    program deletes it (a weak reference would not die), until the next read. It is emptied
-    only when nobody can observe it: a function frame (never a module or class body, whose
-    ``f_locals`` is the real namespace), no Python trace or profile function active (their
-    trampoline writes the dict back into the frame), and no other reference (the program's own
-    ``locals()`` result). The next read of ``f_locals`` or ``locals()`` fills it again.
-    """
-    if (type(snapshot) is not dict or not frame.f_code.co_flags & _CO_OPTIMIZED
-            or sys.gettrace() is not None or sys.getprofile() is not None):
-        return
-    # References: the frame, the caller's variable, this parameter, getrefcount's argument.
-    if sys.getrefcount(snapshot) <= 4:
-        snapshot.clear()
 
 
 class FrameCapturer:

@@ -59,6 +59,7 @@ from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
+from ..values.addresses import holds_stack_address
 from ..values.identity import live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, REFUSED_BY_TYPE
@@ -199,7 +200,9 @@ class ValueEncoder:
             # whole at every event (boltons' BarrelList: 0.5 MB a call, 2.4 GB for one
             # passing test); bounded as big objects are (``bounded.py``)
             return self.bounded(value, name)
-        if data is not None and self.options.payloads:
+        if data is not None and self.options.payloads and not holds_stack_address(value):
+            # (a set of ids already seen is captured as an object: its ids compare as
+            # addresses, ``values/addresses.py``, where its plain bytes compare by number)
             key = content_hash(data).hex()
             ref = self._cache.get(key)
             if ref is None:

@@ -56,7 +56,8 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
     ``plain_payload``: the payload bytes when the caller has checked them with
     ``payload.is_plain_payload`` (then the value is not serialized again). ``identify``:
     store the identity digest in the preview (False for bounded traced values, which are
-    compared by their preview). ``identity_memo``: this slot's memo for
+    compared by their preview — unless it shows an int that may be an object's address:
+    ``addresses.py``). ``identity_memo``: this slot's memo for
     ``identity.capture_identity`` (kept by the caller, updated).
     """
     if name is not None and options.is_secret(name):
@@ -86,7 +87,8 @@ def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
         if _all_machinery(obj):  # a list of tools or handoffs handed to a model
             preview["machinery"] = True
             return CapturedValue(preview, None, None)
-        if identify and not builder.secret_values:  # a digest over a secret: guessable
+        # (a digest over a secret is guessable; ints that may be addresses compare by it)
+        if (identify or builder.addresses) and not builder.secret_values:
             digest = capture_identity(obj, identity_memo)
             if digest is not None:
                 preview["identity"] = digest

@@ -18,6 +18,9 @@ from the value's *form*, read statically, without running the program's code:
   read statically (no property, ``__getattr__`` or ``__eq__`` runs) for classes that pickle
   plainly, else the parts pickle would save (``copyreg`` table, ``__reduce_ex__(5)``) — what
   its payload holds;
+- an ``int`` that is the address (``id``) of a part of the same value or of a local on the
+  stack — the key of a memo such as ``{id(f): (name, f)}``, a set of ids already seen — as
+  "an address", not by its number: addresses differ in every process (``addresses.py``);
 - live machinery (locks, generators, coroutines, frames, files, sockets, threads) by its type
   and, for generators and coroutines, their code;
 - framework machinery (``machinery.py``: compiled graphs, agents, runners, HTTP and model-API
@@ -43,6 +46,7 @@ import types
 import weakref
 from typing import Any, Callable
 
+from .addresses import could_be_address, stack_addresses
 from .reducers import REDUCERS, REFUSED_BY_TYPE
 from .registry import MACHINERY
 from .static import static_attributes
@@ -160,18 +164,31 @@ def _callable_digest(obj: Any) -> bytes | None:
     return None
 
 
-class _Walker:
-    """One digest computation: ``digest(obj)`` is 16 bytes (raises ``_Unknown``)."""
+_ADDRESS = b"\x00address"  # what an address part digests to (no scalar's digest starts so)
 
-    def __init__(self, budget: int) -> None:
+
+class _Walker:
+    """One digest computation: ``digest(obj)`` is 16 bytes (raises ``_Unknown``).
+
+    ``addresses``: ints to digest as ``_ADDRESS`` — ids of parts or of locals on the stack,
+    found by a first walk (``identity``), which collects in ``big_ints`` the ints it meets that
+    could be addresses."""
+
+    def __init__(self, budget: int, addresses: frozenset[int] = frozenset()) -> None:
         self.budget = budget
         self.done: dict[int, bytes] = {}
         self.keep: list[Any] = []
         self.stack: list[int] = []
+        self.addresses = addresses
+        self.big_ints: list[int] = []
 
     def digest(self, obj: Any) -> bytes:
         cls = type(obj)
         if cls in _SCALAR_TYPES:
+            if cls is int and could_be_address(obj):
+                if obj in self.addresses:
+                    return _ADDRESS
+                self.big_ints.append(obj)
             return _scalar(obj, cls)
         key = id(obj)
         found = self.done.get(key)
@@ -273,20 +290,30 @@ def _scalar(obj: Any, cls: type) -> bytes:
     return marshal.dumps(obj, 0)  # None, bool, int, float, complex: exact and process-free
 
 
-def _scalars_only(values: Any) -> bool:
-    return set(map(type, values)) <= _SCALAR_TYPES
+def _scalars_only(walker: _Walker, values: Any) -> bool:
+    """Whether ``values`` are all scalars and none of them an address the walk looks for (its
+    big ints are noted, as ``digest`` notes them)."""
+    kinds = set(map(type, values))
+    if not kinds <= _SCALAR_TYPES:
+        return False
+    if int in kinds:
+        big = [v for v in values if type(v) is int and could_be_address(v)]
+        if big:
+            walker.big_ints += big
+            return walker.addresses.isdisjoint(big)
+    return True
 
 
 def _list(walker: _Walker, obj: list) -> bytes:
     items = list.copy(obj)
-    if _scalars_only(items):
+    if _scalars_only(walker, items):
         walker.budget -= len(items) // 8
         return _h(b"list", marshal.dumps(items, 0))
     return _h(b"list", *walker.items(items))
 
 
 def _tuple(walker: _Walker, obj: tuple) -> bytes:
-    if _scalars_only(obj):
+    if _scalars_only(walker, obj):
         walker.budget -= len(obj) // 8
         return _h(b"tuple", marshal.dumps(obj, 0))
     return _h(b"tuple", *walker.items(obj))
@@ -302,7 +329,7 @@ def _set(walker: _Walker, obj: Any) -> bytes:
     members = list(obj)
     walker.budget -= len(members) // 8
     tag = b"set" if type(obj) is set else b"frozenset"
-    if _scalars_only(members):
+    if _scalars_only(walker, members):
         return _h(tag, *sorted(_scalar(m, type(m)) for m in members))
     return _h(tag, *sorted(walker.items(members)))
 
@@ -387,10 +414,23 @@ _HANDLERS: dict[type, Callable[[_Walker, Any], bytes]] = {
 def identity(obj: Any, *, budget: int = DEFAULT_BUDGET) -> str | None:
     """The identity digest of ``obj`` (32 hex digits), or None when it has more than ``budget``
     parts or cannot be read. Equal digests mean the same value in the sense of the module
-    docstring; never raises (RecursionError and the like give None)."""
+    docstring; never raises (RecursionError and the like give None).
+
+    A value holding ints that could be addresses is walked twice when one of them is the id
+    of one of its own parts or of a local on the stack (``addresses.py``): the first walk
+    finds them, the second digests them as addresses."""
     try:
-        return _Walker(budget).digest(obj).hex() if type(obj) not in _SCALAR_TYPES else \
-            _h(b"v", _scalar(obj, type(obj))).hex()
+        if type(obj) in _SCALAR_TYPES:
+            return _h(b"v", _scalar(obj, type(obj))).hex()
+        walker = _Walker(budget)
+        digest = walker.digest(obj)
+        if walker.big_ints:
+            addresses = frozenset(walker.big_ints).intersection(walker.done)
+            if len(addresses) < len(set(walker.big_ints)):
+                addresses |= stack_addresses(set(walker.big_ints) - addresses)
+            if addresses:
+                digest = _Walker(budget, addresses).digest(obj)
+        return digest.hex()
     except (_Unknown, RecursionError, MemoryError, ValueError, TypeError, RuntimeError):
         return None
     except Exception:  # noqa: BLE001 - a user __reduce_ex__ may raise anything: unknown
@@ -412,7 +452,8 @@ _DICT_TAG = len(b"dict").to_bytes(4, "little") + b"dict"
 
 def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
     """``identity`` of an exact dict whose keys and values are all scalars, or None for any
-    other dict. Each item's digest is ``_h(_scalar(key), _scalar(value))`` (what the walker
+    other dict (or one holding an int that could be an address: ``identity`` decides what it
+    is). Each item's digest is ``_h(_scalar(key), _scalar(value))`` (what the walker
     computes) and the dict's is the hash of those digests sorted (any order of items gives the
     same). ``memo`` holds the previous call's keys and values (kept alive: their ids cannot be
     reused), the item digests, their sorted list and the dict's digest. When the keys are the
@@ -426,8 +467,10 @@ def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
         old_values, parts, ordered, digest = memo[1:]
         changed = list(compress(range(len(values)), map(_is_not, values, old_values)))
         if changed:
-            if not {type(values[i]) for i in changed} <= _SCALAR_TYPES:
-                memo.clear()
+            kinds = {type(values[i]) for i in changed}
+            if not kinds <= _SCALAR_TYPES or (int in kinds and any(
+                    type(values[i]) is int and could_be_address(values[i]) for i in changed)):
+                memo.clear()  # (a possible address: ``identity`` decides what it is)
                 return None
             parts, ordered = list(parts), list(ordered)
             for i in changed:
@@ -438,7 +481,10 @@ def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
             digest = _blake(_DICT_TAG + b"".join(ordered), digest_size=16).hexdigest()
         memo[:] = [keys, values, parts, ordered, digest]
         return digest
-    if not (set(map(type, keys)) <= _SCALAR_TYPES and set(map(type, values)) <= _SCALAR_TYPES):
+    key_kinds, value_kinds = set(map(type, keys)), set(map(type, values))
+    if not (key_kinds <= _SCALAR_TYPES and value_kinds <= _SCALAR_TYPES) or (
+            int in key_kinds | value_kinds and any(type(part) is int and could_be_address(part)
+                                                   for part in (*keys, *values))):
         memo.clear()
         return None
     if memo:

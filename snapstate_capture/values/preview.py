@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from ..options import ValueOptions
 from . import secret_shapes
+from .addresses import could_be_address
 from .preview_again import _AGAIN, dict_again
 from .registry import MACHINERY, TypeRegistry, class_name
 from .reprs import clip, safe_repr, type_name
@@ -109,6 +110,9 @@ class PreviewBuilder:
         #: The top value's earlier children (``KidMemo``): an exact dict or list reuses the
         #: node of each immutable child still at the same position, label and object.
         self.reuse = reuse
+        #: An int that could be an object's address was met (``addresses.could_be_address``):
+        #: the value then gets an identity digest even where it would not (``capture_value``).
+        self.addresses = False
 
     def is_secret(self, name: Any) -> bool:
         """``options.is_secret(name)`` through a per-options cache (names repeat at every step)."""
@@ -144,6 +148,8 @@ class PreviewBuilder:
             return self._builtin_container(obj, cls, {"type": _BUILTIN_NAMES[cls]}, depth,
                                            path_ids)
         if cls in _SCALARS:
+            if cls is int and could_be_address(obj):
+                self.addresses = True
             return {"type": _BUILTIN_NAMES[cls] if cls in _BUILTIN_NAMES else type_name(obj),
                     "repr": safe_repr(obj, opts.max_repr)}
         name = _BUILTIN_NAMES.get(cls) or class_name(cls)
@@ -226,6 +232,9 @@ class PreviewBuilder:
                 items = [(f"[{k!r}]", k, v) if type(k) is str and len(k) <= 80
                          else (_key_label(k), k if type(k) is str else None, v)
                          for k, v in itertools.islice(obj.items(), limit)]
+                if not self.addresses and any(key is None for _, key, _ in items):
+                    self.addresses = any(type(k) is int and could_be_address(k)
+                                         for k in itertools.islice(obj, limit))
             else:
                 items = [(f"[{i}]", None, v) for i, v in enumerate(itertools.islice(obj, limit))]
         except RuntimeError:  # changed size during iteration (another thread mutating it)

@@ -158,3 +158,21 @@ def test_a_planted_change_is_found_at_its_first_step(tmp_path, name):
     result, data = replay_json(recorded, "--allow-drift")
     assert result.returncode == 1, result.stdout[-3000:]
     assert data["divergence"]["step"] == expected, data["divergence"]
+
+
+def test_networkx_traced_whole_replays_past_its_memos_of_ids(tmp_path):
+    """All of networkx traced, not only the parts ``CASES`` names: its ``argmap`` decorator
+    keeps ``{id(f): (name, f)}`` and a set of the ids of the lists it flattened — addresses,
+    another number in every process. Replay diverged at step 12,774 of 13,610 on them until
+    the identity digest told addresses from numbers (``values/addresses.py``)."""
+    pytest.importorskip("networkx")
+    workdir = _copy(tmp_path, "networkx")
+    path = workdir / "whole.snap"
+    result = run_cli("record", "--trace", "calls", "--include", "*/networkx/*", "-o", str(path),
+                     str(workdir / "grid_paths.py"), cwd=workdir, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    with snap.open_timeline(path) as timeline:
+        steps = len(timeline.runs[-1].steps)
+    replayed, data = replay_json(path)
+    assert replayed.returncode == 0, (replayed.stdout[-3000:], replayed.stderr[-2000:])
+    assert f"replayed {steps} steps, no divergence" in data["message"], data

@@ -1,0 +1,99 @@
+"""Ints that are object addresses: told apart from numbers so that a replay does not diverge on
+them (``identity.py``).
+
+Programs key memos and "seen" sets by ``id(obj)`` — networkx's ``argmap`` keeps
+``{id(f): (name, f)}``, its ``_flatten`` a set of the ids of the lists it entered, ``copy``
+and ``json`` do the same. An id is the object's address: another number in every process, so
+a replayed run that is exactly the recorded one holds other ints there. The identity digest
+writes such an int as "an address" instead of its number when it is the id of
+
+- a part of the same value (the first walk of ``identity.identity`` collects them), or
+- a local of one of the program's frames on the capturing thread's stack
+  (``stack_addresses``; module and class bodies count their namespace) — the set of ids of
+  the lists ``_flatten`` entered holds the id of its own argument.
+
+Anything else — an int equal to no such object — stays a number, so a real change of a big
+int is never hidden. Which ints could be addresses is narrowed first by ``could_be_address``
+(CPython's objects are at least 8-byte aligned, in the 47-bit user address space).
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+from typing import Any, Iterable
+
+#: Smallest and largest int taken for a possible address (CPython's ids are heap addresses).
+ADDRESS_MIN = 1 << 20
+ADDRESS_MAX = 1 << 47
+_CO_OPTIMIZED = inspect.CO_OPTIMIZED
+#: Frames of these packages are SnapState's own, never the program's.
+_OWN = ("snapstate_capture", "snapstate_inspect")
+
+
+def could_be_address(value: int) -> bool:
+    """Whether the int ``value`` is in the range and alignment of a CPython object's id."""
+    return ADDRESS_MIN <= value < ADDRESS_MAX and not value & 7
+
+
+_FLAT = (set, frozenset, list, tuple)
+
+
+def holds_stack_address(value: Any) -> bool:
+    """Whether ``value`` — a set, frozenset, list or tuple, or a dict by its keys and values —
+    holds at its top level an int that is the id of a local on this thread's stack
+    (``stack_addresses``). The tracer asks before storing a container of scalars as its
+    plain bytes, which would compare by number; ``set(map(type, ...))`` runs at C speed, and
+    the stack is read only when a possible address is there."""
+    cls = type(value)
+    if cls is dict:
+        kinds = set(map(type, value))
+        kinds.update(map(type, dict.values(value)))
+        parts: Any = (*value, *dict.values(value)) if int in kinds else ()
+    elif cls in _FLAT:
+        parts = value if int in set(map(type, value)) else ()
+    else:
+        return False
+    ints = [part for part in parts if type(part) is int and could_be_address(part)]
+    return bool(ints) and bool(stack_addresses(ints))
+
+
+def stack_addresses(candidates: Iterable[int]) -> frozenset[int]:
+    """Those of ``candidates`` (ints) that are the id of a local — the top-level value of a
+    local name — of a frame of the program on this thread's stack. Reads each frame's
+    ``f_locals`` (and lets go of the snapshot it leaves, ``release_locals_snapshot``)."""
+    wanted = set(candidates)
+    found: set[int] = set()
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None and wanted:
+        name = frame.f_globals.get("__name__")
+        if not (isinstance(name, str) and name.startswith(_OWN)):
+            snapshot = frame.f_locals
+            for value in list(snapshot.values()):
+                if id(value) in wanted:
+                    wanted.discard(id(value))
+                    found.add(id(value))
+            value = None
+            release_locals_snapshot(frame, snapshot)
+            snapshot = None
+        frame = frame.f_back
+    return frozenset(found)
+
+
+def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:
+    """Empty the dict that reading ``frame.f_locals`` left on a running function's frame.
+
+    On CPython up to 3.12 that dict stays on the frame and keeps every local alive after the
+    program deletes it (a weak reference would not die), until the next read. It is emptied
+    only when nobody can observe it: a function frame (never a module or class body, whose
+    ``f_locals`` is the real namespace), no Python trace or profile function active (their
+    trampoline writes the dict back into the frame), and no other reference (the program's own
+    ``locals()`` result). The next read of ``f_locals`` or ``locals()`` fills it again.
+    """
+    if (type(snapshot) is not dict or not frame.f_code.co_flags & _CO_OPTIMIZED
+            or sys.gettrace() is not None or sys.getprofile() is not None):
+        return
+    # References: the frame, the caller's variable, this parameter, getrefcount's argument.
+    if sys.getrefcount(snapshot) <= 4:
+        snapshot.clear()

@@ -1,0 +1,69 @@
+"""Ints that are object addresses (``values/addresses.py``): the identity digest writes the id
+of a part of the same value, or of a local on the stack, as an address, so two processes
+holding the same memo compare equal; any other int stays a number, so a real change of a big
+int is still a divergence. The replay of a whole package that keys memos by ``id()``
+(networkx, fully traced) is in ``tests/corpus/test_replay_packages.py``."""
+
+from __future__ import annotations
+
+import textwrap
+
+from snapstate_capture.values.addresses import could_be_address, holds_stack_address
+from snapstate_capture.values.identity import capture_identity, identity
+from tests.conftest import run_cli
+
+
+class Node:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def test_an_id_of_a_part_of_the_value_digests_as_an_address():
+    first, second = Node("f"), Node("f")
+    assert identity({id(first): ("argmap_f", first)}) == identity({id(second): ("argmap_f", second)})
+    assert identity([id(first), first]) == identity([id(second), second])
+    # the same shape with a number that is no part's id: a different value
+    assert identity({id(first): ("argmap_f", first)}) != identity({1 << 40: ("argmap_f", first)})
+    # which part it is the id of is not told apart, but a different part is still a different value
+    assert identity({id(first): first}) != identity({id(first): Node("g")})
+
+
+def test_an_id_of_a_local_on_the_stack_digests_as_an_address():
+    entered, other = [], []
+    assert identity({id(entered)}) == identity({id(other)})
+    assert capture_identity({id(entered): 1}, []) == capture_identity({id(other): 1}, [])
+    assert holds_stack_address({id(entered)}) and holds_stack_address((id(other), 1))
+
+
+def test_big_ints_that_are_no_address_compare_by_number():
+    big = 1 << 40
+    assert could_be_address(big) and not could_be_address(big + 1)
+    assert identity({big}) != identity({big + 16})
+    assert capture_identity({"size": big}, []) != capture_identity({"size": big + 16}, [])
+    assert not holds_stack_address({big, big + 16})
+    assert not holds_stack_address({"a": 1})
+
+
+PROGRAM = textwrap.dedent("""
+    def walk(items, seen):
+        if id(items) in seen:
+            return 0
+        seen.add(id(items))
+        return sum(walk(i, seen) if isinstance(i, list) else BIG + i for i in items)
+
+    BIG = 1 << 40
+    print(walk([1, [2, [3]], SIZE], set()))
+""")
+
+
+def test_a_traced_memo_of_ids_replays_and_a_changed_big_int_diverges(tmp_path):
+    program = tmp_path / "walk.py"
+    program.write_text(PROGRAM.replace("SIZE", "BIG"))
+    recorded = run_cli("record", "--trace", "calls", "-o", str(tmp_path / "walk.snap"),
+                       str(program), cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.stderr
+    replayed = run_cli("replay", str(tmp_path / "walk.snap"), cwd=tmp_path)
+    assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
+    program.write_text(PROGRAM.replace("SIZE", "BIG + 16"))  # a big int, not an address
+    changed = run_cli("replay", str(tmp_path / "walk.snap"), "--allow-drift", cwd=tmp_path)
+    assert "divergence at step" in changed.stdout, changed.stdout + changed.stderr
