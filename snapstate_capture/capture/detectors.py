@@ -40,7 +40,7 @@ from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, Refusal
 from ..values.registry import class_name
 
-__all__ = ["IMMUTABLE", "detector", "fixed_zone", "frozen_member", "function_detector",
+__all__ = ["IMMUTABLE", "detector", "fixed_zone", "frozen_member", "function_detector", "importable",
            "pickle_shows_all", "plain_pickling", "same_items", "strict_detector"]
 
 #: Library base classes with pickling hooks of their own whose pickle holds every field their
@@ -97,6 +97,22 @@ def _shown_part(name: str, address: int, code: bytes | None, preview: bytes) -> 
     called)."""
 
 
+def _local_class(module: str, qualname: str, address: int, state: bytes | None) -> None:
+    """Stands for a class pickle cannot name in a change detector (never called): its name,
+    identity and state — bases and namespace, which dill writes by value, so a class
+    attribute set or changed in place is a new detector (``_DetectorPickler._class_state``)."""
+
+
+def _descriptor(kind: str, *functions: Any) -> None:
+    """Stands for a ``staticmethod``, ``classmethod`` or ``property`` of a local class's
+    namespace in a change detector (never called): its kind and the functions it wraps."""
+
+
+#: Entries of a class's ``__dict__`` that are not the program's state: the type's slots, and the
+#: ``__slotnames__`` that pickling an instance caches on its class (``copyreg._slotnames``).
+_CLASS_SLOTS = frozenset({"__dict__", "__weakref__", "__slotnames__"})
+
+
 def _empty_cell() -> None:
     """Marks an empty closure cell in a change detector (never called)."""
 
@@ -114,7 +130,7 @@ def _weak_reference(kind: str, address: int, target_address: int | None, target:
     another detector."""
 
 
-def _importable(func: Any) -> bool:
+def importable(func: Any) -> bool:
     """True when pickle writes ``func`` (a function or class) by reference: its module holds
     it under its qualified name."""
     module = sys.modules.get(getattr(func, "__module__", None) or "")
@@ -132,8 +148,9 @@ class _DetectorPickler(pickle.Pickler):
     lambda factory. Such a function is written as everything its dill payload is made of:
     module, qualified name, code (``marshal`` bytes), defaults, closure cells' contents,
     ``__dict__`` and the globals its code names; a module as its name, a builtin function as
-    its name and identity (it cannot change), a local class by its name and identity (classes
-    are written by reference: their attributes are not the value's); a weak reference as its
+    its name and identity (it cannot change), a local class by its name, identity, bases and
+    namespace (dill writes it by value: an attribute set on it is a change of the value); a
+    weak reference as its
     identity and its referent's (``_weak_reference``: a registry holding a
     ``WeakKeyDictionary`` was captured whole with dill at every traced call, 1.9 ms each). Equal bytes therefore
     mean an equal capture, as for a plain pickle; anything else pickle refuses still fails.
@@ -145,10 +162,26 @@ class _DetectorPickler(pickle.Pickler):
     digests it by type, so equal bytes still mean an equal capture (``capture/live_values.py``;
     a client replaced by another of the same base URL is a new part)."""
 
-    def __init__(self, file: io.BytesIO, protocol: int, builder: PreviewBuilder | None = None
-                 ) -> None:
+    def __init__(self, file: io.BytesIO, protocol: int, builder: PreviewBuilder | None = None,
+                 classes: frozenset[int] = frozenset()) -> None:
         super().__init__(file, protocol)
         self._builder = builder
+        self._protocol = protocol
+        self._classes = classes  # the local classes whose state is being written (by id)
+
+    def _class_state(self, cls: type) -> bytes | None:
+        """The detector bytes of a local class's bases and namespace (what dill writes of it,
+        ``__dict__`` and ``__weakref__`` slots aside); None inside its own state (a class
+        attribute holding an instance of the class: by identity there). Raises what pickle
+        raises for a part it cannot write (the value is then captured at every step)."""
+        if id(cls) in self._classes:
+            return None
+        buffer = io.BytesIO()
+        namespace = [(name, value) for name, value in vars(cls).items()
+                     if name not in _CLASS_SLOTS]
+        _DetectorPickler(buffer, self._protocol, self._builder,
+                         self._classes | {id(cls)}).dump((cls.__bases__, namespace))
+        return buffer.getvalue()
 
     def reducer_override(self, obj: Any) -> Any:
         cls = type(obj)
@@ -158,7 +191,7 @@ class _DetectorPickler(pickle.Pickler):
                 MACHINERY.lookup(cls) is not None or _refused(cls, obj)):
             return _shown_part, (f"{cls.__module__}.{cls.__qualname__}", id(obj),
                                  _code_key(obj), canonical_json(self._builder.build(obj)))
-        if cls is types.FunctionType and not _importable(obj):
+        if cls is types.FunctionType and not importable(obj):
             code = obj.__code__
             cells = tuple(_cell(c) for c in (obj.__closure__ or ()))
             used = obj.__globals__
@@ -172,9 +205,15 @@ class _DetectorPickler(pickle.Pickler):
             target = obj()
             return _weak_reference, (class_name(cls), id(obj),
                                      None if target is None else id(target), target)
-        if isinstance(obj, type) and not _importable(obj):
-            # a local class: by reference, as pickle writes an importable one
-            return _module_named, (obj.__module__, obj.__qualname__, id(obj))
+        if isinstance(obj, type) and not importable(obj):
+            # a local class: dill writes its bases and namespace, so the detector holds them
+            # (as its own detector bytes: a class attribute holding an instance would recurse)
+            return _local_class, (obj.__module__, obj.__qualname__, id(obj),
+                                  self._class_state(obj))
+        if cls in (staticmethod, classmethod):  # in a local class's namespace
+            return _descriptor, (cls.__name__, obj.__func__)
+        if cls is property:
+            return _descriptor, ("property", obj.fget, obj.fset, obj.fdel, obj.__doc__)
         if cls is types.BuiltinFunctionType and isinstance(obj.__self__, (types.ModuleType,
                                                                           type(None))):
             # immutable; by its name, and its identity for one its module no longer holds

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..capture import chunked
 from ..capture.chunk_capture import identity as _identity
-from ..capture.detectors import IMMUTABLE
+from ..capture.detectors import IMMUTABLE, importable
 from ..values import secret_shapes
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
@@ -37,7 +37,8 @@ _RETURN_OPS = frozenset(__import__("dis").opmap[name] for name in ("RETURN_VALUE
 #: ``exception`` event there (3.10: YIELD_FROM, 3.11: SEND) — the normal end of a wait, no error.
 _AWAIT_OPS = frozenset(__import__("dis").opmap[name] for name in ("SEND", "YIELD_FROM")
                        if name in __import__("dis").opmap)
-#: Objects compared by identity only when re-checked (re-pickling a module is pointless).
+#: Objects compared by identity only when re-checked (re-pickling a module is pointless); a
+#: class is only when pickle names it (``importable``): dill writes a local class's namespace.
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType,
                 types.MethodType)
 #: Values that cannot change in place: the same object is the same content (a long text
@@ -125,7 +126,8 @@ class CallFrame:
         encoder = self.encoder
         copy = None
         if last is not None and last[0] is value:
-            if cls in _IMMUTABLE or isinstance(value, _BY_IDENTITY):
+            if cls in _IMMUTABLE or isinstance(value, _BY_IDENTITY) and not (
+                    isinstance(value, type) and not importable(value)):
                 return None
             if last[1].__class__ is tuple and last[1][0] in encoder.bounded_keys:
                 # bounded at its last step and still the same object (held here, so its id is
