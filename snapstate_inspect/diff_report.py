@@ -6,6 +6,7 @@ parsing so that ``snapstate`` starts without importing deepdiff (a second on a l
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from rich.console import Group
@@ -16,6 +17,7 @@ from snapstate_capture import Run, Step, Timeline
 from .diff_text import render_step_diff, step_title
 from .model.alignment import RunDiff
 from .model.diff import StepDiff
+from .model.run_facts import fact_changes
 from .safe_text import plain
 
 
@@ -43,6 +45,7 @@ def step_report_json(result: StepDiff, ta: Timeline, ra: Run, tb: Timeline, rb: 
 def run_report_json(result: RunDiff, ta: Timeline, tb: Timeline) -> dict[str, Any]:
     body = result.to_json()
     return {"kind": "runs", "identical": body.pop("identical"),
+            "started_with": [change.to_json() for change in fact_changes(result.a, result.b)],
             "mode": "full" if any(r.diff and r.diff.mode == "full" for r in result.regions)
             else "preview",
             "partial": body.pop("partial"), "notes": body.pop("notes"),
@@ -84,6 +87,13 @@ def render_run_report(result: RunDiff, ta: Timeline, tb: Timeline) -> Group:
     parts: list[Any] = [_side_line("A", ta, result.a, None), _side_line("B", tb, result.b, None),
                         Text(f"aligned: {counts['matched']} steps matched, {counts['inserted']} "
                              f"only in B, {counts['deleted']} only in A", style="dim")]
+    changes = fact_changes(result.a, result.b)
+    if changes:
+        parts.append(Text("started with:", style="bold"))
+        for change in changes:
+            row = Text(f"  {change.name}: ")
+            row.append_text(plain(f"{_fact(change.a)} → {_fact(change.b)}"))
+            parts.append(row)
     if result.inputs is not None:
         parts.append(Text("inputs: the runs start with these differences (set aside below; "
                           "--strict counts them)", style="bold"))
@@ -116,6 +126,14 @@ def render_run_report(result: RunDiff, ta: Timeline, tb: Timeline) -> Group:
     parts.append(_verdict(result.first_divergence is not None or result.inputs is not None,
                           result.partial))
     return Group(*parts)
+
+
+def _fact(value: Any) -> str:
+    """A fact's value as the report shows it (``(none)`` where a run does not say)."""
+    if value is None or value == []:
+        return "(none)"
+    return shlex.join(value) if isinstance(value, list) and all(
+        isinstance(v, str) for v in value) else str(value)
 
 
 def _region_title(region: Any, result: RunDiff) -> Text:

@@ -21,6 +21,9 @@ key or with ``--trust`` (DESIGN.md "Trust"); other values fall back to previews,
      # kind "steps":
      "diff": STEPDIFF,
      # kind "runs":
+     "started_with": [{"fact", "a", "b"}],       # how the runs were started, where it differs:
+                                                 # argv, program, cwd, python, hash seed, what
+                                                 # was traced, "package NAME" (model/run_facts.py)
      "counts": {"matched", "inserted", "deleted"}, "approximate": bool,
      "inputs": null | [{"frame", **VARIABLE}],   # differences both runs start with (set aside
                                                  # unless --strict; see model/alignment.py)

@@ -185,3 +185,25 @@ def test_inspect_compare_with_an_unknown_run_is_one_line(pair, capsys):
     code, out, err = _run(capsys, "inspect", pair["a"], pair["b"], "--compare", "zzz")
     assert code == 2
     assert err.count("\n") == 1 and "no run with id 'zzz'" in err
+
+
+def test_run_diff_says_what_the_runs_were_started_with(tmp_path):
+    """Two recordings of one script with other arguments: the report says so before the
+    first divergence (it listed only the states that followed from them)."""
+    program = tmp_path / "count.py"
+    program.write_text("import sys\n\ntotal = 0\nfor i in range(int(sys.argv[1])):\n"
+                       "    total += i\nprint(total)\n")
+    for name, argv in (("a", ["3"]), ("b", ["4", "two words"])):
+        done = run_cli("record", "-o", str(tmp_path / f"{name}.snap"), str(program), *argv,
+                       cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    done = run_cli("diff", str(tmp_path / "a.snap"), str(tmp_path / "b.snap"))
+    lines = done.stdout.splitlines()
+    assert lines[3:5] == ["started with:", "  argv: 3 → 4 'two words'"], done.stdout
+    assert lines.index("started with:") < [i for i, line in enumerate(lines)
+                                           if line.startswith("first divergence")][0]
+    data = json.loads(run_cli("diff", "--json", str(tmp_path / "a.snap"),
+                              str(tmp_path / "b.snap")).stdout)
+    assert data["started_with"] == [{"fact": "argv", "a": ["3"], "b": ["4", "two words"]}]
+    same = run_cli("diff", str(tmp_path / "a.snap"), str(tmp_path / "a.snap"))
+    assert same.returncode == 0 and "started with" not in same.stdout
