@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import IntegrityError, NotFoundError
 from . import blobs, previews, sanitize
-from .engine import ReadEngine
+from .engine import EFFECT_COLUMNS, ReadEngine
 from .leases import Lease, read_leases
 from .locations import absolute_location, location_label, open_read_engine
 from .records import Frame, PayloadGate, Step, StepSummary, Value
@@ -430,6 +430,15 @@ class Run:
             for filename, source in scan_sources(timeline, self.id).items():
                 sources.setdefault(filename, source)
         return sources
+
+    def raised_effect_steps(self) -> list[int]:
+        """Indexes of the run's effect steps whose call raised (their journal entry's outcome
+        is ``raise``: the program may have caught it, so no ``exception`` step follows),
+        ascending; one query of the effect journal. Raises ``TimelineError`` when the file
+        cannot be read."""
+        outcome, step = EFFECT_COLUMNS.index("outcome"), EFFECT_COLUMNS.index("step")
+        return sorted(row[step] for row in self.timeline.engine.effect_rows(self.id)
+                      if row[outcome] == "raise" and isinstance(row[step], int))
 
     @property
     def duration(self) -> float | None:

@@ -8,12 +8,15 @@ scanned from their trace chunks (``store/chunk_find.py``: ~0.4 s of CPU per mill
 Definitions (shared with the help screen):
 - *step over*: the next step at the same or a shallower stack depth in the same thread, so the
   steps inside calls made from here are skipped.
+- *exception*: an ``exception`` step, or an effect step whose call raised (caught or not).
 - *call of the same function*: for a ``call`` step with a label (``@snap.step``), the next
   ``call`` step with that label; otherwise the next step that starts a new stretch in the same
   function (the step before it ran elsewhere or at another depth).
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
 
 from snapstate_capture import Run, StepSummary
 
@@ -82,5 +85,16 @@ class Navigator:
                                new_stretch=True)
 
     def exception(self, index: int, *, backward: bool = False) -> int | None:
-        """Next (previous) ``exception`` step."""
-        return self.steps.find(index, backward=backward, kind="exception")
+        """Next (previous) ``exception`` step, or effect step whose call raised (the program
+        may have caught it: no ``exception`` step is recorded then), whichever is nearer."""
+        found = self.steps.find(index, backward=backward, kind="exception")
+        raised = self.run.raised_effect_steps()
+        if backward:
+            position = bisect_left(raised, index)
+            effect = raised[position - 1] if position else None
+        else:
+            position = bisect_right(raised, index)
+            effect = raised[position] if position < len(raised) else None
+        if found is None or effect is None:
+            return effect if found is None else found
+        return max(found, effect) if backward else min(found, effect)

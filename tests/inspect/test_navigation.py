@@ -157,3 +157,45 @@ async def test_change_marks(reader):
         await press(pilot, "g", "0", "enter")  # first step of the frame: no earlier one
         rows = labels(app.screen.query_one(VariablesView))
         assert all(not r.startswith(("~", "-")) for r in rows)
+
+
+async def test_x_stops_at_an_effect_whose_call_raised_even_when_caught(tmp_path):
+    """An effect that raised, caught by the program, leaves no ``exception`` step: ``x`` said
+    "no later exception" and skipped it. It is where the failure came in."""
+    import snapstate_capture as snap
+    from snapstate_inspect.model.navigation import Navigator
+
+    @snap.effect
+    def fetch(url):
+        raise ConnectionError("down: " + url)
+
+    def agent():
+        snap.checkpoint("start")
+        try:
+            fetch("http://a")
+        except ConnectionError:
+            pass
+        snap.checkpoint("retried")
+        raise ValueError("gave up")
+
+    path = tmp_path / "e.snap"
+    try:
+        with snap.record(path):
+            agent()
+    except ValueError:
+        pass
+    timeline = snap.open_timeline(path)
+    run = timeline.runs[-1]
+    kinds = [step.kind for step in run.steps]
+    raised = kinds.index("effect")
+    ended = kinds.index("exception")
+    assert run.raised_effect_steps() == [raised] and raised < ended
+    navigator = Navigator(run)
+    assert navigator.exception(0) == raised
+    assert navigator.exception(raised) == ended
+    assert navigator.exception(ended, backward=True) == raised
+    app = SnapStateApp(timeline)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "home", "x")
+        assert step_of(app) == raised
