@@ -13,6 +13,7 @@ from typing import Any
 
 from ..options import ValueOptions
 from . import clients  # noqa: F401 - registers HTTP and model-API clients as machinery
+from . import event_loops  # noqa: F401 - registers asyncio event loops as machinery
 from . import known_types  # noqa: F401 - registers the previews of exceptions, numpy, pandas…
 from .identity import capture_identity
 from .payload import Serialized, caught_warnings, loads, serialize
