@@ -148,6 +148,10 @@ class CaptureOptions:
       (``tracing/chunked_locals.py``). Runs recorded so say ``entry["chunked_locals"]``; a
       replay stores those values as its recording did, so its steps match the recording's
       stored values one for one (``replay/traced.py``).
+    - ``bound_by_value``: in traced runs, count what dill writes by value — functions made by
+      ``exec``, closures, classes pickle cannot name — as what it costs when deciding which
+      values are stored bounded (``tracing/bounded.reach``). Runs recorded so say
+      ``entry["bounded"]``; a replay of an older run decides as it did.
     """
 
     values: ValueOptions = field(default_factory=ValueOptions)
@@ -156,3 +160,4 @@ class CaptureOptions:
     entry_env: tuple[str, ...] = DEFAULT_ENTRY_ENV
     deep_check_chunks: int | None = 8
     chunked_locals: bool = True
+    bound_by_value: bool = True

@@ -46,6 +46,9 @@ LINEAGE_VERSION = 1
 #: ``entry["chunked_locals"]`` of traced runs whose frames' big lists and dicts are stored by
 #: chunks (``CaptureOptions.chunked_locals``); a replay stores them as its recording did.
 CHUNKED_LOCALS_VERSION = 1
+#: ``entry["bounded"]`` of traced runs whose big values were decided counting what dill writes
+#: by value (``CaptureOptions.bound_by_value``, ``tracing/bounded.reach``).
+BOUNDED_VERSION = 1
 
 
 def _recording() -> bool:
@@ -143,6 +146,8 @@ class Recorder:
             entry["lineage"] = LINEAGE_VERSION  # steps and effects carry lineages
             if self.trace and self.options.chunked_locals:
                 entry["chunked_locals"] = CHUNKED_LOCALS_VERSION
+            if self.trace and self.options.bound_by_value:
+                entry["bounded"] = BOUNDED_VERSION
             states = rng.save_states()
             entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             header = dict(name=self.name, entry=entry, env=environment_facts(),

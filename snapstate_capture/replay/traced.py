@@ -72,6 +72,9 @@ class TracedReplayRecorder(Recorder):
             # recorded before big locals were chunked: store them whole, as the recording
             # did, so each step's values have the recording's keys (the fast comparison)
             options = dataclasses.replace(options, chunked_locals=False)
+        if options.bound_by_value and "bounded" not in session.run.entry:
+            # recorded before what dill writes by value counted: decide big values as it did
+            options = dataclasses.replace(options, bound_by_value=False)
         super().__init__(session.scratch, name=name, options=options, root=root,
                          block=session.block, trace=trace, include=include, exclude=exclude,
                          entry=session.run.entry)

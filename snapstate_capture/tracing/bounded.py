@@ -40,14 +40,16 @@ import weakref
 from typing import Any
 
 from ..options import ValueOptions
+from ..values.addresses import could_be_address, stack_addresses
 from ..values.preview import PreviewBuilder, redacted_preview
 from ..values.identity import _plain_pickling
 from ..values.registry import class_name
 from ..values.scrub import scrub, secret_texts
 from ..values.static import static_attributes
 
-__all__ = ["BOUNDED_NOTE", "CLASS_STRIKES", "PROBE_LIMIT", "REF_LIMIT", "BigValues",
-           "bounded_preview", "reach"]
+__all__ = ["BOUNDED_NOTE", "BY_VALUE_WEIGHT", "CLASS_STRIKES",
+           "PROBE_LIMIT", "REF_LIMIT", "BigValues", "bounded_preview", "key_holds_local_class",
+           "local_class", "reach"]
 
 #: Objects an object may reach before it is bounded at traced steps.
 PROBE_LIMIT = 300
@@ -58,6 +60,11 @@ PROBE_LIMIT = 300
 REF_LIMIT = 10_000
 #: Instances of one class found big before the class is taken as big without counting.
 CLASS_STRIKES = 3
+#: What a function written by value counts for in ``reach``: its code object, names, constants,
+#: cells and globals go through dill's Python-level pickler — one made by ``exec`` cost 1.4 ms
+#: of capture where a list of 30 plain objects (a count of 60) cost 0.6 ms (12-06, 2 cores).
+#: Ten such functions make a value big.
+BY_VALUE_WEIGHT = 30
 #: The ``"bounded"`` text of a bounded value's preview. It is stored in the preview, so it is
 #: part of the value's key: another text makes every bounded value of an older traced run
 #: differ from its replay (a run of mistune recorded before a reworded note diverged at its
@@ -86,7 +93,8 @@ _BASES = {cls: cls for cls in _CONTAINERS}  # the containers themselves (subclas
 _CHEAP = frozenset({str, bytes, int, float, complex, bool, type(None)})
 
 
-def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = ()) -> int | None:
+def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = True
+          ) -> int | None:
     """How many objects ``obj`` reaches (itself excluded, leaves of ``_LEAVES`` not counted),
     or None as soon as it is more than ``limit``, its parts hold more than ``REF_LIMIT``
     references (leaves included), or it reaches an instance of a class in ``big`` (classes
@@ -97,7 +105,16 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = ()) -> int | None:
     Walks breadth first, one ``gc.get_referents`` call per level for all of it (a call per
     object was a fifth of the walk): the answer does not depend on the order — the count of
     everything reachable when it is at most ``limit`` and nothing reached is of a ``big``
-    class, else None."""
+    class, else None.
+
+    ``by_value`` (runs that say ``entry["bounded"]``: ``CaptureOptions.bound_by_value``): what
+    dill writes by value counts as what it costs — each function written by value as
+    ``BY_VALUE_WEIGHT`` objects,
+    with the globals dict of one made by ``exec`` (``_module_namespace``), and a class pickle
+    cannot name (``local_class``) makes the value big. Without it, as runs recorded before
+    counted: such functions and classes are leaves (closure, defaults and ``__dict__`` of a
+    function walked). attrs' class builder held 150 generated methods, a 164-object count and
+    ~30 ms of dill at each of its calls."""
     seen = {id(obj)}
     level = [obj]
     count = 0
@@ -114,7 +131,15 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = ()) -> int | None:
             cls = type(child)
             if cls in leaves or issubclass(cls, type):  # never ``isinstance``: no __class__ read
                 if cls in _BY_VALUE:
-                    children.extend(_held_by_value(child, cls))  # walked as children are
+                    held = _held_by_value(child, cls, by_value)
+                    if held is not None:
+                        children.extend(held)  # walked as children are
+                        if by_value and cls is types.FunctionType:
+                            count += BY_VALUE_WEIGHT
+                            if count > limit:
+                                return None
+                if by_value and issubclass(cls, type) and local_class(child):
+                    return None  # written by dill with its namespace: big (``local_class``)
                 continue
             if cls in big:
                 return None
@@ -130,23 +155,25 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = ()) -> int | None:
     return count
 
 
-def _held_by_value(leaf: Any, cls: type) -> list[Any]:
+def _held_by_value(leaf: Any, cls: type, globs: bool = True) -> list[Any] | None:
     """What a payload writes with a function or method of ``_BY_VALUE`` met inside a value,
     for ``reach`` to walk: the instance a method is bound to, a function's closure cells,
     defaults and ``__dict__`` when it is pickled by value (``_by_value``) — a lambda kept in
     an object, whose closure holds a unittest ``TestCase`` and through it pytest's session,
     made a 60-object count of a 2 s capture at every call (more-itertools' ``callback_iter``
-    tests). The cells themselves are walked (a cell is no leaf). Reads C-level slots of the
-    interpreter's own types: no program code runs."""
+    tests). The cells themselves are walked (a cell is no leaf). With ``globs``, the globals
+    of a function made by ``exec`` too. None when ``leaf`` is written by reference. Reads
+    C-level slots of the interpreter's own types: no program code runs."""
     try:
-        if not _by_value(leaf):
-            return []
+        if not _by_value(leaf, globs):
+            return None
         if cls is types.FunctionType:
+            own = leaf.__globals__ if globs and not _module_namespace(leaf) else None
             return [part for part in (leaf.__closure__, leaf.__defaults__, leaf.__kwdefaults__,
-                                      leaf.__dict__) if part]
+                                      leaf.__dict__, own) if part]
         return [leaf.__self__]
     except Exception:  # noqa: BLE001 - an unreadable leaf: counted as before, not walked
-        return []
+        return None
 
 
 class BigValues:
@@ -156,8 +183,9 @@ class BigValues:
     (the run's own, one level deep).
     """
 
-    def __init__(self, options: ValueOptions) -> None:
+    def __init__(self, options: ValueOptions, by_value: bool = True) -> None:
         self.options = dataclasses.replace(options, max_depth=min(1, options.max_depth))
+        self.by_value = by_value  # ``reach``'s rule for what dill writes by value
         self._strikes: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()
         #: the classes taken as big (``CLASS_STRIKES`` reached): a count stops at their instances.
         #: A plain set (a ``WeakSet`` lookup cost more than the count it saves); the classes are
@@ -168,7 +196,10 @@ class BigValues:
         """True when ``value`` reaches more than ``PROBE_LIMIT`` objects (or its class was
         found big ``CLASS_STRIKES`` times)."""
         cls = type(value)
-        if (cls in _LEAVES and not (cls in _BY_VALUE and _by_value(value))
+        by_value = self.by_value
+        if issubclass(cls, type) and by_value and local_class(value):
+            return True  # written by dill with its namespace (``local_class``)
+        if (cls in _LEAVES and not (cls in _BY_VALUE and _by_value(value, by_value))
                 or issubclass(cls, type)):
             # Captured by reference and compared by name (a module, a function, a class): what
             # it reaches is no part of the value. ``sys`` reaches sys.path and sys.modules,
@@ -182,30 +213,35 @@ class BigValues:
         if not builtin and cls in self._big:
             return True
         try:
-            if reach(value, PROBE_LIMIT, self._big) is not None:
+            if reach(value, PROBE_LIMIT, self._big, by_value) is not None:
                 return False
         except Exception:  # noqa: BLE001 - an unreadable object: captured as before
             return False
+        self._strike(cls, builtin)
+        return True
+
+    def _strike(self, cls: type, builtin: bool) -> None:
+        """One more instance of ``cls`` found big (``CLASS_STRIKES``)."""
         if not builtin:
             try:
                 strikes = self._strikes[cls] = self._strikes.get(cls, 0) + 1
-                if strikes >= CLASS_STRIKES:
-                    self._big.add(cls)
+                if strikes >= CLASS_STRIKES and not local_class(cls):
+                    self._big.add(cls)  # (held: a class defined at run time must be let go)
             except TypeError:  # a class that cannot be weakly referenced: counted every time
                 pass
-        return True
 
 
-def _by_value(leaf: Any) -> bool:
+def _by_value(leaf: Any, exec_made: bool = True) -> bool:
     """True when a function or method of ``_BY_VALUE`` is pickled with what it holds: a method
     bound to an instance (not a module or class), a function not importable by its qualified
     name, or one with a closure that is not found again under that name (a decorator's wrapper
     that is its module's global — ``@snap.step``, ``functools.wraps`` — is written by
     reference, and what its closure and globals reach is no part of it: they differ between a
     recording and its replay). Reads C-level slots and namespaces statically: no program code
-    runs."""
+    runs. ``exec_made``: a function whose globals are no module's namespace counts too
+    (``CaptureOptions.bound_by_value``)."""
     if type(leaf) is types.FunctionType:
-        if "<" in leaf.__qualname__:
+        if "<" in leaf.__qualname__ or exec_made and not _module_namespace(leaf):
             return True
         return leaf.__closure__ is not None and not _found_by_name(leaf)
     try:
@@ -213,6 +249,47 @@ def _by_value(leaf: Any) -> bool:
     except AttributeError:
         return False
     return not (owner is None or issubclass(type(owner), (types.ModuleType, type)))
+
+
+def _module_namespace(func: types.FunctionType) -> bool:
+    """Whether ``func``'s globals are its module's namespace (a function made by ``exec`` into
+    a dict of its own — attrs' generated ``__init__``, a template engine's — is written by
+    value with that dict). Reads ``sys.modules`` and the module's ``__dict__``: no code runs."""
+    module = sys.modules.get(func.__module__) if isinstance(func.__module__, str) else None
+    try:
+        return module is not None and object.__getattribute__(module, "__dict__") \
+            is func.__globals__
+    except AttributeError:
+        return False
+
+
+#: Classes met by ``reach`` and whether pickle cannot name them (``local_class``).
+_LOCAL: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+
+
+def local_class(cls: Any) -> bool:
+    """Whether the class ``cls`` is one pickle cannot name — defined in a function, or not yet
+    bound in its module (a class decorator's builder holds it, attrs' ``make_class`` made
+    it) — which dill writes by value, namespace and generated methods included: ~3 ms a
+    capture for a small attrs class (12-06), ten times what ``PROBE_LIMIT`` plain objects
+    cost. With ``by_value``, ``reach`` takes a value holding one as big. Cached per class (a
+    class found by name stays so); read statically."""
+    try:
+        found = _LOCAL.get(cls)
+    except TypeError:
+        return False
+    if found is None:
+        module = sys.modules.get(cls.__module__) if isinstance(cls.__module__, str) else None
+        target: Any = module
+        try:
+            for part in cls.__qualname__.split("."):
+                target = None if target is None else inspect.getattr_static(target, part, None)
+        except Exception:  # noqa: BLE001 - a namespace that cannot be read: not by name
+            target = None
+        found = target is not cls
+        if not found:
+            _LOCAL[cls] = found  # by name now: by name for good (a local one may get bound)
+    return found
 
 
 def _found_by_name(func: types.FunctionType) -> bool:
@@ -256,11 +333,25 @@ def shallow_key(obj: Any, limit: int, repr_of: Any = None) -> tuple | None:
         own = cls.__repr__ is not object.__repr__
         if own and repr_of is None:
             return None
-        attrs = (static_attributes(obj) or []) if _plain_pickling(cls) else []
+        attrs = _class_attributes(obj) if issubclass(cls, type) else \
+            (static_attributes(obj) or []) if _plain_pickling(cls) else []
         parts = tuple([(k, _part(v)) for k, v in attrs[:limit]])
         return (cls, _ADDRESS.sub(" at 0x…", repr_of(obj)) if own else id(obj), parts)
     except Exception:  # noqa: BLE001 - unreadable: the preview is built each time
         return None
+
+
+def key_holds_local_class(key: tuple) -> bool:
+    """Whether a ``shallow_key`` names a class defined at run time (``local_class``): such a key
+    is not kept in a cache, which would keep the class alive after the program let it go."""
+    pending = [key]
+    while pending:
+        item = pending.pop()
+        if type(item) is tuple:
+            pending.extend(item)
+        elif type(item) is not str and isinstance(item, type) and local_class(item):
+            return True
+    return False
 
 
 def _part(value: Any) -> tuple:
@@ -334,8 +425,9 @@ def _items(obj: Any, limit: int) -> tuple[list[tuple[str, Any, Any]], int | None
 
     if isinstance(obj, dict):
         pairs = list(itertools.islice(dict.items(obj), limit))
-        return ([(_key_label(k), k if type(k) is str else None, v) for k, v in pairs],
-                dict.__len__(obj))
+        addresses = _address_keys(pairs)
+        return ([(f"[id() at {k:#x}]" if k in addresses else _key_label(k),
+                  k if type(k) is str else None, v) for k, v in pairs], dict.__len__(obj))
     if isinstance(obj, (list, tuple)):
         base = list if isinstance(obj, list) else tuple
         values = list(itertools.islice(base.__iter__(obj), limit))
@@ -343,10 +435,41 @@ def _items(obj: Any, limit: int) -> tuple[list[tuple[str, Any, Any]], int | None
     if isinstance(obj, (set, frozenset)):
         base = set if isinstance(obj, set) else frozenset
         return [], base.__len__(obj)
+    if issubclass(type(obj), type):  # a class defined at run time: its own attributes
+        return [(f".{k}", k, v) for k, v in _class_attributes(obj)[:limit]], None
     if not _plain_pickling(type(obj)):
         return [], None  # its own pickling says what its state is (caches left out): repr only
     attrs = static_attributes(obj) or []
     return [(f".{k}", k, v) for k, v in attrs[:limit]], None
+
+
+def _address_keys(pairs: list[tuple[Any, Any]]) -> frozenset[int]:
+    """The int keys of ``pairs`` that are object addresses (``values/addresses.py``): the id
+    of the value under them or of one of its items (networkx's ``{id(f): (name, f)}``), or of
+    a local on the stack. Labelled ``[id() at 0x…]``, which replay and diffs read with the
+    address blanked, as in any repr: another number in every process."""
+    ints = [k for k, _ in pairs if type(k) is int and could_be_address(k)]
+    if not ints:
+        return frozenset()
+    parts = set()
+    for key, value in pairs:
+        if type(key) is int:
+            parts.add(id(value))
+            if type(value) in (tuple, list):
+                parts.update(map(id, value))
+    found = {k for k in ints if k in parts}
+    rest = [k for k in ints if k not in found]
+    return frozenset(found | (stack_addresses(rest) if rest else set()))
+
+
+def _class_attributes(cls: type) -> list[tuple[str, Any]]:
+    """The attributes a class's own namespace holds, dunder names aside, read statically."""
+    try:
+        namespace = type.__dict__["__dict__"].__get__(cls)
+        return [(k, v) for k, v in namespace.items()
+                if type(k) is str and not (k.startswith("__") and k.endswith("__"))]
+    except Exception:  # noqa: BLE001 - an unreadable namespace: the repr alone
+        return []
 
 
 def _summary(value: Any) -> dict[str, Any]:

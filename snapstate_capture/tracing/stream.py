@@ -63,7 +63,7 @@ from ..values.addresses import holds_stack_address
 from ..values.identity import live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, REFUSED_BY_TYPE
-from .bounded import BigValues, bounded_preview, shallow_key
+from .bounded import BigValues, bounded_preview, key_holds_local_class, shallow_key
 
 
 #: Seconds between hand-overs to the writer process (bounds what a SIGKILL can lose).
@@ -123,7 +123,7 @@ class ValueEncoder:
         self.sent: set[str] = set()
         self._redacted: dict[str, tuple] = {}
         self._cache: dict[str, tuple] = {}
-        self._big = BigValues(options.values)
+        self._big = BigValues(options.values, options.bound_by_value)
         self._shallow: dict[tuple, tuple] = {}
         #: the preview keys of the bounded forms made (``bounded``): a frame's value whose last
         #: capture was one of them is bounded again while it is the same object
@@ -312,7 +312,7 @@ class ValueEncoder:
             text = key[1] if key is not None and type(key[1]) is str else None
             ref = (self._blob(canonical_json(bounded_preview(value, self._big.options, text))),
                    None, None)
-            if key is not None:
+            if key is not None and not key_holds_local_class(key):
                 if len(self._shallow) >= self.CACHE_LIMIT:
                     self._shallow.clear()
                     self.bounded_keys.clear()

@@ -87,7 +87,7 @@ def test_big_values_are_judged_by_reach_then_by_class():
 
 
 def test_modules_functions_and_classes_are_never_big():
-    """They are captured by reference and compared by name: ``sys`` reaches sys.path and
+    """Those pickle names are captured by reference and compared by name: ``sys`` reaches sys.path and
     sys.modules (thousands of objects, different in a replay child), yet a module frame that
     imports it must replay (mistune traced by lines diverged at ``import sys``)."""
     import sys
@@ -97,10 +97,11 @@ def test_modules_functions_and_classes_are_never_big():
 
     assert reach(sys, PROBE_LIMIT) is None  # it does reach more than the limit
     big = BigValues(ValueOptions())
-    big_class = types.new_class("Big", exec_body=lambda ns: ns.update(
-        {f"a{i}": [i] for i in range(PROBE_LIMIT * 2)}))
-    for value in (sys, json, json.dumps, big_class, big_class):
+    for value in (sys, json, json.dumps, Holder, Holder):
         assert not big.is_big(value), value
+    # a class pickle cannot name is written by dill with its namespace: big (by value)
+    made = types.new_class("Made", exec_body=lambda ns: ns.update({"a": [1]}))
+    assert big.is_big(made) and not BigValues(ValueOptions(), by_value=False).is_big(made)
 
 
 def test_a_method_bound_to_a_big_object_is_big():
