@@ -148,6 +148,10 @@ class Recorder:
                 entry["chunked_locals"] = CHUNKED_LOCALS_VERSION
             if self.trace and self.options.bound_by_value:
                 entry["bounded"] = BOUNDED_VERSION
+            if self.trace and isinstance(entry.get("record"), dict) and "preloaded" not in entry:
+                from ..tracing.include import IncludeRule, preloaded_modules
+
+                entry["preloaded"] = preloaded_modules(IncludeRule(self.include, self.exclude))
             states = rng.save_states()
             entry["rng"] = {name: blob_key for name, (blob_key, _) in states.items()}
             header = dict(name=self.name, entry=entry, env=environment_facts(),

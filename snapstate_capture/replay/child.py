@@ -10,7 +10,6 @@ started the recorded ``record`` block, or a fork ran to its end.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import os
@@ -83,12 +82,14 @@ def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
 
     An entry with ``"record": {keyword arguments}`` was recorded by a wrapper around the
     program (``snapstate record``): the program runs inside ``record(FILE, **those)`` again,
-    block 0 of this process (the wrappers' own frames are snapstate's, hidden on both sides).
+    block 0 of this process (the wrappers' own frames are snapstate's, hidden on both sides),
+    after the traced modules the wrapper had imported (``_preload``).
     """
     wrapper = entry.get("record")
     if not isinstance(wrapper, dict):
         _start(entry, session)
         return
+    _preload(entry.get("preloaded"))
     # The public name, so the framework integrations hook into this block as into the
     # recorded one (``snapstate_capture.__getattr__`` sets them up with ``record``).
     from .. import record
@@ -100,6 +101,20 @@ def start_entry(entry: dict[str, Any], session: ReplaySession) -> None:
         return
     with block:
         _start(entry, session)
+
+
+def _preload(names: Any) -> None:
+    """Import the traced modules the recording's wrapper had imported before the program
+    (``entry["preloaded"]``, ``tracing.include.preloaded_modules``), so that their bodies run
+    untraced here as they did there; one that no longer imports is left to the program."""
+    if not isinstance(names, list):
+        return
+    for name in names:
+        if isinstance(name, str) and name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the program's own import reports it, if it runs
+                continue
 
 
 def _start(entry: dict[str, Any], session: ReplaySession) -> None:
@@ -127,6 +142,8 @@ def _start(entry: dict[str, Any], session: ReplaySession) -> None:
             trust=session.config.trust)
         result = target(*args, **kwargs)
         if inspect.iscoroutine(result):
+            import asyncio  # here, not at the top: the program imports it, not the replay
+
             asyncio.run(result)
     else:
         session.fail("the run has no replayable entry (it was not started from a script, "

@@ -8,7 +8,6 @@ with the locals the recording holds (the step was just compared). When the user 
 
 from __future__ import annotations
 
-import code
 import sys
 import types
 from typing import Any
@@ -99,4 +98,6 @@ def console(frame: types.FrameType, message: str, values: dict[str, Any] | None 
     namespace.update(frame.f_locals)
     if values:
         namespace[STEP_VALUES] = values
+    import code  # here, not at the top: a replay child imports only what the recording had
+
     code.InteractiveConsole(namespace).interact(banner=message, exitmsg="")

@@ -19,6 +19,7 @@ ids, the lineage hooks on threads, tasks and pools, the framework integrations' 
 from __future__ import annotations
 
 import fnmatch
+import sys
 import os
 from collections.abc import Iterable
 
@@ -110,3 +111,17 @@ class IncludeRule:
         if f"{os.sep}site-packages{os.sep}" in real or f"{os.sep}dist-packages{os.sep}" in real:
             return False
         return real.startswith(self.cwd + os.sep)
+
+
+def preloaded_modules(rule: IncludeRule) -> list[str]:
+    """Names of the modules already imported whose file ``rule`` traces, sorted: those a
+    wrapper (``snapstate record``) imported before the program, whose bodies the program's
+    own imports then do not run — a replay child imports them before it starts the program
+    (``entry["preloaded"]``), or its imports would run and trace them (argparse, which
+    ``snapstate record`` imports and a replay does not)."""
+    names = []
+    for name, module in list(sys.modules.items()):
+        filename = getattr(module, "__file__", None) if module is not None else None
+        if isinstance(filename, str) and rule.includes(filename):
+            names.append(name)
+    return sorted(names)
