@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 from typing import Any
 
 from rich.console import Group
@@ -174,6 +175,18 @@ def render_result(result: dict[str, Any], *, timeline: str) -> Group:
     return Group(*parts)
 
 
+_HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def _only_addresses(expected: Any, actual: Any) -> bool:
+    """Whether two shown values are strings (their reprs are quoted) that differ, and only in
+    the memory addresses they name. An object's own repr naming its address says nothing
+    of where two objects differ: that one is deeper than the previews."""
+    return (isinstance(expected, str) and isinstance(actual, str) and expected != actual
+            and expected[:1] in ("'", '"') and actual[:1] in ("'", '"')
+            and _HEX_ADDRESS.sub("0x…", expected) == _HEX_ADDRESS.sub("0x…", actual))
+
+
 def render_divergence(report: dict[str, Any]) -> list[Any]:
     """Expected vs actual for one divergence report (``snapstate_capture.replay.report``)."""
     parts: list[Any] = [plain(f"divergence at step {report.get('step')}: "
@@ -194,10 +207,16 @@ def render_divergence(report: dict[str, Any]) -> list[Any]:
             for path, exp, act in diff:
                 parts.append(plain(f"      {path}: {exp} -> {act}"))
         elif not diff and "expected" in var and "actual" in var:
-            # equal previews (addresses aside) of different values: the change is deeper
-            parts.append(plain(f"      the saved previews agree (memory addresses aside): the "
-                               f"difference is deeper than they go; `--to {report.get('step')}"
-                               f" --pdb` stops there to look", "dim"))
+            if _only_addresses(var.get("expected"), var.get("actual")):
+                # a repr the program kept (``repr(obj)``, ``"%s" % (obj,)``): the address is
+                # the whole difference, another number in every process
+                parts.append(plain("      the values differ only in memory addresses (0x…): "
+                                   "the program keeps an object's repr or address, which is "
+                                   "another number in every run", "dim"))
+            else:  # equal previews (addresses aside) of different values: the change is deeper
+                parts.append(plain(f"      the saved previews agree (memory addresses aside): "
+                                   f"the difference is deeper than they go; `--to "
+                                   f"{report.get('step')} --pdb` stops there to look", "dim"))
     effect = report.get("effect")
     if effect:
         if effect.get("expected_name"):

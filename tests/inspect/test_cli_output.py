@@ -44,6 +44,11 @@ def test_a_divergence_whose_previews_agree_says_where_to_look():
         "frame": "build", "name": "g", "expected": "{'w': 1}", "actual": "{'w': 5}",
         "diff": [["['w']", "1", "5"]]}]})
     assert "['w']: 1 -> 5" in shown and "previews agree" not in shown
+    kept_repr = text({**base, "variables": [{
+        "frame": "build", "name": "return", "expected": "'<O object at 0x7f1ba1e6b3d0>'",
+        "actual": "'<O object at 0x7f7b4654ab10>'", "diff": []}]})
+    assert "the values differ only in memory addresses" in kept_repr
+    assert "previews agree" not in kept_repr
 
 
 def test_a_mistyped_command_is_named_as_one_with_the_commands_it_is_close_to(tmp_path):
