@@ -110,10 +110,10 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = Tr
     ``by_value`` (runs that say ``entry["bounded"]``: ``CaptureOptions.bound_by_value``): what
     dill writes by value counts as what it costs — each function written by value as
     ``BY_VALUE_WEIGHT`` objects,
-    with the globals dict of one made by ``exec`` (``_module_namespace``), and a class pickle
-    cannot name (``local_class``) makes the value big. Without it, as runs recorded before
-    counted: such functions and classes are leaves (closure, defaults and ``__dict__`` of a
-    function walked). attrs' class builder held 150 generated methods, a 164-object count and
+    with the globals dict of one made by ``exec`` (``_module_namespace``). Without it, as
+    runs recorded before counted: such functions are leaves (closure, defaults and
+    ``__dict__`` walked). A class is a leaf either way: an instance of a class defined at run
+    time is captured whole (``BigValues.is_big`` weighs such a class only as a value itself). attrs' class builder held 150 generated methods, a 164-object count and
     ~30 ms of dill at each of its calls."""
     seen = {id(obj)}
     level = [obj]
@@ -138,8 +138,6 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = Tr
                             count += BY_VALUE_WEIGHT
                             if count > limit:
                                 return None
-                if by_value and issubclass(cls, type) and local_class(child):
-                    return None  # written by dill with its namespace: big (``local_class``)
                 continue
             if cls in big:
                 return None
@@ -198,7 +196,12 @@ class BigValues:
         cls = type(value)
         by_value = self.by_value
         if issubclass(cls, type) and by_value and local_class(value):
-            return True  # written by dill with its namespace (``local_class``)
+            # written by dill with its namespace: weighed by what that holds (a class attrs
+            # made holds a dozen generated methods, each ``BY_VALUE_WEIGHT``)
+            try:
+                return reach(_class_namespace(value), PROBE_LIMIT, self._big, True) is None
+            except Exception:  # noqa: BLE001 - an unreadable class: captured as before
+                return False
         if (cls in _LEAVES and not (cls in _BY_VALUE and _by_value(value, by_value))
                 or issubclass(cls, type)):
             # Captured by reference and compared by name (a module, a function, a class): what
@@ -241,8 +244,12 @@ def _by_value(leaf: Any, exec_made: bool = True) -> bool:
     runs. ``exec_made``: a function whose globals are no module's namespace counts too
     (``CaptureOptions.bound_by_value``)."""
     if type(leaf) is types.FunctionType:
-        if "<" in leaf.__qualname__ or exec_made and not _module_namespace(leaf):
+        if "<" in leaf.__qualname__:
             return True
+        if exec_made and not _module_namespace(leaf):
+            # made by exec, or a wrapper defined elsewhere (``@snap.step``'s, which
+            # ``functools.wraps`` names after the function): by value unless found by name
+            return not _found_by_name(leaf)
         return leaf.__closure__ is not None and not _found_by_name(leaf)
     try:
         owner = leaf.__self__
@@ -267,22 +274,32 @@ def _module_namespace(func: types.FunctionType) -> bool:
 _LOCAL: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
 
+def _class_namespace(cls: type) -> dict[str, Any]:
+    """A copy of ``cls``'s own namespace (its ``__dict__`` read through ``type``'s slot)."""
+    return dict(type.__dict__["__dict__"].__get__(cls))
+
+
 def local_class(cls: Any) -> bool:
     """Whether the class ``cls`` is one pickle cannot name — defined in a function, or not yet
     bound in its module (a class decorator's builder holds it, attrs' ``make_class`` made
     it) — which dill writes by value, namespace and generated methods included: ~3 ms a
-    capture for a small attrs class (12-06), ten times what ``PROBE_LIMIT`` plain objects
-    cost. With ``by_value``, ``reach`` takes a value holding one as big. Cached per class (a
-    class found by name stays so); read statically."""
+    capture for a small attrs class (12-06). With ``by_value``, such a class as a value is
+    weighed by its namespace (``BigValues.is_big``). Cached per class (a class found by name
+    stays so); read statically (``type``'s own slots, ``inspect.getattr_static``)."""
     try:
         found = _LOCAL.get(cls)
     except TypeError:
         return False
     if found is None:
-        module = sys.modules.get(cls.__module__) if isinstance(cls.__module__, str) else None
+        try:
+            name = _class_namespace(cls).get("__module__")
+            qualname = type.__dict__["__qualname__"].__get__(cls)
+        except Exception:  # noqa: BLE001 - an unreadable class: taken as named
+            return False
+        module = sys.modules.get(name) if isinstance(name, str) else None
         target: Any = module
         try:
-            for part in cls.__qualname__.split("."):
+            for part in qualname.split("."):
                 target = None if target is None else inspect.getattr_static(target, part, None)
         except Exception:  # noqa: BLE001 - a namespace that cannot be read: not by name
             target = None
@@ -426,7 +443,7 @@ def _items(obj: Any, limit: int) -> tuple[list[tuple[str, Any, Any]], int | None
     if isinstance(obj, dict):
         pairs = list(itertools.islice(dict.items(obj), limit))
         addresses = _address_keys(pairs)
-        return ([(f"[id() at {k:#x}]" if k in addresses else _key_label(k),
+        return ([(f"[id({addresses[k]}) at {k:#x}]" if k in addresses else _key_label(k),
                   k if type(k) is str else None, v) for k, v in pairs], dict.__len__(obj))
     if isinstance(obj, (list, tuple)):
         base = list if isinstance(obj, list) else tuple
@@ -443,23 +460,29 @@ def _items(obj: Any, limit: int) -> tuple[list[tuple[str, Any, Any]], int | None
     return [(f".{k}", k, v) for k, v in attrs[:limit]], None
 
 
-def _address_keys(pairs: list[tuple[Any, Any]]) -> frozenset[int]:
-    """The int keys of ``pairs`` that are object addresses (``values/addresses.py``): the id
-    of the value under them or of one of its items (networkx's ``{id(f): (name, f)}``), or of
-    a local on the stack. Labelled ``[id() at 0x…]``, which replay and diffs read with the
-    address blanked, as in any repr: another number in every process."""
+def _address_keys(pairs: list[tuple[Any, Any]]) -> dict[int, str]:
+    """The int keys of ``pairs`` that are object addresses (``values/addresses.py``), with what
+    each is the id of: the value under it (``value``) or one of its items (``value[1]``:
+    networkx's ``{id(f): (name, f)}``), or a local on the stack (``function.name``). Labelled
+    ``[id(value[1]) at 0x…]``, which replay and diffs read with the address blanked, as in any
+    repr: another number in every process, the same name."""
     ints = [k for k, _ in pairs if type(k) is int and could_be_address(k)]
     if not ints:
-        return frozenset()
-    parts = set()
+        return {}
+    found: dict[int, str] = {}
     for key, value in pairs:
-        if type(key) is int:
-            parts.add(id(value))
-            if type(value) in (tuple, list):
-                parts.update(map(id, value))
-    found = {k for k in ints if k in parts}
+        if type(key) is int and key in ints:
+            if id(value) == key:
+                found[key] = "value"
+            elif type(value) in (tuple, list):
+                for index, item in enumerate(value):
+                    if id(item) == key:
+                        found[key] = f"value[{index}]"
+                        break
     rest = [k for k in ints if k not in found]
-    return frozenset(found | (stack_addresses(rest) if rest else set()))
+    if rest:
+        found.update(stack_addresses(rest))
+    return found
 
 
 def _class_attributes(cls: type) -> list[tuple[str, Any]]:

@@ -22,8 +22,9 @@ from typing import Any
 
 from ..capture import chunked
 from ..capture.chunk_capture import identity as _identity
-from ..capture.detectors import IMMUTABLE, importable
+from ..capture.detectors import IMMUTABLE
 from ..values import secret_shapes
+from .bounded import local_class
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
 from .stream import CHUNKED_MIN_LENGTH, INLINE_STR, SCALAR_TYPES
@@ -38,7 +39,8 @@ _RETURN_OPS = frozenset(__import__("dis").opmap[name] for name in ("RETURN_VALUE
 _AWAIT_OPS = frozenset(__import__("dis").opmap[name] for name in ("SEND", "YIELD_FROM")
                        if name in __import__("dis").opmap)
 #: Objects compared by identity only when re-checked (re-pickling a module is pointless); a
-#: class is only when pickle names it (``importable``): dill writes a local class's namespace.
+#: class is only when pickle names it (``bounded.local_class``): dill writes a local class's
+#: namespace.
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType,
                 types.MethodType)
 #: Values that cannot change in place: the same object is the same content (a long text
@@ -127,7 +129,7 @@ class CallFrame:
         copy = None
         if last is not None and last[0] is value:
             if cls in _IMMUTABLE or isinstance(value, _BY_IDENTITY) and not (
-                    isinstance(value, type) and not importable(value)):
+                    isinstance(value, type) and local_class(value)):
                 return None
             if last[1].__class__ is tuple and last[1][0] in encoder.bounded_keys:
                 # bounded at its last step and still the same object (held here, so its id is

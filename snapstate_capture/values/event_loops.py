@@ -8,8 +8,9 @@ or held a queue, lock or event bound to it. Registered as machinery (``machinery
 shown as ``<_UnixSelectorEventLoop running=True closed=False debug=False>`` — what its own repr
 says, read statically — and left out of replay's comparison as any machinery is.
 
-Registered by name (``asyncio.events.AbstractEventLoop``, so uvloop's loop and a program's own
-loop class count too): nothing here imports asyncio.
+Registered by name (``asyncio.events.AbstractEventLoop``): asyncio's and uvloop's own loop
+classes; a subclass of the program's, which may hold state of its own, is captured as any
+object is. Nothing here imports asyncio.
 """
 
 from __future__ import annotations
@@ -30,4 +31,19 @@ def describe(loop: Any) -> str:
     return f"running={running} closed={closed} debug={debug}"
 
 
-machinery.register(EVENT_LOOP_CLASSES, describe)
+#: Packages whose own loop classes are machinery; a loop class of the program's, which may hold
+#: state of its own (a budget read from a file), is captured as any object is.
+LOOP_PACKAGES = frozenset({"asyncio", "uvloop"})
+
+
+def _library_loop(cls: type) -> bool:
+    """Whether ``cls`` is asyncio's or uvloop's own loop class (its ``__module__`` read from its
+    own namespace, statically)."""
+    try:
+        module = type.__dict__["__dict__"].__get__(cls).get("__module__")
+    except (TypeError, AttributeError):
+        return False
+    return isinstance(module, str) and module.partition(".")[0] in LOOP_PACKAGES
+
+
+machinery.register(EVENT_LOOP_CLASSES, describe, where=_library_loop)

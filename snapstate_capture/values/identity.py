@@ -164,30 +164,31 @@ def _callable_digest(obj: Any) -> bytes | None:
     return None
 
 
-_ADDRESS = b"\x00address"  # what an address part digests to (no scalar's digest starts so)
+_ADDRESS = b"address"  # an address part digests to _h(_ADDRESS, what it names)
 
 
 class _Walker:
     """One digest computation: ``digest(obj)`` is 16 bytes (raises ``_Unknown``).
 
-    ``addresses``: ints to digest as ``_ADDRESS`` — ids of parts or of locals on the stack,
-    found by a first walk (``identity``), which collects in ``big_ints`` the ints it meets that
-    could be addresses."""
+    ``addresses``: ints to digest as addresses, with what each names (a part's digest, a
+    local's function and name) — found after a first walk (``identity``), which collects in
+    ``big_ints`` the ints it meets that could be addresses."""
 
-    def __init__(self, budget: int, addresses: frozenset[int] = frozenset()) -> None:
+    def __init__(self, budget: int, addresses: dict[int, bytes] | None = None) -> None:
         self.budget = budget
         self.done: dict[int, bytes] = {}
         self.keep: list[Any] = []
         self.stack: list[int] = []
-        self.addresses = addresses
+        self.addresses = addresses or {}
         self.big_ints: list[int] = []
 
     def digest(self, obj: Any) -> bytes:
         cls = type(obj)
         if cls in _SCALAR_TYPES:
             if cls is int and could_be_address(obj):
-                if obj in self.addresses:
-                    return _ADDRESS
+                named = self.addresses.get(obj)
+                if named is not None:
+                    return _h(_ADDRESS, named)
                 self.big_ints.append(obj)
             return _scalar(obj, cls)
         key = id(obj)
@@ -300,7 +301,7 @@ def _scalars_only(walker: _Walker, values: Any) -> bool:
         big = [v for v in values if type(v) is int and could_be_address(v)]
         if big:
             walker.big_ints += big
-            return walker.addresses.isdisjoint(big)
+            return not any(value in walker.addresses for value in big)
     return True
 
 
@@ -425,11 +426,13 @@ def identity(obj: Any, *, budget: int = DEFAULT_BUDGET) -> str | None:
         walker = _Walker(budget)
         digest = walker.digest(obj)
         if walker.big_ints:
-            addresses = frozenset(walker.big_ints).intersection(walker.done)
-            if len(addresses) < len(set(walker.big_ints)):
-                addresses |= stack_addresses(set(walker.big_ints) - addresses)
-            if addresses:
-                digest = _Walker(budget, addresses).digest(obj)
+            big = set(walker.big_ints)
+            named = {k: b"part " + walker.done[k] for k in big if k in walker.done}
+            if len(named) < len(big):
+                named.update((k, b"local " + where.encode())
+                             for k, where in stack_addresses(big - named.keys()).items())
+            if named:
+                digest = _Walker(budget, named).digest(obj)
         return digest.hex()
     except (_Unknown, RecursionError, MemoryError, ValueError, TypeError, RuntimeError):
         return None

@@ -28,11 +28,18 @@ def test_an_id_of_a_part_of_the_value_digests_as_an_address():
     assert identity({id(first): first}) != identity({id(first): Node("g")})
 
 
-def test_an_id_of_a_local_on_the_stack_digests_as_an_address():
+def _seen_digests(first: int, second: int) -> tuple:
+    """Digests of memos of the ids of two locals, made anew at each call (other addresses)."""
     entered, other = [], []
-    assert identity({id(entered)}) == identity({id(other)})
-    assert capture_identity({id(entered): 1}, []) == capture_identity({id(other): 1}, [])
-    assert holds_stack_address({id(entered)}) and holds_stack_address((id(other), 1))
+    return (identity({id(entered)}), capture_identity({id(entered): first, id(other): second}, []),
+            holds_stack_address({id(entered)}), holds_stack_address((id(other), 1)))
+
+
+def test_an_id_of_a_local_on_the_stack_digests_as_that_local():
+    once, again = _seen_digests(5, 7), _seen_digests(5, 7)
+    assert once == again and once[2] and once[3]
+    # the values under two ids swapped: another value (an address names its local)
+    assert _seen_digests(7, 5)[1] != once[1]
 
 
 def test_big_ints_that_are_no_address_compare_by_number():

@@ -51,3 +51,18 @@ def test_a_traced_program_holding_the_loop_and_a_bound_queue_replays(tmp_path):
     assert recorded.returncode == 0 and "[1, 'sent']" in recorded.stdout, recorded.stderr
     replayed = run_cli("replay", str(path), cwd=tmp_path)
     assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+def test_a_loop_class_of_the_program_is_captured_as_any_object():
+    class CountingLoop(asyncio.SelectorEventLoop):
+        def __init__(self):
+            super().__init__()
+            self.budget = 9
+
+    loop = CountingLoop()
+    try:
+        captured = capture_value(loop, name="loop", options=ValueOptions())
+    finally:
+        loop.close()
+    assert captured.preview.get("machinery") is not True
+    assert "budget" in str(captured.preview)
