@@ -270,6 +270,8 @@ def _module_namespace(func: types.FunctionType) -> bool:
         return False
 
 
+#: ``Py_TPFLAGS_HEAPTYPE``: a class made at run time (by a ``class`` statement or ``type()``).
+_HEAP_TYPE = 1 << 9
 #: Classes met by ``reach`` and whether pickle cannot name them (``local_class``).
 _LOCAL: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
@@ -292,7 +294,10 @@ def local_class(cls: Any) -> bool:
         return False
     if found is None:
         try:
-            name = _class_namespace(cls).get("__module__")
+            if not type.__dict__["__flags__"].__get__(cls) & _HEAP_TYPE:
+                _LOCAL[cls] = False  # a static type (NoneType, function): pickle's own
+                return False
+            name = type.__dict__["__module__"].__get__(cls)  # no code of the program runs
             qualname = type.__dict__["__qualname__"].__get__(cls)
         except Exception:  # noqa: BLE001 - an unreadable class: taken as named
             return False

@@ -116,3 +116,13 @@ def test_runs_recorded_by_either_rule_replay_without_divergence(tmp_path):
         assert (bounded > 0) == (rule == "new"), rule
         replayed = run_cli("replay", str(path), cwd=tmp_path)
         assert "no divergence" in replayed.stdout, (rule, replayed.stdout + replayed.stderr)
+
+
+def test_builtin_and_static_classes_are_never_local():
+    """NoneType, function and method are not found under their names in ``builtins``, but
+    pickle writes them itself: taken for classes defined at run time, every bounded value
+    naming one went uncached, and pyflakes under --trace calls doubled its time."""
+    import types
+
+    for cls in (type(None), types.FunctionType, types.MethodType, int, dict, Builder):
+        assert not local_class(cls), cls
