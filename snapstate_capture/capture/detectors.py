@@ -39,6 +39,7 @@ from ..values.identity import code_digest, live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, Refusal
 from ..values.registry import class_name
+from ..values.static import own_namespace
 
 __all__ = ["IMMUTABLE", "detector", "fixed_zone", "frozen_member", "function_detector", "importable",
            "pickle_shows_all", "plain_pickling", "same_items", "strict_detector"]
@@ -177,7 +178,7 @@ class _DetectorPickler(pickle.Pickler):
         if id(cls) in self._classes:
             return None
         buffer = io.BytesIO()
-        namespace = [(name, value) for name, value in vars(cls).items()
+        namespace = [(name, value) for name, value in own_namespace(cls).items()
                      if name not in _CLASS_SLOTS]
         _DetectorPickler(buffer, self._protocol, self._builder,
                          self._classes | {id(cls)}).dump((cls.__bases__, namespace))

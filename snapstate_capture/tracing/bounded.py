@@ -45,7 +45,7 @@ from ..values.preview import PreviewBuilder, redacted_preview
 from ..values.identity import _plain_pickling
 from ..values.registry import class_name
 from ..values.scrub import scrub, secret_texts
-from ..values.static import static_attributes
+from ..values.static import own_namespace, static_attributes
 
 __all__ = ["BOUNDED_NOTE", "BY_VALUE_WEIGHT", "CLASS_STRIKES",
            "PROBE_LIMIT", "REF_LIMIT", "BigValues", "bounded_preview", "key_holds_local_class",
@@ -199,7 +199,7 @@ class BigValues:
             # written by dill with its namespace: weighed by what that holds (a class attrs
             # made holds a dozen generated methods, each ``BY_VALUE_WEIGHT``)
             try:
-                return reach(_class_namespace(value), PROBE_LIMIT, self._big, True) is None
+                return reach(dict(own_namespace(value)), PROBE_LIMIT, self._big, True) is None
             except Exception:  # noqa: BLE001 - an unreadable class: captured as before
                 return False
         if (cls in _LEAVES and not (cls in _BY_VALUE and _by_value(value, by_value))
@@ -276,11 +276,6 @@ _HEAP_TYPE = 1 << 9
 _LOCAL: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
 
-def _class_namespace(cls: type) -> dict[str, Any]:
-    """A copy of ``cls``'s own namespace (its ``__dict__`` read through ``type``'s slot)."""
-    return dict(type.__dict__["__dict__"].__get__(cls))
-
-
 def local_class(cls: Any) -> bool:
     """Whether the class ``cls`` is one pickle cannot name — defined in a function, or not yet
     bound in its module (a class decorator's builder holds it, attrs' ``make_class`` made
@@ -301,14 +296,7 @@ def local_class(cls: Any) -> bool:
             qualname = type.__dict__["__qualname__"].__get__(cls)
         except Exception:  # noqa: BLE001 - an unreadable class: taken as named
             return False
-        module = sys.modules.get(name) if isinstance(name, str) else None
-        target: Any = module
-        try:
-            for part in qualname.split("."):
-                target = None if target is None else inspect.getattr_static(target, part, None)
-        except Exception:  # noqa: BLE001 - a namespace that cannot be read: not by name
-            target = None
-        found = target is not cls
+        found = not _named(name, qualname, cls)
         if not found:
             _LOCAL[cls] = found  # by name now: by name for good (a local one may get bound)
     return found
@@ -319,16 +307,21 @@ def _found_by_name(func: types.FunctionType) -> bool:
     statically (``inspect.getattr_static``: no module ``__getattr__``, no descriptor runs) —
     ``values.reducers.importable`` asks the same with ``getattr``, as pickle does, for the
     payload; here a name found only dynamically counts as not found (the value is counted)."""
-    module = func.__module__
+    return _named(func.__module__, func.__qualname__, func)
+
+
+def _named(module: Any, qualname: Any, obj: Any) -> bool:
+    """Whether module ``module``'s namespace holds ``obj`` under ``qualname``, read statically
+    (``inspect.getattr_static``); False for anything unreadable."""
     target: Any = sys.modules.get(module) if isinstance(module, str) else None
     try:
-        for part in func.__qualname__.split("."):
+        for part in qualname.split("."):
             if target is None:
                 return False
             target = inspect.getattr_static(target, part, None)
-    except Exception:  # noqa: BLE001 - a namespace that cannot be read: counted, as before
+    except Exception:  # noqa: BLE001 - a namespace that cannot be read: not by name
         return False
-    return target is func
+    return target is obj
 
 
 def shallow_key(obj: Any, limit: int, repr_of: Any = None) -> tuple | None:
@@ -493,7 +486,7 @@ def _address_keys(pairs: list[tuple[Any, Any]]) -> dict[int, str]:
 def _class_attributes(cls: type) -> list[tuple[str, Any]]:
     """The attributes a class's own namespace holds, dunder names aside, read statically."""
     try:
-        namespace = type.__dict__["__dict__"].__get__(cls)
+        namespace = own_namespace(cls)
         return [(k, v) for k, v in namespace.items()
                 if type(k) is str and not (k.startswith("__") and k.endswith("__"))]
     except Exception:  # noqa: BLE001 - an unreadable namespace: the repr alone

@@ -85,14 +85,4 @@ def _join(scheme: Any, netloc: Any, path: Any) -> str:
     return f"{scheme}://{host}{path}"
 
 
-def _library_class(cls: type) -> bool:
-    """Whether ``cls`` is one of the client libraries' own classes (not a subclass of the
-    program's, which may hold state of its own: that one is captured as any object is)."""
-    try:
-        module = type.__dict__["__dict__"].__get__(cls).get("__module__")  # the class's own
-    except (TypeError, AttributeError):
-        return False
-    return isinstance(module, str) and module.partition(".")[0] in CLIENT_PACKAGES
-
-
-machinery.register(CLIENT_CLASSES, describe, where=_library_class)
+machinery.register(CLIENT_CLASSES, describe, where=machinery.classes_of(CLIENT_PACKAGES))

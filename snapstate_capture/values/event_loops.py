@@ -36,14 +36,4 @@ def describe(loop: Any) -> str:
 LOOP_PACKAGES = frozenset({"asyncio", "uvloop"})
 
 
-def _library_loop(cls: type) -> bool:
-    """Whether ``cls`` is asyncio's or uvloop's own loop class (its ``__module__`` read from its
-    own namespace, statically)."""
-    try:
-        module = type.__dict__["__dict__"].__get__(cls).get("__module__")
-    except (TypeError, AttributeError):
-        return False
-    return isinstance(module, str) and module.partition(".")[0] in LOOP_PACKAGES
-
-
-machinery.register(EVENT_LOOP_CLASSES, describe, where=_library_loop)
+machinery.register(EVENT_LOOP_CLASSES, describe, where=machinery.classes_of(LOOP_PACKAGES))

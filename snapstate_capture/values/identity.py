@@ -49,7 +49,7 @@ from typing import Any, Callable
 from .addresses import could_be_address, stack_addresses
 from .reducers import REDUCERS, REFUSED_BY_TYPE
 from .registry import MACHINERY
-from .static import static_attributes
+from .static import own_namespace, static_attributes
 
 __all__ = ["CAPTURE_BUDGET", "DEFAULT_BUDGET", "capture_identity", "code_digest", "identity",
            "live_code", "same_objects"]
@@ -136,7 +136,7 @@ def _class_digest(cls: type) -> bytes:
     if found is None:
         members = []
         try:
-            namespace = dict(type.__dict__["__dict__"].__get__(cls))
+            namespace = dict(own_namespace(cls))
         except Exception:  # noqa: BLE001 - a class whose namespace cannot be read: name only
             namespace = {}
         for name in sorted(k for k in namespace if isinstance(k, str)):

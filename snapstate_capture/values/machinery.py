@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from .preview import MACHINERY, PreviewBuilder, static_attributes
+from .static import own_namespace
 from .reducers import REDUCERS, Refusal
 from .reprs import clip
 
@@ -40,6 +41,19 @@ def text(value: Any, limit: int = 40) -> str:
     if value is None or isinstance(value, (int, float, bool)):
         return str(value)
     return type(value).__name__
+
+
+def classes_of(packages: frozenset[str]) -> Callable[[type], bool]:
+    """A ``where`` for ``register``: the classes whose own ``__module__`` is in one of
+    ``packages`` — a library's own classes, not a subclass of the program's, which may hold
+    state of its own and is captured as any object is. Read statically."""
+    def own(cls: type) -> bool:
+        try:
+            module = own_namespace(cls).get("__module__")
+        except (TypeError, AttributeError):
+            return False
+        return isinstance(module, str) and module.partition(".")[0] in packages
+    return own
 
 
 def register(names: Iterable[str], describe: Describe | None = None,

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["name_text", "static_attributes"]
+__all__ = ["name_text", "own_namespace", "static_attributes"]
+
+
+def own_namespace(cls: type) -> Any:
+    """The class's own namespace (the ``mappingproxy`` of its ``__dict__``), read through
+    ``type``'s slot: no metaclass ``__getattribute__`` or ``__getattr__`` runs. Raises
+    ``TypeError`` when ``cls`` is not a class."""
+    return type.__dict__["__dict__"].__get__(cls)
 
 
 def static_attributes(obj: Any) -> list[tuple[str, Any]] | None:
