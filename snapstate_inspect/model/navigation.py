@@ -28,6 +28,15 @@ class Navigator:
         self.run = run
         self.steps = run.steps
         self._traced: bool | None = None
+        #: ``(step count when read, Run.raised_effect_steps())``: read again only when the
+        #: run grew (a run being recorded), not at every press of ``x``
+        self._raised: tuple[int, list[int]] | None = None
+
+    def _raised_effects(self) -> list[int]:
+        count = self.count()
+        if self._raised is None or self._raised[0] != count:
+            self._raised = (count, self.run.raised_effect_steps())
+        return self._raised[1]
 
     @property
     def traced(self) -> bool:
@@ -88,7 +97,7 @@ class Navigator:
         """Next (previous) ``exception`` step, or effect step whose call raised (the program
         may have caught it: no ``exception`` step is recorded then), whichever is nearer."""
         found = self.steps.find(index, backward=backward, kind="exception")
-        raised = self.run.raised_effect_steps()
+        raised = self._raised_effects()
         if backward:
             position = bisect_left(raised, index)
             effect = raised[position - 1] if position else None
