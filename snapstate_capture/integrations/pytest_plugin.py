@@ -128,8 +128,10 @@ class TimelinePlugin:
         report = yield
         if report.when != "call":
             return report
-        scratch: Path | None = item.stash.get(_SCRATCH, None)
-        block = item.stash.get(_BLOCK, None)
+        # Taken out of the item: pytest keeps every item to the end of the session, and a
+        # finished block still holds its recorder (~110 objects that each later gc pass walks).
+        scratch: Path | None = _take(item, _SCRATCH)
+        block = _take(item, _BLOCK)
         final = self.directory / timeline_name(item.nodeid)
         if block is not None:
             # Only a failure's steps are written; a passing test's are dropped from memory.
@@ -174,6 +176,14 @@ class TimelinePlugin:
 
 _SCRATCH = pytest.StashKey[Path]()
 _BLOCK = pytest.StashKey[Any]()
+
+
+def _take(item: pytest.Item, key: pytest.StashKey[Any]) -> Any:
+    """``item.stash[key]`` removed from the stash, or None when it is not there."""
+    value = item.stash.get(key, None)
+    if value is not None:
+        del item.stash[key]
+    return value
 
 
 def failing_step(path: Path) -> int:
