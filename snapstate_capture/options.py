@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import re
 from functools import lru_cache
 from typing import Any
@@ -161,3 +161,21 @@ class CaptureOptions:
     deep_check_chunks: int | None = 8
     chunked_locals: bool = True
     bound_by_value: bool = True
+
+
+#: ``traced_options`` results by the options they were made from (a process makes one per
+#: distinct ``CaptureOptions``: ``pytest --snapstate`` records every test with equal ones).
+_TRACED: dict[CaptureOptions, CaptureOptions] = {}
+
+
+def traced_options(options: CaptureOptions) -> CaptureOptions:
+    """``options`` for values captured by the tracer: the same but ``values.test_load=False``
+    (traced values skip the load-back test of payloads: it doubles the cost of a step)."""
+    made = _TRACED.get(options)
+    if made is None:
+        if len(_TRACED) > 64:
+            _TRACED.clear()
+        made = _TRACED[options] = replace(options, values=replace(options.values,
+                                                                  test_load=False))
+    return made
+

@@ -23,7 +23,7 @@ from .frames import FrameCapturer, StackCapture
 from .hashseed import seed_facts
 from .tasks import call_site, current_task_name, current_thread_name
 from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
-from ..options import CaptureOptions
+from ..options import CaptureOptions, traced_options
 from ..trust.signing import RunSigner
 from ..store import task_column
 from ..errors import WriteFailed
@@ -247,14 +247,9 @@ class Recorder:
             else:
                 self._writer.close()
             self._writer = None
-        from dataclasses import replace
-
-        # Traced values skip the load-back test of payloads: it doubles the cost of a step.
-        traced_options = replace(self.options, values=replace(self.options.values,
-                                                              test_load=False))
         from ..tracing.step_tally import StepTally
 
-        stream = Stream(str(self.path), self.run_id, traced_options,
+        stream = Stream(str(self.path), self.run_id, traced_options(self.options),
                         begin=self._begin_in_file if self.held else None, tally=StepTally,
                         spool=spool)
         try:

@@ -3,8 +3,9 @@
 Per-line steps must cost well under a microsecond (issue 6 point 7), so the tracer does not write
 SQL, JSON or hashes on its hot path. It appends small items to one list (``Stream.items``,
 shared by every thread: ``list.append`` is atomic, so the order of the list is the order of the
-steps). A flusher thread hands the list over every ``FLUSH_SECONDS`` as one ``marshal`` message
-to a writer process (``store.trace_writer``), which stores steps in chunks (``store.chunks``).
+steps). The process's flusher thread (``flusher.py``) hands the list over every
+``FLUSH_SECONDS`` as one ``marshal`` message to a writer process (``store.trace_writer``),
+which stores steps in chunks (``store.chunks``).
 
 Item forms (all ``marshal``-able; see ``store.chunks`` for the stored form):
 
@@ -55,6 +56,7 @@ from ..capture.chunked import chunk_size
 from ..store.hashing import canonical_json, content_hash
 from ..capture.detectors import function_detector  # the checkpoint path's detector
 from ..capture.lent_captures import clean as clean_capture
+from .flusher import Flusher
 from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
@@ -409,8 +411,6 @@ class Stream:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._fd: int | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.broken = False
         #: ``(step, reason)`` once the writer process stopped storing steps (a write failed
         #: there); None while it stores them.
@@ -419,8 +419,7 @@ class Stream:
     def start(self) -> None:
         if self._held is None:
             self._spawn()
-        self._thread = threading.Thread(target=self._run, name="snapstate-flusher", daemon=True)
-        self._thread.start()
+        _FLUSHER.add(self)
 
     def _spawn(self) -> None:
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -474,16 +473,11 @@ class Stream:
     def drop(self) -> None:
         """Forget a held stream's steps: nothing of the run is written (a stream already
         released is left as it is). Stops the flusher."""
-        self._stop.set()
+        _FLUSHER.remove(self)
         with self._lock:
             if self._held is not None:
                 self._held, self._begin, self._held_bytes = None, None, 0
                 self.items = []
-
-    def _run(self) -> None:
-        sys.settrace(None)
-        while not self._stop.wait(FLUSH_SECONDS):
-            self.flush()
 
     def flush(self) -> None:
         """Hand every buffered item to the writer process (thread-safe; never raises)."""
@@ -569,9 +563,7 @@ class Stream:
         does nothing."""
         if self._ending:
             return
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
+        _FLUSHER.remove(self)  # returns after a flush of it in the flusher thread
         self.flush()
         with self._lock:
             ending = self._fd is not None or self._held is not None
@@ -623,7 +615,7 @@ class Stream:
         up to ``timeout`` seconds for the writer to store everything it was handed, so the file
         is complete when the process is gone. The run is left ``running`` (readers report it
         ``crashed``). Never raises."""
-        self._stop.set()
+        _FLUSHER.remove(self)
         self.flush()
         if self._held is not None:
             self.release()  # what the program did so far is kept, as for any traced run
@@ -641,8 +633,8 @@ class Stream:
         self._let_go_of_spool()
 
     def abandon(self) -> None:
-        """In a forked child: drop the buffer and the pipe without touching the writer."""
-        self._stop.set()
+        """In a forked child: drop the buffer and the pipe without touching the writer (the
+        child has no flusher thread: ``Flusher.after_fork_in_child``)."""
         self.items = []
         self._held = self._begin = None
         if self._fd is not None:
@@ -653,6 +645,11 @@ class Stream:
         self._fd = None
         self._proc = None
 
+
+#: The process's one flusher thread (``flusher.py``): every open stream is flushed by it.
+_FLUSHER = Flusher(FLUSH_SECONDS)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_FLUSHER.after_fork_in_child)
 
 #: Writer processes that said their run is stored and may still be exiting: held until they
 #: have, then reaped (``_reap``). A ``Popen`` let go of while its process runs warns

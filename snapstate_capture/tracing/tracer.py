@@ -18,7 +18,6 @@ The per-frame work (line steps, returns, exceptions) is ``frame_trace``'s.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import os
 import sys
@@ -32,7 +31,7 @@ from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
 from ..capture.frames import FrameCapturer
 from .include import MACHINERY, NOT_OWN, IncludeRule, own_kind
-from ..options import CaptureOptions
+from ..options import CaptureOptions, traced_options
 from ..capture import lineage
 from ..store import task_column
 from ..store.trace_items import ADOPT, BLOB, GAP, OPEN, TASKS
@@ -59,11 +58,7 @@ class Tracer:
         self.rule = rule
         self.stream = stream
         self.items = stream.items
-        # Traced values skip the load-back test of payloads: it doubles the cost of a step.
-        self.encoder = ValueEncoder(
-            dataclasses.replace(options, values=dataclasses.replace(options.values,
-                                                                    test_load=False)),
-            stream.items.append)
+        self.encoder = ValueEncoder(traced_options(options), stream.items.append)
         self.options = options
         #: the class of this tracer's per-frame states (``CallFrame.for_tracer``)
         self.frame_state = CallFrame.for_tracer(self)

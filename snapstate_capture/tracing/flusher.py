@@ -1,0 +1,98 @@
+"""One flusher thread per process: hands every open traced stream's items over at a fixed pace.
+
+A traced run's tracer appends its steps to ``Stream.items``; every ``interval`` seconds (the
+stream's ``FLUSH_SECONDS``) something must call ``Stream.flush`` so the writer process gets
+them (or, for a held run, so they wait as compact marshal messages). One daemon thread does
+that for every stream open in the process, started at the first stream and kept: starting and
+joining a thread per run cost ~0.2 ms, as much as the rest of a small run's start and end —
+what ``pytest --snapstate`` pays for every test. When no stream has been open for ``LINGER``
+seconds the thread ends (a program that recorded once is not woken every 20 ms afterwards,
+nor left with a thread it did not start); the next stream starts a new one.
+
+A stream is flushed by this thread only between ``add`` and ``remove``; ``remove`` waits until
+a flush of that stream in progress here has returned, so after it the stream's owner alone
+touches the stream (its final flush and end message come after every flush of ours). In a
+forked child the thread does not exist: the registry is emptied there (the child's streams are
+abandoned, ``tracer._after_fork_in_child``) and the next ``add`` starts a new thread.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+#: Seconds the thread waits for another stream once none is open, before it ends: a test
+#: suite's next test starts well within it.
+LINGER = 0.5
+
+
+class Flusher:
+    """The process's flusher thread and the streams it flushes (see the module docstring).
+    ``interval``: seconds between two rounds of flushes."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._streams: list[Any] = []
+        self._busy: Any = None  # the stream being flushed now, outside the lock
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, stream: Any) -> None:
+        """Flush ``stream`` every ``interval`` from now until ``remove(stream)``."""
+        with self._cond:
+            if stream not in self._streams:
+                self._streams.append(stream)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="snapstate-flusher",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def remove(self, stream: Any) -> None:
+        """Stop flushing ``stream``; returns once no flush of it is running in the thread
+        (at once when called from the thread itself, or when it was not added)."""
+        with self._cond:
+            if stream in self._streams:
+                self._streams.remove(stream)
+            if threading.current_thread() is self._thread:
+                return
+            while self._busy is stream:
+                self._cond.wait()
+
+    def flushing(self, stream: Any) -> bool:
+        """True while ``stream`` is flushed by this thread (between ``add`` and ``remove``)."""
+        with self._cond:
+            return stream in self._streams
+
+    def _run(self) -> None:
+        sys.settrace(None)  # a tracer's threading hook may have given this thread its own
+        cond = self._cond
+        while True:
+            with cond:
+                while not self._streams:
+                    if not cond.wait(LINGER) and not self._streams:
+                        self._thread = None  # the next ``add`` starts another
+                        return
+                cond.wait(self.interval)  # an ``add`` or ``remove`` wakes it early: harmless
+                streams = list(self._streams)
+            for stream in streams:
+                with cond:
+                    if stream not in self._streams:
+                        continue
+                    self._busy = stream
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001 - flush never raises; the thread never dies
+                    pass
+                finally:
+                    with cond:
+                        self._busy = None
+                        cond.notify_all()
+
+    def after_fork_in_child(self) -> None:
+        """The child of a fork: no thread here, and no stream of the parent's to flush."""
+        self._cond = threading.Condition()
+        self._streams = []
+        self._busy = None
+        self._thread = None

@@ -1,0 +1,116 @@
+"""The process's one flusher thread (``tracing/flusher.py``): traced runs one after another share
+it, it hands every item over before a run ends, it ends once no run has been open for
+``LINGER`` seconds, and a forked child that records gets its own."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+import snapstate_capture as snap
+from snapstate_capture.tracing import flusher as flusher_module
+from snapstate_capture.tracing.flusher import Flusher
+
+HERE = __file__
+
+
+def flusher_threads():
+    return [t for t in threading.enumerate() if t.name == "snapstate-flusher"]
+
+
+def wait_until(condition, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def triple(x):
+    return 3 * x
+
+
+def traced_run(path):
+    with snap.record(path, trace="calls", include=[HERE]):
+        return [triple(i) for i in range(5)]
+
+
+def test_runs_one_after_another_share_one_flusher_thread_that_ends_when_idle(tmp_path):
+    assert wait_until(lambda: not flusher_threads())  # none left by earlier tests
+    traced_run(tmp_path / "a.snap")
+    first = flusher_threads()
+    traced_run(tmp_path / "b.snap")
+    second = flusher_threads()
+    assert len(first) == 1 and second == first
+    assert wait_until(lambda: not flusher_threads(), flusher_module.LINGER + 3)
+    traced_run(tmp_path / "c.snap")  # a new thread once the old one ended
+    with snap.open_timeline(tmp_path / "c.snap") as timeline:
+        steps = list(timeline.runs[-1].steps)
+    assert [s.function for s in steps if s.kind == "call"] == ["triple"] * 5
+
+
+class SlowStream:
+    """A stream whose flush takes a while and counts its calls (the flusher's only contract
+    with a stream is ``flush()``)."""
+
+    def __init__(self, seconds=0.0):
+        self.seconds = seconds
+        self.flushes = 0
+        self.inside = threading.Event()
+
+    def flush(self):
+        self.inside.set()
+        time.sleep(self.seconds)
+        self.flushes += 1
+
+
+def test_remove_returns_only_after_a_flush_in_progress_has_returned():
+    flusher = Flusher(0.001)
+    stream = SlowStream(seconds=0.2)
+    flusher.add(stream)
+    assert stream.inside.wait(5)
+    flusher.remove(stream)
+    done = stream.flushes
+    assert done >= 1  # the flush that was running when remove was called has returned
+    time.sleep(0.05)
+    assert stream.flushes == done and not flusher.flushing(stream)
+
+
+def test_the_thread_sleeps_without_streams_and_ends_after_linger(monkeypatch):
+    monkeypatch.setattr(flusher_module, "LINGER", 0.1)
+    flusher = Flusher(0.001)
+    stream = SlowStream()
+    flusher.add(stream)
+    assert wait_until(lambda: stream.flushes >= 3)
+    thread = flusher._thread
+    flusher.remove(stream)
+    count = stream.flushes
+    thread.join(5)
+    assert not thread.is_alive() and stream.flushes == count
+    flusher.add(stream)  # a new thread serves the next stream
+    assert wait_until(lambda: stream.flushes > count)
+    flusher.remove(stream)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_records_with_its_own_flusher(tmp_path):
+    traced_run(tmp_path / "parent.snap")  # the parent's flusher thread is running now
+    assert flusher_threads()
+    child_file = tmp_path / "child.snap"
+    pid = os.fork()
+    if pid == 0:  # the child: no thread was copied; recording must start its own
+        try:
+            traced_run(child_file)
+            os._exit(0)
+        except BaseException:  # noqa: BLE001
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    with snap.open_timeline(child_file) as timeline:
+        run = timeline.runs[-1]
+        assert run.status == "finished"
+        assert [s.function for s in run.steps if s.kind == "call"] == ["triple"] * 5
