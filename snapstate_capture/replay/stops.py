@@ -8,18 +8,23 @@ with the locals the recording holds (the step was just compared). When the user 
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from typing import Any
 
 from ..store.reader import Step
 
-#: pdb never stops inside snapstate's own modules.
-SKIP = ["snapstate_capture", "snapstate_capture.*"]
+#: pdb never stops inside snapstate's own modules, nor in the import machinery and ``runpy``
+#: the replay child runs the program from (``n`` past the program's last line would).
+SKIP = ["snapstate_capture", "snapstate_capture.*", "runpy", "importlib._bootstrap",
+        "importlib._bootstrap_external"]
 
 
 def banner(index: int, step: Step, what: str) -> str:
     where = f"{step.function} line {step.lineno}" if step.function else "?"
+    if step.function and not step.lineno:  # a module's call step: no line has run yet
+        where = f"{step.function}, before its first line"
     label = f" {step.label!r}" if step.label else ""
     return (f"snapstate: replay reached step {index} ({step.kind}{label} in {where}); "
             f"{what}")
@@ -65,13 +70,15 @@ def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = 
             frame.f_locals[STEP_VALUES] = values  # (extra names are never written back)
         except Exception:  # noqa: BLE001 - a frame that takes no extra names: pdb as before
             pass
-    debugger = pdb.Pdb(skip=SKIP)
+    debugger = _ReplayPdb(skip=SKIP)
     debugger.reset()
     current: types.FrameType | None = frame
     while current is not None:
         current.f_trace = debugger.trace_dispatch
-        debugger.botframe = current
         current = current.f_back
+    # pdb's stack (``where``, ``up``) starts at the program's outermost frame, as after
+    # ``python -m pdb program.py``: the replay child's frames below it are not the program's.
+    debugger.botframe = program_bottom(frame)
     debugger.interaction(frame, None)
     if values:
         try:
@@ -88,6 +95,48 @@ def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = 
         while current is not None:
             current.f_trace = None
             current = current.f_back
+
+
+def _replay_pdb_class() -> type:
+    import pdb
+
+    class ReplayPdb(pdb.Pdb):
+        """pdb whose session ends when the program's outermost frame (``botframe``) returns:
+        what runs after it is the replay child's, as ``python -m pdb`` ends with the program."""
+
+        def dispatch_return(self, frame: types.FrameType, arg: Any) -> Any:
+            traced = super().dispatch_return(frame, arg)
+            if frame is self.botframe:
+                self.set_continue()
+                return None
+            return traced
+
+    return ReplayPdb
+
+
+def _ReplayPdb(**options: Any) -> Any:  # noqa: N802 - pdb is imported only when a stop needs it
+    return _replay_pdb_class()(**options)
+
+
+def program_bottom(frame: types.FrameType) -> types.FrameType:
+    """The outermost frame of the program on ``frame``'s stack: the first frame, counted from
+    the bottom, that is not the replay child's own — a file of snapstate's
+    (``include.own_kind``), ``runpy`` (which started the child) or frozen importlib code.
+    ``frame`` itself when every frame below it is such machinery."""
+    from ..tracing.include import NOT_OWN, own_kind
+
+    chain: list[types.FrameType] = []
+    current: types.FrameType | None = frame
+    while current is not None:
+        chain.append(current)
+        current = current.f_back
+    for candidate in reversed(chain):
+        filename = candidate.f_code.co_filename
+        if filename.startswith("<frozen") or own_kind(filename) != NOT_OWN or \
+                os.path.basename(filename) == "runpy.py":
+            continue
+        return candidate
+    return frame
 
 
 def console(frame: types.FrameType, message: str, values: dict[str, Any] | None = None

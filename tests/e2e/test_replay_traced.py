@@ -4,6 +4,7 @@ runs are compared step by step."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import snapstate_capture as snap
@@ -83,6 +84,24 @@ def test_pdb_stops_at_a_traced_call_step_with_the_recorded_locals(tmp_path):
     assert f"total {final}" in result.stdout
     assert f"replayed {index + 1} steps (0-{index}), no divergence" in result.stdout
     assert side_lines(side) == before
+
+
+def test_pdb_shows_the_programs_stack_and_ends_with_the_program(tmp_path):
+    """``where`` lists the program's frames only (not the replay child's, below its
+    ``<module>``), ``up`` stops at the program's outermost frame, and ``n`` past the program's
+    last line ends the session, not in the import machinery the child runs next."""
+    path, _, program = _record(tmp_path)
+    index = _call_step(path, "step", i="4")
+    result = run_cli("replay", str(path), "--to", str(index), "--pdb",
+                     input="where\nup\nup\nn\nn\nn\nn\nn\n")
+    assert result.returncode == 0, result.stderr
+    shown = result.stdout
+    where = shown[shown.index("(Pdb) "):shown.index("(Pdb) ", shown.index("(Pdb) ") + 1)]
+    assert re.findall(r"(\S+\.py)\(\d+\)(\S+)\(\)", where) == [
+        (str(program), "<module>"), (str(program), "step")], where
+    assert "*** Oldest frame" in shown
+    assert "snapstate_capture" not in shown and "importlib" not in shown, shown
+    assert f"replayed {index + 1} steps (0-{index}), no divergence" in shown
 
 
 def test_a_traced_stop_at_a_step_that_is_no_call_names_the_call_of_its_frame(tmp_path):
