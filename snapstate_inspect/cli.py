@@ -37,9 +37,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _mark_console_script() -> None:
+    """The ``snapstate`` script that started this process is snapstate's, not the recorded
+    program's (``include.mark_own_script``): ``record --include '*'`` traced its frame."""
+    from snapstate_capture.tracing.include import mark_own_script
+
+    frame = sys._getframe()
+    while frame.f_back is not None:
+        frame = frame.f_back
+    mark_own_script(frame.f_code.co_filename)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``snapstate`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:
+        _mark_console_script()
     if args_list and args_list[0] not in commands.NAMES and not args_list[0].startswith("-"):
         mistyped = _mistyped_command(args_list[0])
         if mistyped is not None:

@@ -10,10 +10,14 @@ file's base name, so ``--include '*/json/*'``, ``--include 'agent/*.py'`` and
 Nor is what snapstate's own code calls: replay reading the recording with ``json`` while
 ``--include '*/json/*'`` is on would otherwise be program steps the recording never had.
 ``own_kind`` sorts snapstate's files for the tracer: ``MACHINERY`` (capture, replay and store
-work: whatever it calls is no program step) and ``HANDS_OVER`` (the modules whose functions call
-the program's own callables: ``record`` and ``@step`` wrappers, effects, the patched clocks and
-ids, the lineage hooks on threads, tasks and pools, the framework integrations' patches, the
-``snapstate record`` and replay runners — what they call is the program's).
+work: whatever it calls is no program step), ``HANDS_OVER`` (the modules whose functions call
+the program's own callables: ``record`` and ``@step`` wrappers, effects, retries, the
+``snapstate record`` and replay runners — what they call is the program's) and ``WRAPS`` (hooks
+around a library's own calls — the patched clocks and ids, the lineage hooks on threads, tasks
+and pools, the post-import hook, the framework integrations' patches: whoever called the hook
+made the call, so the tracer looks further down). The ``snapstate`` console script that
+started the process (``mark_own_script``) is machinery and never traced: with
+``--include '*'`` its frame stood below every step of the program.
 """
 
 from __future__ import annotations
@@ -27,32 +31,41 @@ from ..capture.frames import _INSPECT_DIR, _LIBRARY_DIRS, _PACKAGE_DIR
 
 
 #: ``own_kind`` results.
-NOT_OWN, MACHINERY, HANDS_OVER = 0, 1, 2
+NOT_OWN, MACHINERY, HANDS_OVER, WRAPS = 0, 1, 2, 3
+
+
+def _files(*paths: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(os.path.join(*parts) for parts in paths)
+
 
 #: Snapstate's modules that hand control to the program (see the module docstring), relative
 #: to the folder holding both packages.
-_HANDS_OVER_FILES = tuple(os.path.join(*parts) for parts in (
+_HANDS_OVER_FILES = _files(
     ("snapstate_capture", "capture", "api.py"),
     ("snapstate_capture", "capture", "effects.py"),
-    ("snapstate_capture", "capture", "nondeterminism.py"),
-    ("snapstate_capture", "capture", "lineage.py"),
     ("snapstate_capture", "capture", "retry.py"),
-    ("snapstate_capture", "capture", "imports.py"),
     ("snapstate_capture", "capture", "script.py"),
     ("snapstate_capture", "integrations", "base.py"),
     ("snapstate_capture", "integrations", "calls.py"),
+    ("snapstate_capture", "replay", "child.py"),
+    ("snapstate_inspect", "commands", "record.py"),
+)
+#: Snapstate's hooks around library calls: transparent to the question "who called this?".
+_WRAPS_FILES = _files(
+    ("snapstate_capture", "capture", "nondeterminism.py"),
+    ("snapstate_capture", "capture", "lineage.py"),
+    ("snapstate_capture", "capture", "imports.py"),
     ("snapstate_capture", "integrations", "langgraph", "patches.py"),
     ("snapstate_capture", "integrations", "pydantic_ai", "patches.py"),
     ("snapstate_capture", "integrations", "openai_agents", "patches.py"),
-    ("snapstate_capture", "replay", "child.py"),
-    ("snapstate_inspect", "commands", "record.py"),
-))
+)
 _ROOT = os.path.dirname(_PACKAGE_DIR)
 _own_kinds: dict[str, int] = {}
 
 
 def own_kind(filename: str) -> int:
-    """``NOT_OWN`` for a file that is not snapstate's, else ``MACHINERY`` or ``HANDS_OVER``."""
+    """``NOT_OWN`` for a file that is not snapstate's, else ``MACHINERY``, ``HANDS_OVER`` or
+    ``WRAPS`` (see the module docstring)."""
     kind = _own_kinds.get(filename)
     if kind is None:
         kind = NOT_OWN
@@ -60,9 +73,25 @@ def own_kind(filename: str) -> int:
             real = os.path.realpath(filename)
             if real.startswith((_PACKAGE_DIR + os.sep, _INSPECT_DIR + os.sep)):
                 relative = os.path.relpath(real, _ROOT)
-                kind = HANDS_OVER if relative in _HANDS_OVER_FILES else MACHINERY
+                kind = (HANDS_OVER if relative in _HANDS_OVER_FILES
+                        else WRAPS if relative in _WRAPS_FILES else MACHINERY)
         _own_kinds[filename] = kind
     return kind
+
+
+def mark_own_script(filename: str) -> None:
+    """Count ``filename`` — the ``snapstate`` console script that started this process — as
+    snapstate's machinery: never traced, and what it calls is no program step."""
+    if filename.startswith("<"):
+        return
+    _own_kinds[filename] = MACHINERY
+    _OWN_SCRIPTS.add(os.path.realpath(filename))
+    for decisions in _DECISIONS.values():
+        decisions.pop(filename, None)
+
+
+#: Real paths of the console scripts ``mark_own_script`` was given.
+_OWN_SCRIPTS: set[str] = set()
 
 
 #: Decisions of every rule made in this process, by (include, exclude, cwd): a rule's answer
@@ -113,7 +142,8 @@ class IncludeRule:
         if filename.startswith("<"):
             return False  # <frozen ...>, <string>: no file to show
         real = os.path.realpath(filename)
-        if real.startswith((_PACKAGE_DIR + os.sep, _INSPECT_DIR + os.sep)):
+        if real.startswith((_PACKAGE_DIR + os.sep, _INSPECT_DIR + os.sep)) or \
+                real in _OWN_SCRIPTS:
             return False
         forms = (real, os.path.relpath(real, self.cwd), os.path.basename(real), filename)
         if any(fnmatch.fnmatch(form, glob) for glob in self.exclude for form in forms):

@@ -30,7 +30,7 @@ from ..capture.tasks import pending_tasks
 from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
 from ..capture.frames import FrameCapturer
-from .include import MACHINERY, NOT_OWN, IncludeRule, own_kind
+from .include import MACHINERY, NOT_OWN, WRAPS, IncludeRule, own_kind
 from ..options import CaptureOptions, traced_options
 from ..capture import lineage
 from ..store import task_column
@@ -244,14 +244,17 @@ class Tracer:
         """True when ``frame`` runs for snapstate's own work (``include.own_kind``): the nearest
         traced caller or snapstate frame below it is a snapstate frame of the machinery (replay
         reading its recording with ``json``, a store write), not one handing over to the
-        program. Such a call is never a program step, nor is anything it calls."""
+        program. Such a call is never a program step, nor is anything it calls. A hook around
+        a library call (``WRAPS``) is looked through: snapstate's flusher starts its thread
+        through ``lineage``'s hook of ``Thread.start``, and with ``--include '*'`` that
+        ``Thread.start`` was a step of the program."""
         back = frame.f_back
         fids = self._fids
         while back is not None:
             if back in fids:
                 return False
             kind = own_kind(back.f_code.co_filename)
-            if kind != NOT_OWN:
+            if kind != NOT_OWN and kind != WRAPS:
                 return kind == MACHINERY
             back = back.f_back
         return False

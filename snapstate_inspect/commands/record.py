@@ -36,6 +36,7 @@ from snapstate_capture.errors import SnapStateError
 from ..progress import bar as progress_bar, wanted as progress_wanted
 from ..safe_text import escape_controls
 from .common import open_file
+from .record_threads import join_program_threads
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -167,7 +168,7 @@ def _run_program(block: record_block, module: str | None, target: str,
                 else:
                     runpy.run_module(module, run_name="__main__", alter_sys=True)
             finally:
-                _join_threads()
+                join_program_threads()
     except BaseException as exc:  # noqa: BLE001 - every end of the program is reported as is
         return exc
     finally:
@@ -175,21 +176,6 @@ def _run_program(block: record_block, module: str | None, target: str,
         if saved_path0 is not None:
             sys.path[0] = saved_path0
     return None
-
-
-def _join_threads() -> None:
-    """Wait for non-daemon threads, as the interpreter does at exit, so they are recorded.
-
-    Idle thread-pool workers (``concurrent.futures``, asyncio's default executor) are left
-    to the interpreter: they end only once its exit hook has told their pools to shut down,
-    so joining them here would wait forever (an Agents SDK run's sync tools leave some)."""
-    pool_worker = getattr(sys.modules.get("concurrent.futures.thread"), "_worker", None)
-    for thread in threading.enumerate():
-        if thread is threading.current_thread() or thread.daemon:
-            continue
-        if pool_worker is not None and getattr(thread, "_target", None) is pool_worker:
-            continue
-        thread.join()
 
 
 def _exit(outcome: BaseException | None) -> int:

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import snapstate_capture as snap
 from tests.conftest import PROGRAMS, run_cli
@@ -269,3 +272,47 @@ def test_a_script_with_module_level_step_functions_replays(tmp_path):
         assert result.returncode == 0, result.stderr
         assert data["status"] == "ok", data
         path.unlink()
+
+
+EVERYTHING = '''
+import json
+import re
+
+
+def words(text):
+    return re.findall(r"[a-z]+", text)
+
+
+def main():
+    data = {"words": words("tracing the standard library too")}
+    return json.loads(json.dumps(data))
+
+
+print(main())
+'''
+
+
+def test_a_program_traced_whole_with_the_standard_library_replays(tmp_path):
+    """``snapstate record --include '*'`` traces the standard library with the program. The
+    ``snapstate`` script's own frame stood below every step, and the machinery's calls into
+    ``threading`` (starting its flusher through the lineage hook, joining the program's
+    threads at the end) and an import at the block's end were steps no replay makes: it
+    diverged at step 0."""
+    program = tmp_path / "everything.py"
+    program.write_text(EVERYTHING)
+    script = Path(sys.executable).parent / "snapstate"  # the console script, as users run it
+    path = tmp_path / "everything.snap"
+    done = subprocess.run([str(script), "record", "--trace", "calls", "--include", "*",
+                           "-o", str(path), str(program)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        steps = list(timeline.runs[-1].steps)
+    functions = {step.function for step in steps}
+    assert {"words", "findall", "dumps", "loads"} <= functions, functions
+    assert all(step.frames[0].filename == str(program) for step in steps), \
+        {step.frames[0].filename for step in steps}
+    assert not functions & {"enumerate", "current_thread", "Thread.start", "find_spec"}
+    replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=120)
+    assert f"replayed {len(steps)} steps, no divergence" in replayed.stdout, (
+        replayed.stdout + replayed.stderr)
