@@ -23,7 +23,9 @@ from typing import Any
 class Command:
     """One action: ``id`` (also the ``action_<id>`` name), ``keys`` (Textual key names, comma
     separated; the first is the one displayed), ``title`` (palette), ``help``, ``group`` (help
-    screen section), ``footer`` (shown in the footer), ``run`` (handler taking the app)."""
+    screen section), ``footer`` (shown in the footer), ``run`` (handler taking the app),
+    ``timeline_keys`` (keys the timeline panel binds to the same move while it has focus —
+    other panels use them for themselves — listed after ``keys``, never bound here)."""
 
     id: str
     keys: str
@@ -32,11 +34,13 @@ class Command:
     group: str
     footer: bool = False
     run: Callable[[Any], object] | None = None
+    timeline_keys: str = ""
 
     @property
     def key_display(self) -> str:
-        """The keys as a person types them (``n, j``)."""
-        return ", ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in self.keys.split(","))
+        """The keys as a person types them (``n, j``; ``<, Home``)."""
+        keys = [k.strip() for k in f"{self.keys},{self.timeline_keys}".split(",") if k.strip()]
+        return ", ".join(KEY_NAMES.get(k, k) for k in keys)
 
 
 KEY_NAMES = {"less_than_sign": "<", "greater_than_sign": ">", "slash": "/",
@@ -52,8 +56,10 @@ COMMANDS: list[Command] = [
     Command("next_step", "n,j", "Next step", "Go to the next step.", NAVIGATE, footer=True),
     Command("prev_step", "p,k", "Previous step", "Go to the previous step.", NAVIGATE,
             footer=True),
-    Command("first_step", "less_than_sign", "First step", "Go to step 0.", NAVIGATE),
-    Command("last_step", "greater_than_sign", "Last step", "Go to the last step.", NAVIGATE),
+    Command("first_step", "less_than_sign", "First step",
+            "Go to step 0 (Home: in the timeline panel).", NAVIGATE, timeline_keys="home"),
+    Command("last_step", "greater_than_sign", "Last step",
+            "Go to the last step (End: in the timeline panel).", NAVIGATE, timeline_keys="end"),
     Command("goto_step", "g", "Go to step…", "Type a step number and go there.", NAVIGATE,
             footer=True),
     Command("step_over", "o", "Step over",
