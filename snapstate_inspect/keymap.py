@@ -52,6 +52,10 @@ KEY_NAMES = {"less_than_sign": "<", "greater_than_sign": ">", "slash": "/",
 
 NAVIGATE, FIND, VIEW, APP = "Move through steps", "Find", "Views", "App"
 
+#: ``footer=True`` is for the few keys a newcomer needs first (step, go to, exception, search,
+#: fork, help, quit): with the palette's key they fit 120 columns (``tests/inspect/
+#: test_footer.py``); every other key is on the help screen and in the palette.
+
 COMMANDS: list[Command] = [
     Command("next_step", "n,j", "Next step", "Go to the next step.", NAVIGATE, footer=True),
     Command("prev_step", "p,k", "Previous step", "Go to the previous step.", NAVIGATE,
@@ -63,8 +67,7 @@ COMMANDS: list[Command] = [
     Command("goto_step", "g", "Go to step…", "Type a step number and go there.", NAVIGATE,
             footer=True),
     Command("step_over", "o", "Step over",
-            "Next step at this depth or shallower (skips the steps inside calls).", NAVIGATE,
-            footer=True),
+            "Next step at this depth or shallower (skips the steps inside calls).", NAVIGATE),
     Command("step_back_over", "O", "Step back over",
             "Previous step at this depth or shallower.", NAVIGATE),
     Command("next_call", "c", "Next call of this function",
@@ -91,9 +94,9 @@ COMMANDS: list[Command] = [
     Command("prev_hit", "comma", "Previous search hit",
             "Go to the previous hit of the last search.", FIND),
     Command("variable_history", "h", "History of the variable",
-            "Every step where the selected variable changed, old → new.", FIND, footer=True),
+            "Every step where the selected variable changed, old → new.", FIND),
     Command("runs", "r", "Runs…", "The runs in this file as a tree (forks under parents).",
-            VIEW, footer=True),
+            VIEW),
     Command("toggle_follow", "l", "Follow live recording",
             "Toggle following a file that is still being recorded.", VIEW),
     Command("help", "question_mark,f1", "Help", "Show every key binding.", APP, footer=True),
