@@ -284,6 +284,9 @@ class TimelineView(ScrollView, can_focus=True):
         self.post_message(self.Move(target=target))
 
     def on_click(self, event) -> None:
-        index = int(self.scroll_offset.y) + event.y
+        """Select the clicked row: ``event.y`` counts from the widget's border, rows from its
+        content (one row lower: a click selected the step below the one clicked)."""
+        offset = event.get_content_offset(self)
+        index = int(self.scroll_offset.y) + offset.y if offset is not None else -1
         if 0 <= index < self._count:
             self.post_message(self.Move(target=index))

@@ -69,3 +69,20 @@ async def test_an_effect_whose_call_raised_is_marked_as_a_failure(tmp_path):
             assert exception.text.strip() == MARKERS["exception"]
             assert plain.text.strip() == MARKERS["effect"]
             assert failed.style.color == exception.style.color != plain.style.color
+
+
+async def test_a_click_selects_the_row_clicked(reader):
+    """A click selected the step below the one clicked (the row counted from the border); a
+    click on the border selects nothing."""
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(TimelineView)
+        top = view.content_region.y - view.region.y  # the border's rows
+        assert top == 1 and int(view.scroll_offset.y) == 0
+        await pilot.click(TimelineView, offset=(8, top + 5))
+        await settle(pilot)
+        assert app.selection.step == view.cursor == 5
+        await pilot.click(TimelineView, offset=(8, 0))
+        await settle(pilot)
+        assert app.selection.step == 5
