@@ -23,7 +23,9 @@ from typing import Any
 class Command:
     """One action: ``id`` (also the ``action_<id>`` name), ``keys`` (Textual key names, comma
     separated; the first is the one displayed), ``title`` (palette), ``help``, ``group`` (help
-    screen section), ``footer`` (shown in the footer), ``run`` (handler taking the app)."""
+    screen section), ``footer`` (shown in the footer), ``run`` (handler taking the app),
+    ``timeline_keys`` (keys the timeline panel binds to the same move while it has focus —
+    other panels use them for themselves — listed after ``keys``, never bound here)."""
 
     id: str
     keys: str
@@ -32,11 +34,13 @@ class Command:
     group: str
     footer: bool = False
     run: Callable[[Any], object] | None = None
+    timeline_keys: str = ""
 
     @property
     def key_display(self) -> str:
-        """The keys as a person types them (``n, j``)."""
-        return ", ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in self.keys.split(","))
+        """The keys as a person types them (``n, j``; ``<, Home``)."""
+        keys = [k.strip() for k in f"{self.keys},{self.timeline_keys}".split(",") if k.strip()]
+        return ", ".join(KEY_NAMES.get(k, k) for k in keys)
 
 
 KEY_NAMES = {"less_than_sign": "<", "greater_than_sign": ">", "slash": "/",
@@ -48,17 +52,22 @@ KEY_NAMES = {"less_than_sign": "<", "greater_than_sign": ">", "slash": "/",
 
 NAVIGATE, FIND, VIEW, APP = "Move through steps", "Find", "Views", "App"
 
+#: ``footer=True`` is for the few keys a newcomer needs first (step, go to, exception, search,
+#: fork, help, quit): with the palette's key they fit 120 columns (``tests/inspect/
+#: test_footer.py``); every other key is on the help screen and in the palette.
+
 COMMANDS: list[Command] = [
     Command("next_step", "n,j", "Next step", "Go to the next step.", NAVIGATE, footer=True),
     Command("prev_step", "p,k", "Previous step", "Go to the previous step.", NAVIGATE,
             footer=True),
-    Command("first_step", "less_than_sign", "First step", "Go to step 0.", NAVIGATE),
-    Command("last_step", "greater_than_sign", "Last step", "Go to the last step.", NAVIGATE),
+    Command("first_step", "less_than_sign", "First step",
+            "Go to step 0 (Home: in the timeline panel).", NAVIGATE, timeline_keys="home"),
+    Command("last_step", "greater_than_sign", "Last step",
+            "Go to the last step (End: in the timeline panel).", NAVIGATE, timeline_keys="end"),
     Command("goto_step", "g", "Go to step…", "Type a step number and go there.", NAVIGATE,
             footer=True),
     Command("step_over", "o", "Step over",
-            "Next step at this depth or shallower (skips the steps inside calls).", NAVIGATE,
-            footer=True),
+            "Next step at this depth or shallower (skips the steps inside calls).", NAVIGATE),
     Command("step_back_over", "O", "Step back over",
             "Previous step at this depth or shallower.", NAVIGATE),
     Command("next_call", "c", "Next call of this function",
@@ -85,9 +94,9 @@ COMMANDS: list[Command] = [
     Command("prev_hit", "comma", "Previous search hit",
             "Go to the previous hit of the last search.", FIND),
     Command("variable_history", "h", "History of the variable",
-            "Every step where the selected variable changed, old → new.", FIND, footer=True),
+            "Every step where the selected variable changed, old → new.", FIND),
     Command("runs", "r", "Runs…", "The runs in this file as a tree (forks under parents).",
-            VIEW, footer=True),
+            VIEW),
     Command("toggle_follow", "l", "Follow live recording",
             "Toggle following a file that is still being recorded.", VIEW),
     Command("help", "question_mark,f1", "Help", "Show every key binding.", APP, footer=True),

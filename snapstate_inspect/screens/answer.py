@@ -125,4 +125,4 @@ def continue_with(app: Any, run: Run, answer: Any) -> dict[str, Any] | None:
 keymap.register(keymap.Command(
     "answer_wait", "a", "Answer this wait…",
     "On a run waiting for an answer: type it, then the run continues live in the terminal as "
-    "its continuation (a new branch in the runs tree).", REPLAY, footer=True, run=answer_wait))
+    "its continuation (a new branch in the runs tree).", REPLAY, run=answer_wait))

@@ -103,7 +103,7 @@ keymap.register(keymap.Command(
 keymap.register(keymap.Command(
     "diff_mark", "d", "Diff against the mark",
     "Diff the marked step → the selected step: variables added, removed, changed.", DIFF,
-    footer=True, run=diff_against_mark))
+    run=diff_against_mark))
 keymap.register(keymap.Command(
     "compare_runs", "equals_sign", "Compare runs",
     "Two runs side by side, aligned, the first divergence selected (second file, marked run, "

@@ -139,4 +139,7 @@ class AlignedTimeline(ScrollView, can_focus=True):
         self.move_to(target if target >= 0 else len(self.rows) - 1)
 
     def on_click(self, event) -> None:
-        self.move_to(int(self.scroll_offset.y) + event.y)
+        """Select the clicked row (its content offset: ``event.y`` counts the border too)."""
+        offset = event.get_content_offset(self)
+        if offset is not None:
+            self.move_to(int(self.scroll_offset.y) + offset.y)

@@ -165,7 +165,8 @@ class RunTable(ScrollView, can_focus=True):
             self.post_message(self.Chosen(row.run.id))
 
     def on_click(self, event) -> None:
-        index = int(self.scroll_offset.y) + event.y
+        offset = event.get_content_offset(self)  # rows count from the content, not a border
+        index = int(self.scroll_offset.y) + offset.y if offset is not None else -1
         if 0 <= index < self.runs.count:
             if index == self.cursor and event.chain >= 2:
                 self.action_choose()

@@ -4,7 +4,9 @@ Only visible rows are drawn (``ScrollView`` + ``render_line``, the pattern of To
 ``log_lines.py``): rows are read from the reader in blocks of ``BLOCK`` steps
 (``Steps.summaries``, one query each) kept in an LRU cache, and rendered strips are cached too.
 A row shows: index, time offset from the run's start, a kind marker, function, label and the
-number of locals changed at that step.
+number of locals changed at that step. An effect whose call raised (its journal entry's outcome,
+``Run.raised_effect_steps``: one query per run length) is marked as a failure, like an
+exception step: its own marker in the error colour.
 """
 
 from __future__ import annotations
@@ -31,6 +33,19 @@ NARROW_ROW = 40
 #: Kind markers: one cell each, distinct by shape, not only by colour.
 MARKERS = {"call": "▶", "return": "◀", "line": "·", "exception": "✖", "checkpoint": "●",
            "effect": "⇄", "gap": "┄", "waiting": "⏸"}
+
+#: The marker of an effect whose call raised (caught or not): a failure, in the exception's
+#: colour, and still told apart from an ``exception`` step by its shape.
+RAISED_EFFECT_MARKER = "↯"
+
+
+def _raised_effects(run: Run) -> frozenset[int]:
+    """The steps of ``run`` that are effects whose call raised (none when the journal cannot
+    be read: the rows still show, as plain effects)."""
+    try:
+        return frozenset(run.raised_effect_steps())
+    except SnapStateError:
+        return frozenset()
 
 
 def _fork_origin(run: Run) -> float:
@@ -124,6 +139,7 @@ class TimelineView(ScrollView, can_focus=True):
         self._strips: LRUCache[tuple, Strip] = LRUCache(1024)
         self._started = 0.0
         self._fork_row: int | None = None  # a fork's (or continuation's) first own step
+        self._raised: frozenset[int] = frozenset()  # effect steps whose call raised
         self.hits: frozenset[int] = frozenset()
 
     @property
@@ -140,6 +156,8 @@ class TimelineView(ScrollView, can_focus=True):
             self._fork_row = _fork_row(run)
         self._blocks.clear()
         self._strips.clear()
+        self._raised = _raised_effects(run)
+        self._count = count
         self.set_count(count)
 
     def set_count(self, count: int) -> None:
@@ -149,6 +167,8 @@ class TimelineView(ScrollView, can_focus=True):
             self._blocks.discard(last_block)  # the partial last block may have grown
             self._strips.clear()
             self._count = count
+            if self._run is not None:  # a live run's journal grows with it
+                self._raised = _raised_effects(self._run)
         self.virtual_size = Size(self.size.width, count)
         self.refresh()
 
@@ -230,8 +250,9 @@ class TimelineView(ScrollView, can_focus=True):
         if row is None:
             segments.append(Segment("(unreadable step)", base))
         else:
-            exception = row.kind == "exception"
-            kind_style = base + get("timeline--exception", partial=True) if exception else base
+            raised = row.kind == "effect" and index in self._raised
+            failed = raised or row.kind == "exception"
+            kind_style = base + get("timeline--exception", partial=True) if failed else base
             fork_row = self._fork_row == index  # a fork's first own step: the offsets jump
             if width >= NARROW_ROW:
                 offset = ("⑂" if fork_row else "") + format_offset(row.wall_time - self._started)
@@ -239,7 +260,8 @@ class TimelineView(ScrollView, can_focus=True):
                                         base + get("timeline--offset", partial=True)))
             elif fork_row:  # too narrow for time offsets: the kind and the label come first
                 segments.append(Segment("⑂", base + get("timeline--offset", partial=True)))
-            segments.append(Segment(MARKERS.get(row.kind, "?") + " ", kind_style))
+            marker = RAISED_EFFECT_MARKER if raised else MARKERS.get(row.kind, "?")
+            segments.append(Segment(marker + " ", kind_style))
             function = escape_controls(row.function or "?", keep_newlines=False)
             segments.append(Segment(function[:40], kind_style))
             if row.label:
@@ -262,6 +284,9 @@ class TimelineView(ScrollView, can_focus=True):
         self.post_message(self.Move(target=target))
 
     def on_click(self, event) -> None:
-        index = int(self.scroll_offset.y) + event.y
+        """Select the clicked row: ``event.y`` counts from the widget's border, rows from its
+        content (one row lower: a click selected the step below the one clicked)."""
+        offset = event.get_content_offset(self)
+        index = int(self.scroll_offset.y) + offset.y if offset is not None else -1
         if 0 <= index < self._count:
             self.post_message(self.Move(target=index))

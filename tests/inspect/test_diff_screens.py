@@ -111,6 +111,27 @@ async def _quit(pair):
             assert app.return_code == 0  # set by App.exit: the app is quitting
 
 
+def test_a_click_on_the_aligned_timeline_selects_the_row_clicked(pair):
+    """A click selected the row below the one clicked (counted from the border)."""
+    asyncio.run(_click(pair))
+
+
+async def _click(pair):
+    with snap.open_timeline(pair["a"]) as ta, snap.open_timeline(pair["b"]) as tb:
+        app = Host(lambda: CompareScreen(ta.run(), tb.run()))
+        async with app.run_test(size=(160, 40)) as pilot:
+            screen = app.screen
+            await _settle(app, pilot, lambda: screen.shown is not None)
+            timeline = screen.query_one(AlignedTimeline)
+            await pilot.press("home")
+            await _settle(app, pilot, lambda: timeline.cursor == 0)
+            top = timeline.content_region.y - timeline.region.y
+            assert top == 1 and int(timeline.scroll_offset.y) == 0
+            await pilot.click(AlignedTimeline, offset=(6, top + 2))
+            await _settle(app, pilot, lambda: timeline.cursor != 0)
+            assert timeline.cursor == 2
+
+
 def test_compare_screen_of_identical_runs(pair):
     asyncio.run(_identical(pair))
 

@@ -251,6 +251,22 @@ async def test_help_lists_every_binding_and_palette_every_command(reader):
         assert not isinstance(app.screen, HelpScreen)
 
 
+def test_help_lists_home_and_end_with_first_and_last_step():
+    """Home and End move to the first and last step (in the timeline), but the help listed them
+    only at its foot, under the panels, below the screen's fold: "First step" showed ``<`` alone."""
+    from rich.console import Console
+
+    from snapstate_inspect.screens.help import help_table
+
+    console = Console(width=120, record=True)
+    console.print(help_table())
+    lines = console.export_text().splitlines()
+    first = next(line for line in lines if "First step —" in line)
+    last = next(line for line in lines if "Last step —" in line)
+    assert first.split()[:2] == ["<,", "Home"] and last.split()[:2] == [">,", "End"]
+    assert lines.index(first) < lines.index(next(line for line in lines if "Find" in line))
+
+
 async def test_palette_command_runs_the_action(reader):
     app = SnapStateApp(reader)
     async with app.run_test(size=SIZE) as pilot:

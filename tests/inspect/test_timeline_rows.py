@@ -1,0 +1,88 @@
+"""What the timeline's rows show: kind markers, and failures marked as failures."""
+
+from __future__ import annotations
+
+import snapstate_capture as snap
+from snapstate_inspect.app import SnapStateApp
+from snapstate_inspect.widgets.timeline import MARKERS, RAISED_EFFECT_MARKER, TimelineView
+
+from .conftest import settle
+
+SIZE = (120, 36)
+
+
+def _record_effects(path):
+    """One run: an effect that answers, one whose call raises (caught by the program, so no
+    ``exception`` step follows it), and an exception that ends the run."""
+
+    @snap.effect
+    def fetch(url):
+        if "down" in url:
+            raise ConnectionError("503: " + url)
+        return {"url": url}
+
+    try:
+        with snap.record(path, name="effects"):
+            snap.checkpoint("start")
+            fetch("http://up")
+            try:
+                fetch("http://down")
+            except ConnectionError:
+                pass
+            snap.checkpoint("retried")
+            raise ValueError("gave up")
+    except ValueError:
+        pass
+    return path
+
+
+def _row(timeline: TimelineView, index: int) -> list:
+    """The segments drawn for step ``index`` (a row on screen: the run is shorter than it)."""
+    return list(timeline.render_line(index - int(timeline.scroll_offset.y)))
+
+
+def _marker(segments: list):
+    """The kind marker's segment of a row (the one right after the time offset)."""
+    markers = {*MARKERS.values(), RAISED_EFFECT_MARKER}
+    return next(s for s in segments if s.text.strip() in markers)
+
+
+async def test_an_effect_whose_call_raised_is_marked_as_a_failure(tmp_path):
+    """It kept the plain effect marker ``⇄``: only ``x`` found it. It has its own marker now,
+    in the colour of exception steps; an effect that answered keeps ``⇄``, uncoloured."""
+    path = _record_effects(tmp_path / "effects.snap")
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[-1]
+        kinds = [step.kind for step in run.steps]
+        answered, raised = [i for i, kind in enumerate(kinds) if kind == "effect"]
+        ended = kinds.index("exception")
+        assert run.raised_effect_steps() == [raised]
+        app = SnapStateApp(timeline)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            view = app.screen.query_one(TimelineView)
+            assert view.cursor not in (answered, raised, ended)
+            failed = _marker(_row(view, raised))
+            exception = _marker(_row(view, ended))
+            plain = _marker(_row(view, answered))
+            assert failed.text.strip() == RAISED_EFFECT_MARKER != MARKERS["exception"]
+            assert exception.text.strip() == MARKERS["exception"]
+            assert plain.text.strip() == MARKERS["effect"]
+            assert failed.style.color == exception.style.color != plain.style.color
+
+
+async def test_a_click_selects_the_row_clicked(reader):
+    """A click selected the step below the one clicked (the row counted from the border); a
+    click on the border selects nothing."""
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(TimelineView)
+        top = view.content_region.y - view.region.y  # the border's rows
+        assert top == 1 and int(view.scroll_offset.y) == 0
+        await pilot.click(TimelineView, offset=(8, top + 5))
+        await settle(pilot)
+        assert app.selection.step == view.cursor == 5
+        await pilot.click(TimelineView, offset=(8, 0))
+        await settle(pilot)
+        assert app.selection.step == 5
