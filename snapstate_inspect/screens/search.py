@@ -8,6 +8,7 @@ the dialog is closed (progress and hit count in the status bar, hits marked on t
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -83,6 +84,14 @@ class SearchScreen(ModalScreen[int | None]):
                 text.append_text(plain(f"  {row.label}", "yellow"))
         text.append_text(plain(f"  ({where})", "dim"))
         return text
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Tab into the hits highlights the first one: Enter then opens it, and Down goes to
+        the second (with nothing highlighted, Enter did nothing and the first Down only
+        highlighted the first hit — a hit 'one row early' for who expected the second)."""
+        hits = self.query_one("#search-hits", OptionList)
+        if event.widget is hits and hits.highlighted is None and hits.option_count:
+            hits.highlighted = 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -82,7 +82,7 @@ async def test_walkthrough_7_traces_mistune(tmp_path):
             assert "value token['children'][0]['type']" in wheres
             await press(pilot, "escape")
             await search("@HTMLRenderer.render_token")  # its own steps, not values holding it
-            await press(pilot, "tab", "down")  # the hit list, its first hit
+            await press(pilot, "tab")  # the hit list, its first hit highlighted
             hits = app.screen.query_one("#search-hits")
             assert all("(function)" in hits.get_option_at_index(i).prompt.plain
                        for i in range(hits.option_count))

@@ -142,7 +142,7 @@ async def test_search_by_function_and_label_and_choose_a_hit(reader):
         await press(pilot, "enter")
         assert app.search.hits == [6, 13, 20, 27]
         assert {app.search.where[h] for h in app.search.hits} == {"label"}
-        await press(pilot, "tab", "down", "down", "enter")  # the second hit
+        await press(pilot, "tab", "down", "enter")  # Tab highlights the first hit: the second
         assert app.selection.step == 13
 
 
@@ -497,3 +497,21 @@ async def test_a_dialogs_text_wraps_instead_of_being_cut(reader):
         assert isinstance(app.screen, SearchScreen)
         shown = app.export_screenshot().replace("&#160;", " ")
         assert "q: close (it goes" in shown and "on)" in shown
+
+
+async def test_tab_into_the_hits_highlights_the_first_and_enter_opens_it(reader):
+    """README: "Tab to the hits and Enter on the first". With nothing highlighted on Tab,
+    Enter did nothing and Down went to the first hit, not the second."""
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"flaky", "enter")
+        hits = app.screen.query_one("#search-hits")
+        assert hits.option_count >= 2
+        first, second = (int(hits.get_option_at_index(i).id) for i in (0, 1))
+        await press(pilot, "tab")
+        assert hits.highlighted == 0
+        await press(pilot, "down", "enter")
+        assert app.selection.step == second
+        await press(pilot, "slash", "tab", "enter")
+        assert app.selection.step == first
