@@ -84,9 +84,10 @@ def fingerprint(path: str | Path, *, portable: bool = False) -> list[str]:
     with snap.open_timeline(path) as timeline:
         for run in timeline.runs:
             norm = _Normaliser(_roots(run))
-            # cwd, environment variables, the random state and hash seed are process facts
+            # cwd, environment variables, the random state, hash seed and address layout are
+            # process facts
             entry = {k: v for k, v in run.entry.items()
-                     if k not in ("cwd", "env", "rng", "hash_seed", "hash_seed_env")}
+                     if k not in ("cwd", "env", "rng", "hash_seed", "hash_seed_env", "aslr")}
             parent = run.parent.step if run.parent else None
             error = (run.error or {}).get("type")
             lines.append(norm(f"run {run.name!r} {run.status} steps={len(run.steps)} "

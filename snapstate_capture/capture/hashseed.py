@@ -129,7 +129,8 @@ def reexec_with_seed() -> None:
     by ``take_hidden_seed``) unless the seed is known already; returns only when it is.
 
     Used by ``snapstate record``: a random secret could not be reproduced on replay. The new
-    process keeps the pid, file descriptors and arguments (``os.execv`` of ``sys.orig_argv``).
+    process keeps the pid, file descriptors and arguments (``os.execv`` of ``sys.orig_argv``),
+    and runs with unrandomised addresses where Linux allows it (``address_layout``).
     Does nothing where exec is unavailable or the seed is already set.
     """
     if HIDDEN_ENV in os.environ or recorded_seed() is not None:
@@ -145,6 +146,9 @@ def reexec_with_seed() -> None:
             stream.flush()
         except Exception:  # noqa: BLE001 - nothing written yet matters more than the exec
             pass
+    from .address_layout import fix_for_children
+
+    fix_for_children()  # the interpreter's objects at fixed addresses (address_layout.py)
     try:
         os.execv(sys.executable, [sys.executable, *orig[1:]])
     except OSError:

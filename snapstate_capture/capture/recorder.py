@@ -20,6 +20,7 @@ from typing import Any
 from . import lineage, rng
 from .environment import entry_facts, environment_facts
 from .frames import FrameCapturer, StackCapture
+from .address_layout import address_facts
 from .hashseed import seed_facts
 from .tasks import call_site, current_task_name, current_thread_name
 from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
@@ -141,7 +142,7 @@ class Recorder:
             if self._frames.sealer is not None:
                 entry, entry_blobs = _seal_entry(entry, entry_blobs, self._frames.sealer)
             entry.setdefault("block", self.block)
-            for fact, value in seed_facts().items():
+            for fact, value in {**seed_facts(), **address_facts()}.items():
                 entry.setdefault(fact, value)
             entry["lineage"] = LINEAGE_VERSION  # steps and effects carry lineages
             if self.trace and self.options.chunked_locals:

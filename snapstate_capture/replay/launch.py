@@ -21,6 +21,7 @@ from typing import Any
 import snapstate_capture
 
 from ..errors import SnapStateError
+from ..capture.address_layout import child_like
 from ..capture.hashseed import child_seed_env
 from ..store.locations import is_store_url
 from ..store.reader import Run
@@ -89,6 +90,7 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
         config_path = os.path.join(scratch, "config.json")
         config.dump(config_path)
         command = [sys.executable, "-m", "snapstate_capture.replay", config_path]
+        child_like(run.entry)  # its interpreter's objects where the recording's were
         try:
             if on_progress is None:
                 child = subprocess.run(command, cwd=cwd, env=child_environment(run),

@@ -1,0 +1,86 @@
+"""Where the interpreter's own objects live: the same address in the recording and its replay.
+
+On 3.11, ``hash(None)``, ``hash(int)`` and the hash of any builtin function or type are derived
+from the object's address, and with address space layout randomisation (ASLR) that address
+changes with every process. A set of types, or of tuples holding ``None``, then iterates in
+another order on replay, and a value computed from it differs: real packages do this
+(more-itertools hashes ``range(0, 0)`` — a tuple with ``None`` — in a class body). rr turns
+ASLR off for the same reason.
+
+``snapstate record`` starts the program again anyway (``hashseed.reexec_with_seed``); before
+that exec it sets ``ADDR_NO_RANDOMIZE`` on the process's personality (Linux ``personality(2)``),
+so the program runs with the interpreter's objects at fixed addresses. A run says whether its
+addresses were randomised (``entry["aslr"]``: True, False, or None when unknown), and a replay
+child of a run recorded without randomisation starts without it too (``child_like``), so the
+same objects are at the same addresses. Objects the program allocates (its classes,
+functions, instances) still get other addresses: the replay child's own imports come first.
+
+Nothing here raises: where ``personality`` is unavailable (another OS, a container that
+forbids it) addresses stay randomised and the run says so.
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: ``personality(2)``'s flag that turns address randomisation off for images exec'd after it.
+ADDR_NO_RANDOMIZE = 0x0040000
+#: ``personality(0xffffffff)`` reads the persona without changing it.
+_QUERY = 0xFFFFFFFF
+
+
+def _personality(persona: int) -> int | None:
+    """``personality(persona)``: the previous persona, or None where it cannot be called."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.personality.restype = ctypes.c_int
+        libc.personality.argtypes = [ctypes.c_ulong]
+        result = libc.personality(persona)
+    except Exception:  # noqa: BLE001 - no ctypes, no libc symbol: randomised as before
+        return None
+    return None if result == -1 else result
+
+
+def randomized() -> bool | None:
+    """Whether this process's addresses were randomised when it started: False when its
+    persona has ``ADDR_NO_RANDOMIZE`` or the kernel randomises nothing
+    (``/proc/sys/kernel/randomize_va_space`` is 0), True otherwise, None when unknown."""
+    try:
+        with open("/proc/sys/kernel/randomize_va_space", encoding="ascii") as handle:
+            if handle.read().strip() == "0":
+                return False
+    except OSError:
+        pass
+    persona = _personality(_QUERY)
+    if persona is None:
+        return None
+    return not persona & ADDR_NO_RANDOMIZE
+
+
+def fix_for_children() -> bool:
+    """Set ``ADDR_NO_RANDOMIZE`` on this process's persona: the images it execs from now on
+    (itself again, its children) get unrandomised addresses; this one keeps its own. True
+    when the flag is set."""
+    persona = _personality(_QUERY)
+    if persona is None:
+        return False
+    if persona & ADDR_NO_RANDOMIZE:
+        return True
+    return _personality(persona | ADDR_NO_RANDOMIZE) is not None
+
+
+def address_facts() -> dict[str, object]:
+    """``{"aslr": True | False | None}`` for a run's entry (see ``randomized``)."""
+    return {"aslr": randomized()}
+
+
+def child_like(entry: dict[str, object]) -> None:
+    """Before starting a replay child of a run whose entry says its addresses were not
+    randomised: start it the same way (``fix_for_children``). Runs recorded with randomised
+    addresses, or before runs said, change nothing."""
+    if entry.get("aslr") is False:
+        fix_for_children()

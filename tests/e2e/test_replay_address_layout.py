@@ -1,0 +1,48 @@
+"""A program computing values from the addresses of the interpreter's own objects (``hash(None)``,
+the order of a set of builtin types: address-derived on 3.11) replays without divergence when
+``snapstate record`` ran it: it runs with unrandomised addresses (``address_layout.py``), says
+so in the run's entry, and the replay child starts the same way."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import snapstate_capture as snap
+from snapstate_capture.capture import address_layout
+from tests.conftest import PROGRAMS, ROOT, run_cli
+
+PROGRAM = PROGRAMS / "address_hashes.py"
+
+
+def _none_hash(fixed: bool) -> str:
+    """``hash(None)`` in a grandchild started by a child that did or did not fix addresses."""
+    code = ("import subprocess, sys\n"
+            "from snapstate_capture.capture import address_layout\n"
+            f"assert address_layout.fix_for_children() if {fixed} else True\n"
+            "print(subprocess.run([sys.executable, '-c', 'print(hash(None))'],\n"
+            "                     capture_output=True, text=True).stdout.strip())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_fixed_addresses_give_every_child_the_same_none():
+    assert address_layout.randomized() is True  # this machine randomises, as most do
+    assert _none_hash(True) == _none_hash(True)
+    assert len({_none_hash(False) for _ in range(3)}) > 1  # randomised: they differ
+
+
+def test_a_program_hashing_the_interpreters_objects_replays(tmp_path):
+    path = tmp_path / "hashes.snap"
+    done = run_cli("record", "-o", str(path), str(PROGRAM), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[-1]
+        assert run.entry["aslr"] is False
+        hashed = next(step for step in run.steps if step.label == "hashed")
+        assert hashed.extra["none_hash"].repr == _none_hash(True)
+    replayed = run_cli("replay", str(path), cwd=tmp_path)
+    assert replayed.returncode == 0 and "no divergence" in replayed.stdout, (
+        replayed.stdout + replayed.stderr)
