@@ -63,7 +63,7 @@ class AlignedTimeline(ScrollView, can_focus=True):
                  cursor: int = 0) -> None:
         """Show ``rows`` of steps ``a`` and ``b`` with the cursor on row ``cursor``."""
         self.rows, self._a, self._b = rows, a, b
-        self.virtual_size = Size(self.size.width, len(rows))
+        self.virtual_size = Size(0, len(rows))
         self.cursor = min(max(cursor, 0), max(len(rows) - 1, 0))
         self.scroll_to_cursor()
         self.refresh()
@@ -81,7 +81,7 @@ class AlignedTimeline(ScrollView, can_focus=True):
             self.scroll_to(y=max(self.cursor - height // 2, 0), animate=False, immediate=True)
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.rows))
+        self.virtual_size = Size(0, len(self.rows))
         self.scroll_to_cursor()
 
     def move_to(self, row: int) -> None:

@@ -83,7 +83,7 @@ class RunTable(ScrollView, can_focus=True):
         """Show another list (a new filter, or the store read again)."""
         self.runs = runs
         self._strips.clear()
-        self.virtual_size = Size(self.size.width, runs.count)
+        self.virtual_size = Size(0, runs.count)
         self.cursor = min(max(cursor, 0), max(runs.count - 1, 0))
         self.scroll_to_cursor()
         self.refresh()
@@ -94,10 +94,10 @@ class RunTable(ScrollView, can_focus=True):
         return self.runs.row(self.cursor)
 
     def on_mount(self) -> None:
-        self.virtual_size = Size(self.size.width, self.runs.count)
+        self.virtual_size = Size(0, self.runs.count)
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, self.runs.count)
+        self.virtual_size = Size(0, self.runs.count)
         self._strips.clear()
         self.scroll_to_cursor()
 

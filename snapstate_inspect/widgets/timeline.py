@@ -169,7 +169,7 @@ class TimelineView(ScrollView, can_focus=True):
             self._count = count
             if self._run is not None:  # a live run's journal grows with it
                 self._raised = _raised_effects(self._run)
-        self.virtual_size = Size(self.size.width, count)
+        self.virtual_size = Size(0, count)  # rows are cut to the panel: no sideways scroll
         self.refresh()
 
     def set_hits(self, hits: frozenset[int]) -> None:
@@ -204,7 +204,7 @@ class TimelineView(ScrollView, can_focus=True):
         self.scroll_to(y=target, animate=False, immediate=True)
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, self._count)
+        self.virtual_size = Size(0, self._count)
         self._strips.clear()
         self.scroll_to_cursor()
 
@@ -266,7 +266,11 @@ class TimelineView(ScrollView, can_focus=True):
             segments.append(Segment(function[:40], kind_style))
             if row.label:
                 label = escape_controls(row.label, keep_newlines=False)[:60]
-                segments.append(Segment("  " + label, base + get("timeline--label", partial=True)))
+                # on the cursor row in the cursor's own colours: the label's warning colour is
+                # the accent the focused cursor is drawn in, and vanished there
+                label_style = base if index == self.cursor else \
+                    base + get("timeline--label", partial=True)
+                segments.append(Segment("  " + label, label_style))
             if row.n_changed:
                 segments.append(Segment(f"  Δ{row.n_changed}",
                                         base + get("timeline--changed", partial=True)))

@@ -86,3 +86,34 @@ async def test_a_click_selects_the_row_clicked(reader):
         await pilot.click(TimelineView, offset=(8, 0))
         await settle(pilot)
         assert app.selection.step == 5
+
+
+async def test_the_timeline_never_scrolls_sideways(reader):
+    """Its rows are cut to the panel's width; the virtual width was the widget's, wider than
+    the region left beside the vertical scrollbar, so a one-row horizontal scrollbar took a
+    row of the panel (stray glyphs under tmux)."""
+    app = SnapStateApp(reader)
+    async with app.run_test(size=(120, 20)) as pilot:  # fewer rows than steps: scrolls down
+        await settle(pilot)
+        view = app.screen.query_one(TimelineView)
+        assert view.max_scroll_y > 0
+        assert view.max_scroll_x == 0 and not view.show_horizontal_scrollbar
+
+
+async def test_the_cursor_rows_label_is_drawn_in_the_cursors_colours(tmp_path):
+    """The label's colour (warning) is the focused cursor's background (accent) in the dark
+    theme: on the cursor row the label could not be seen."""
+    path = _record_effects(tmp_path / "effects.snap")
+    with snap.open_timeline(path) as timeline:
+        labelled = next(step.index for step in timeline.runs[-1].steps if step.label)
+        app = SnapStateApp(timeline)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            view = app.screen.query_one(TimelineView)
+            view.focus()
+            view.cursor = labelled
+            await settle(pilot)
+            label = next(s for s in _row(view, labelled) if s.text.strip() and
+                         s.text.strip() in str(timeline.runs[-1].steps[labelled].label))
+            assert label.style.color != label.style.bgcolor
+            assert label.style.color == _marker(_row(view, labelled)).style.color
