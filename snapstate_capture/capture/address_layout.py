@@ -22,6 +22,7 @@ forbids it) addresses stay randomised and the run says so.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 #: ``personality(2)``'s flag that turns address randomisation off for images exec'd after it.
 ADDR_NO_RANDOMIZE = 0x0040000
@@ -29,26 +30,45 @@ ADDR_NO_RANDOMIZE = 0x0040000
 _QUERY = 0xFFFFFFFF
 
 
+_libc_personality: Any = None
+
+
 def _personality(persona: int) -> int | None:
     """``personality(persona)``: the previous persona, or None where it cannot be called."""
+    global _libc_personality
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
+        if _libc_personality is None:
+            import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.personality.restype = ctypes.c_int
-        libc.personality.argtypes = [ctypes.c_ulong]
-        result = libc.personality(persona)
+            call = ctypes.CDLL(None, use_errno=True).personality
+            call.restype = ctypes.c_int
+            call.argtypes = [ctypes.c_ulong]
+            _libc_personality = call
+        result = _libc_personality(persona)
     except Exception:  # noqa: BLE001 - no ctypes, no libc symbol: randomised as before
         return None
     return None if result == -1 else result
 
 
+#: ``randomized()``'s answer, read once: this process's layout was made when it started, and
+#: a later ``fix_for_children`` changes the persona (what children get), not the layout.
+_started_randomized: Any = ...
+
+
 def randomized() -> bool | None:
     """Whether this process's addresses were randomised when it started: False when its
     persona has ``ADDR_NO_RANDOMIZE`` or the kernel randomises nothing
-    (``/proc/sys/kernel/randomize_va_space`` is 0), True otherwise, None when unknown."""
+    (``/proc/sys/kernel/randomize_va_space`` is 0), True otherwise, None when unknown. Read
+    once per process, before ``fix_for_children`` changes the persona."""
+    global _started_randomized
+    if _started_randomized is ...:
+        _started_randomized = _read_randomized()
+    return _started_randomized
+
+
+def _read_randomized() -> bool | None:
     try:
         with open("/proc/sys/kernel/randomize_va_space", encoding="ascii") as handle:
             if handle.read().strip() == "0":
@@ -63,8 +83,9 @@ def randomized() -> bool | None:
 
 def fix_for_children() -> bool:
     """Set ``ADDR_NO_RANDOMIZE`` on this process's persona: the images it execs from now on
-    (itself again, its children) get unrandomised addresses; this one keeps its own. True
-    when the flag is set."""
+    (itself again, its children) get unrandomised addresses; this one keeps its own (and
+    ``randomized()`` still says how it started). True when the flag is set."""
+    randomized()  # how this process started, before the persona changes
     persona = _personality(_QUERY)
     if persona is None:
         return False

@@ -46,3 +46,15 @@ def test_a_program_hashing_the_interpreters_objects_replays(tmp_path):
     replayed = run_cli("replay", str(path), cwd=tmp_path)
     assert replayed.returncode == 0 and "no divergence" in replayed.stdout, (
         replayed.stdout + replayed.stderr)
+
+
+def test_a_process_that_fixed_its_childrens_addresses_still_says_its_own_were_random():
+    """The inspector starts replay children of unrandomised runs with ``fix_for_children``;
+    a run it then records in its own process was still made at randomised addresses."""
+    code = ("from snapstate_capture.capture import address_layout as a\n"
+            "assert a.fix_for_children()\n"
+            "print(a.randomized(), a.address_facts())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "{'aslr':", "True}"]
