@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from typing import Any
 
 #: Seconds the thread waits for another stream once none is open, before it ends: a test
@@ -49,16 +50,21 @@ class Flusher:
                 self._thread.start()
             self._cond.notify_all()
 
-    def remove(self, stream: Any) -> None:
-        """Stop flushing ``stream``; returns once no flush of it is running in the thread
-        (at once when called from the thread itself, or when it was not added)."""
+    def remove(self, stream: Any, timeout: float = 5.0) -> None:
+        """Stop flushing ``stream``; returns once no flush of it is running in the thread (at
+        once when called from the thread itself, or when it was not added), or after
+        ``timeout`` seconds of waiting for one (a flush stuck on the writer's pipe)."""
+        deadline = time.monotonic() + timeout
         with self._cond:
             if stream in self._streams:
                 self._streams.remove(stream)
             if threading.current_thread() is self._thread:
                 return
             while self._busy is stream:
-                self._cond.wait()
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._cond.wait(left)
 
     def flushing(self, stream: Any) -> bool:
         """True while ``stream`` is flushed by this thread (between ``add`` and ``remove``)."""

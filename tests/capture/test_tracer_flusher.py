@@ -114,3 +114,15 @@ def test_a_forked_child_records_with_its_own_flusher(tmp_path):
         run = timeline.runs[-1]
         assert run.status == "finished"
         assert [s.function for s in run.steps if s.kind == "call"] == ["triple"] * 5
+
+
+def test_remove_gives_up_on_a_flush_stuck_past_its_timeout():
+    """A flush stuck on the writer's pipe does not hold a run's end forever (the per-run
+    thread this replaced was joined with the same 5 s limit)."""
+    flusher = Flusher(0.001)
+    stream = SlowStream(seconds=1.0)
+    flusher.add(stream)
+    assert stream.inside.wait(5)
+    started = time.monotonic()
+    flusher.remove(stream, timeout=0.1)
+    assert time.monotonic() - started < 0.8
