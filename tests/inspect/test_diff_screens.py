@@ -4,6 +4,7 @@ moving between divergent rows, the diff panel, and the step-diff screen."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from textual.app import App
@@ -51,40 +52,48 @@ def test_compare_screen_selects_the_first_divergence(pair):
     asyncio.run(_first_divergence(pair))
 
 
-async def _first_divergence(pair):
+@contextlib.asynccontextmanager
+async def _comparing(pair):
+    """Runs A and B of ``pair`` on the compare screen, its first alignment shown: yields
+    ``(app, pilot, screen)``."""
     with snap.open_timeline(pair["a"]) as ta, snap.open_timeline(pair["b"]) as tb:
         app = Host(lambda: CompareScreen(ta.run(), tb.run()))
         async with app.run_test(size=(160, 40)) as pilot:
             screen = app.screen
             assert isinstance(screen, CompareScreen)
             await _settle(app, pilot, lambda: screen.shown is not None)
-            timeline = screen.query_one(AlignedTimeline)
-            row = timeline.rows[timeline.cursor]
-            assert (row.a, row.b, row.status) == (3, 3, "state")
-            text = screen.query_one(DiffView).text
-            assert "~ result: 'page v1: the answer is 42' → 'page v2: the answer is 43'" in text
-            title = str(screen.query_one("#compare-title").render())
-            assert "first divergence: step 3 of A and step 3 of B" in title
-            # Next divergent stretch: the two steps only B has.
-            await pilot.press("n")
-            await _settle(app, pilot, lambda: screen.shown is not None
-                          and screen.shown.b.index == 6)
-            row = timeline.rows[timeline.cursor]
-            assert (row.a, row.b, row.status) == (None, 6, "inserted")
-            assert "(no step here on this side" in screen.query_one(DiffView).text
-            await pilot.press("n")
-            assert timeline.rows[timeline.cursor].status == "state"
-            await pilot.press("p", "p")
-            assert timeline.rows[timeline.cursor].a == 3
-            await pilot.press("home")
-            await _settle(app, pilot, lambda: screen.shown is not None
-                          and screen.shown.a.index == 0)
-            assert timeline.rows[timeline.cursor].status == "same"
-            assert "no differences in values" in screen.query_one(DiffView).text
-            await pilot.press("f")
-            assert timeline.cursor == screen.first_divergence_row()
-            await pilot.press("escape")
-            assert not isinstance(app.screen, CompareScreen)
+            yield app, pilot, screen
+
+
+async def _first_divergence(pair):
+    async with _comparing(pair) as (app, pilot, screen):
+        timeline = screen.query_one(AlignedTimeline)
+        row = timeline.rows[timeline.cursor]
+        assert (row.a, row.b, row.status) == (3, 3, "state")
+        text = screen.query_one(DiffView).text
+        assert "~ result: 'page v1: the answer is 42' → 'page v2: the answer is 43'" in text
+        title = str(screen.query_one("#compare-title").render())
+        assert "first divergence: step 3 of A and step 3 of B" in title
+        # Next divergent stretch: the two steps only B has.
+        await pilot.press("n")
+        await _settle(app, pilot, lambda: screen.shown is not None
+                      and screen.shown.b.index == 6)
+        row = timeline.rows[timeline.cursor]
+        assert (row.a, row.b, row.status) == (None, 6, "inserted")
+        assert "(no step here on this side" in screen.query_one(DiffView).text
+        await pilot.press("n")
+        assert timeline.rows[timeline.cursor].status == "state"
+        await pilot.press("p", "p")
+        assert timeline.rows[timeline.cursor].a == 3
+        await pilot.press("home")
+        await _settle(app, pilot, lambda: screen.shown is not None
+                      and screen.shown.a.index == 0)
+        assert timeline.rows[timeline.cursor].status == "same"
+        assert "no differences in values" in screen.query_one(DiffView).text
+        await pilot.press("f")
+        assert timeline.cursor == screen.first_divergence_row()
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CompareScreen)
 
 
 def test_q_in_the_compare_screen_quits(pair):
@@ -117,19 +126,15 @@ def test_a_click_on_the_aligned_timeline_selects_the_row_clicked(pair):
 
 
 async def _click(pair):
-    with snap.open_timeline(pair["a"]) as ta, snap.open_timeline(pair["b"]) as tb:
-        app = Host(lambda: CompareScreen(ta.run(), tb.run()))
-        async with app.run_test(size=(160, 40)) as pilot:
-            screen = app.screen
-            await _settle(app, pilot, lambda: screen.shown is not None)
-            timeline = screen.query_one(AlignedTimeline)
-            await pilot.press("home")
-            await _settle(app, pilot, lambda: timeline.cursor == 0)
-            top = timeline.content_region.y - timeline.region.y
-            assert top == 1 and int(timeline.scroll_offset.y) == 0
-            await pilot.click(AlignedTimeline, offset=(6, top + 2))
-            await _settle(app, pilot, lambda: timeline.cursor != 0)
-            assert timeline.cursor == 2
+    async with _comparing(pair) as (app, pilot, screen):
+        timeline = screen.query_one(AlignedTimeline)
+        await pilot.press("home")
+        await _settle(app, pilot, lambda: timeline.cursor == 0)
+        top = timeline.content_region.y - timeline.region.y
+        assert top == 1 and int(timeline.scroll_offset.y) == 0
+        await pilot.click(AlignedTimeline, offset=(6, top + 2))
+        await _settle(app, pilot, lambda: timeline.cursor != 0)
+        assert timeline.cursor == 2
 
 
 def test_compare_screen_of_identical_runs(pair):
