@@ -58,3 +58,19 @@ def test_a_process_that_fixed_its_childrens_addresses_still_says_its_own_were_ra
                           timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "{'aslr':", "True}"]
+
+
+def test_more_itertools_traced_whole_replays(tmp_path):
+    """A package we did not write: more-itertools' ``numeric_range`` body stores
+    ``hash(range(0, 0))`` (``_EMPTY_HASH``), which diverged at every replay of a whole-traced
+    run of it."""
+    path = tmp_path / "more.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/more_itertools/*", "-o",
+                   str(path), str(PROGRAMS / "more_iterables.py"), cwd=tmp_path, timeout=180)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        assert any(step.function == "numeric_range" and "_EMPTY_HASH" in step.frames[-1].locals
+                   for step in steps)
+    replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=180)
+    assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
