@@ -2,12 +2,19 @@
 
 A traced run's tracer appends its steps to ``Stream.items``; every ``interval`` seconds (the
 stream's ``FLUSH_SECONDS``) something must call ``Stream.flush`` so the writer process gets
-them (or, for a held run, so they wait as compact marshal messages). One daemon thread does
-that for every stream open in the process, started at the first stream and kept: starting and
-joining a thread per run cost ~0.2 ms, as much as the rest of a small run's start and end —
-what ``pytest --snapstate`` pays for every test. When no stream has been open for ``LINGER``
-seconds the thread ends (a program that recorded once is not woken every 20 ms afterwards,
-nor left with a thread it did not start); the next stream starts a new one.
+them (or, for a held run, so they wait as compact marshal messages). One thread does that for
+every stream open in the process, started at the first stream and kept: starting and joining a
+thread per run cost ~0.2 ms, as much as the rest of a small run's start and end — what
+``pytest --snapstate`` pays for every test. When no stream has been open for ``LINGER``
+seconds the thread ends; the next stream starts a new one.
+
+The thread is a bare ``_thread`` thread, not a ``threading.Thread``: the program never sees it
+in ``threading.enumerate()``, ``active_count()`` or ``threading._dangling`` — a test's
+thread-leak check after a recorded test, or traced standard-library code reading those
+registries (``--include '*'``), would otherwise find a thread that is not the program's. It
+never asks ``threading.current_thread()`` (that would register it), is not traced
+(``threading.settrace`` hooks only ``threading.Thread``s, and it clears its own trace
+function), and, like a daemon thread, does not hold up the interpreter's exit.
 
 A stream is flushed by this thread only between ``add`` and ``remove``; ``remove`` waits until
 a flush of that stream in progress here has returned, so after it the stream's owner alone
@@ -18,6 +25,7 @@ abandoned, ``tracer._after_fork_in_child``) and the next ``add`` starts a new th
 
 from __future__ import annotations
 
+import _thread
 import sys
 import threading
 import time
@@ -37,17 +45,28 @@ class Flusher:
         self._streams: list[Any] = []
         self._busy: Any = None  # the stream being flushed now, outside the lock
         self._cond = threading.Condition()
-        self._thread: threading.Thread | None = None
+        self._ident: int | None = None  # the running thread's ident, None when there is none
+        self._ended = threading.Event()  # set when the thread has left its loop
+        self._ended.set()
+
+    @property
+    def running(self) -> bool:
+        """True while the flusher thread exists."""
+        with self._cond:
+            return self._ident is not None
+
+    def wait_ended(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the thread to end; True when there is none."""
+        return self._ended.wait(timeout)
 
     def add(self, stream: Any) -> None:
         """Flush ``stream`` every ``interval`` from now until ``remove(stream)``."""
         with self._cond:
             if stream not in self._streams:
                 self._streams.append(stream)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="snapstate-flusher",
-                                                daemon=True)
-                self._thread.start()
+            if self._ident is None:
+                self._ended.clear()
+                self._ident = _thread.start_new_thread(self._run, ())
             self._cond.notify_all()
 
     def remove(self, stream: Any, timeout: float = 5.0) -> None:
@@ -58,7 +77,7 @@ class Flusher:
         with self._cond:
             if stream in self._streams:
                 self._streams.remove(stream)
-            if threading.current_thread() is self._thread:
+            if _thread.get_ident() == self._ident:
                 return
             while self._busy is stream:
                 left = deadline - time.monotonic()
@@ -72,13 +91,19 @@ class Flusher:
             return stream in self._streams
 
     def _run(self) -> None:
-        sys.settrace(None)  # a tracer's threading hook may have given this thread its own
+        sys.settrace(None)
+        try:
+            self._loop()
+        finally:
+            self._ended.set()
+
+    def _loop(self) -> None:
         cond = self._cond
         while True:
             with cond:
                 while not self._streams:
                     if not cond.wait(LINGER) and not self._streams:
-                        self._thread = None  # the next ``add`` starts another
+                        self._ident = None  # the next ``add`` starts another
                         return
                 cond.wait(self.interval)  # an ``add`` or ``remove`` wakes it early: harmless
                 streams = list(self._streams)
@@ -101,4 +126,6 @@ class Flusher:
         self._cond = threading.Condition()
         self._streams = []
         self._busy = None
-        self._thread = None
+        self._ident = None
+        self._ended = threading.Event()
+        self._ended.set()

@@ -237,3 +237,30 @@ def test_a_finished_tests_recording_is_let_go_of(tmp_path):
     alive = re.search(r"recorders alive: (\d+)", done.stdout)
     assert alive and int(alive[1]) <= 1, done.stdout  # the failure's, held by its traceback
     assert _failures(done.stdout).keys() == {"test_basket.py::test_fails"}
+
+
+def test_a_suites_thread_leak_check_passes_recorded(tmp_path):
+    """A fixture that fails a test leaving threads behind (a common guard) passed plain and
+    failed under ``--snapstate``: the flusher thread outlived the recorded call phase."""
+    (tmp_path / "conftest.py").write_text(textwrap.dedent('''
+        import threading
+        import pytest
+
+        @pytest.fixture(autouse=True)
+        def no_thread_leak():
+            before = set(threading.enumerate())
+            yield
+            leaked = [t.name for t in set(threading.enumerate()) - before]
+            assert not leaked, f"test leaked threads: {leaked}"
+    '''))
+    done = _pytest(tmp_path, "--snapstate", suite=textwrap.dedent('''
+        def add(a, b):
+            return a + b
+
+        def test_adds():
+            assert add(1, 2) == 3
+
+        def test_adds_again():
+            assert add(2, 2) == 4
+    '''))
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
