@@ -21,6 +21,7 @@ answer passed the program's schema (``take_resumption``, as ``ReplayRecorder``'s
 
 from __future__ import annotations
 
+import _thread
 import dataclasses
 import os
 import sys
@@ -232,13 +233,18 @@ class TracedReplayRecorder(Recorder):
 
 
 
-class _Follower(threading.Thread):
+class _Follower:
     """Compares the scratch run with the recording while the program runs, every
     ``FOLLOW_SECONDS``: the first divergence ends the replay at once (``session.diverge``
-    ends the process), and with ``--to N`` the replay ends once step N is compared."""
+    ends the process), and with ``--to N`` the replay ends once step N is compared.
+
+    Its thread is a bare ``_thread`` thread, as the flusher's (``tracing/flusher.py``): the
+    replayed program never sees it in ``threading``'s registries, which the recording never
+    had it in (``--include '*'`` traced ``Thread.start``'s bookkeeping and diverged there)."""
 
     def __init__(self, recorder: TracedReplayRecorder, *, stops: bool = False) -> None:
-        super().__init__(name="snapstate-replay-compare", daemon=True)
+        self._ident: int | None = None
+        self._done = threading.Event()
         #: a stop point ends the comparison at ``--to`` in the program's thread, not here
         self.stops = stops
         session = recorder.session
@@ -253,6 +259,16 @@ class _Follower(threading.Thread):
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._scratch: Any = None
+
+    def start(self) -> None:
+        """Start comparing in the follower's own thread."""
+        self._ident = _thread.start_new_thread(self._main, ())
+
+    def _main(self) -> None:
+        try:
+            self.run()
+        finally:
+            self._done.set()
 
     def run(self) -> None:
         sys.settrace(None)  # snapstate's own thread: not traced, not a lineage
@@ -285,5 +301,5 @@ class _Follower(threading.Thread):
 
     def stop(self) -> None:
         self._stopping.set()
-        if self.is_alive() and self is not threading.current_thread():
-            self.join()
+        if self._ident is not None and self._ident != _thread.get_ident():
+            self._done.wait()
