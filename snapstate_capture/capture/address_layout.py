@@ -11,8 +11,9 @@ ASLR off for the same reason.
 that exec it sets ``ADDR_NO_RANDOMIZE`` on the process's personality (Linux ``personality(2)``),
 so the program runs with the interpreter's objects at fixed addresses. A run says whether its
 addresses were randomised (``entry["aslr"]``: True, False, or None when unknown), and a replay
-child of a run recorded without randomisation starts without it too (``child_like``), so the
-same objects are at the same addresses. Objects the program allocates (its classes,
+child of a run recorded without randomisation starts without it too (``children_like``, around
+the child's start only), so the same objects are at the same addresses. Processes the recorded
+program starts inherit the unrandomised layout, as they would under ``setarch -R``. Objects the program allocates (its classes,
 functions, instances) still get other addresses: the replay child's own imports come first.
 
 Nothing here raises: where ``personality`` is unavailable (another OS, a container that
@@ -21,7 +22,9 @@ forbids it) addresses stay randomised and the run says so.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 #: ``personality(2)``'s flag that turns address randomisation off for images exec'd after it.
@@ -99,9 +102,23 @@ def address_facts() -> dict[str, object]:
     return {"aslr": randomized()}
 
 
-def child_like(entry: dict[str, object]) -> None:
-    """Before starting a replay child of a run whose entry says its addresses were not
-    randomised: start it the same way (``fix_for_children``). Runs recorded with randomised
-    addresses, or before runs said, change nothing."""
-    if entry.get("aslr") is False:
-        fix_for_children()
+@contextlib.contextmanager
+def children_like(entry: dict[str, object]) -> Iterator[None]:
+    """While it is open, processes this thread starts get the address layout of the run whose
+    entry is ``entry``: unrandomised when its entry says so (``aslr`` False), as they would
+    otherwise. Open it around starting a replay child only (``subprocess.Popen`` returns once
+    the child has exec'd): the persona is restored after, so the process starting replays —
+    the inspector, a program calling ``replay()`` — and what it starts later keep theirs."""
+    if entry.get("aslr") is not False:
+        yield
+        return
+    randomized()  # how this process started, before the persona changes
+    previous = _personality(_QUERY)
+    if previous is None or previous & ADDR_NO_RANDOMIZE:
+        yield
+        return
+    _personality(previous | ADDR_NO_RANDOMIZE)
+    try:
+        yield
+    finally:
+        _personality(previous)

@@ -21,7 +21,7 @@ from typing import Any
 import snapstate_capture
 
 from ..errors import SnapStateError
-from ..capture.address_layout import child_like
+from ..capture.address_layout import children_like
 from ..capture.hashseed import child_seed_env
 from ..store.locations import is_store_url
 from ..store.reader import Run
@@ -90,14 +90,12 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
         config_path = os.path.join(scratch, "config.json")
         config.dump(config_path)
         command = [sys.executable, "-m", "snapstate_capture.replay", config_path]
-        child_like(run.entry)  # its interpreter's objects where the recording's were
         try:
             if on_progress is None:
-                child = subprocess.run(command, cwd=cwd, env=child_environment(run),
-                                       capture_output=capture_output, text=True)
+                child = _run(command, cwd, child_environment(run), run.entry, capture_output)
             else:
                 total = len(run.steps) if to is None else to + 1
-                child = _run_watching(command, cwd, child_environment(run),
+                child = _run_watching(command, cwd, child_environment(run), run.entry,
                                       config.progress_file, total, on_progress)
         except OSError as exc:
             raise ReplayError(f"{run.timeline.path}: cannot start the replay: {exc}") from None
@@ -121,12 +119,33 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
     return result
 
 
-def _run_watching(command: list[str], cwd: str, env: dict[str, str], progress_file: str,
-                  total: int, on_progress: Callable[[int, int], None]
+def _start(command: list[str], cwd: str, env: dict[str, str], entry: dict[str, Any],
+           **options: Any) -> subprocess.Popen:
+    """Start the replay child with the recording's address layout (``address_layout``: its
+    interpreter's objects where the recording's were)."""
+    with children_like(entry):
+        return subprocess.Popen(command, cwd=cwd, env=env, **options)
+
+
+def _run(command: list[str], cwd: str, env: dict[str, str], entry: dict[str, Any],
+         capture_output: bool) -> subprocess.CompletedProcess:
+    """Run the child to its end, its output collected when ``capture_output``."""
+    pipe = subprocess.PIPE if capture_output else None
+    with _start(command, cwd, env, entry, stdout=pipe, stderr=pipe, text=True) as child:
+        try:
+            out, err = child.communicate()
+        except BaseException:  # as subprocess.run: Ctrl-C here ends the child too
+            child.kill()
+            raise
+    return subprocess.CompletedProcess(command, child.returncode, out, err)
+
+
+def _run_watching(command: list[str], cwd: str, env: dict[str, str], entry: dict[str, Any],
+                  progress_file: str, total: int, on_progress: Callable[[int, int], None]
                   ) -> subprocess.CompletedProcess:
     """Run the child sharing the terminal, reading its progress file ten times a second."""
     done = 0
-    with subprocess.Popen(command, cwd=cwd, env=env) as child:
+    with _start(command, cwd, env, entry) as child:
         while child.poll() is None:
             try:
                 with open(progress_file, encoding="ascii") as handle:

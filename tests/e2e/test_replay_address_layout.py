@@ -5,8 +5,10 @@ so in the run's entry, and the replay child starts the same way."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import textwrap
 
 import snapstate_capture as snap
 from snapstate_capture.capture import address_layout
@@ -74,3 +76,30 @@ def test_more_itertools_traced_whole_replays(tmp_path):
                    for step in steps)
     replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=180)
     assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+def test_a_process_that_replays_keeps_its_own_childrens_layout(tmp_path):
+    """Starting a replay child of an unrandomised run changed the persona of the process
+    that started it for good: everything it started afterwards ran unrandomised."""
+    path = tmp_path / "hashes.snap"
+    done = run_cli("record", "-o", str(path), str(PROGRAM), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    code = textwrap.dedent("""
+        import subprocess, sys
+        import snapstate_capture as snap
+        from snapstate_capture.replay.launch import replay
+
+        def none_id():
+            return subprocess.run([sys.executable, "-c", "print(id(None))"],
+                                  capture_output=True, text=True).stdout.strip()
+
+        with snap.open_timeline(sys.argv[1]) as timeline:
+            result = replay(timeline.runs[-1], capture_output=True, progress=False)
+        print(result["status"], len({none_id() for _ in range(3)}))
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    status, distinct = done.stdout.split()[-2:]
+    assert status == "ok" and int(distinct) > 1  # replayed, and its later children randomised
