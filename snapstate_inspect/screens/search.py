@@ -71,8 +71,11 @@ class SearchScreen(ModalScreen[int | None]):
                                        "the timeline go through them all)" if more else ""))
         if new:
             self._listed += len(new)
-            self.query_one(OptionList).add_options(
+            hits = self.query_one(OptionList)
+            hits.add_options(
                 [Option(self._hit_text(step, where[step]), id=str(step)) for step in new])
+            if hits.has_focus and hits.highlighted is None:  # Tab came before the hits
+                hits.highlighted = 0
 
     def _hit_text(self, step: int, where: str) -> Text:
         text = Text(f"step {step:>8}  ", style="bold")

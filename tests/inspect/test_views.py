@@ -515,3 +515,30 @@ async def test_tab_into_the_hits_highlights_the_first_and_enter_opens_it(reader)
         assert app.selection.step == second
         await press(pilot, "slash", "tab", "enter")
         assert app.selection.step == first
+
+
+async def test_tab_before_the_hits_arrive_highlights_the_first_when_they_do(reader, monkeypatch):
+    """A slow search: Tab lands in the hit list before any hit is listed; the first hit that
+    arrives is highlighted then, as after a later Tab (the reviewer's finding)."""
+    import time
+
+    from snapstate_inspect import app as app_module
+
+    searching = app_module.iter_search
+
+    def slowly(*args, **kwargs):
+        for item in searching(*args, **kwargs):
+            time.sleep(0.05)
+            yield item
+
+    monkeypatch.setattr(app_module, "iter_search", slowly)
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"flaky", "enter", "tab")
+        hits = app.screen.query_one("#search-hits")
+        await settle(pilot)
+        assert hits.option_count >= 2 and hits.highlighted == 0
+        second = int(hits.get_option_at_index(1).id)
+        await press(pilot, "down", "enter")
+        assert app.selection.step == second
