@@ -17,8 +17,7 @@ from ..store.reader import Step
 
 #: pdb never stops inside snapstate's own modules, nor in the import machinery and ``runpy``
 #: the replay child runs the program from (``n`` past the program's last line would).
-SKIP = ["snapstate_capture", "snapstate_capture.*", "runpy", "importlib._bootstrap",
-        "importlib._bootstrap_external"]
+SKIP = ["snapstate_capture", "snapstate_capture.*", "runpy", "importlib", "importlib.*"]
 
 
 def banner(index: int, step: Step, what: str) -> str:
@@ -101,17 +100,49 @@ def _replay_pdb_class() -> type:
     import pdb
 
     class ReplayPdb(pdb.Pdb):
-        """pdb whose session ends when the program's outermost frame (``botframe``) returns:
-        what runs after it is the replay child's, as ``python -m pdb`` ends with the program."""
+        """pdb whose stack starts at the program's outermost frame at every stop
+        (``program_bottom``), and whose session ends when that frame returns — what runs
+        after it is the replay child's, as ``python -m pdb`` ends with the program — unless
+        that frame was a module body run by an import: ``-m pkg.mod`` runs ``pkg``'s
+        ``__init__`` first, and stepping goes on into ``pkg.mod``."""
+
+        def setup(self, f: types.FrameType | None, tb: Any) -> None:
+            if f is not None:
+                self.botframe = program_bottom(f)
+            super().setup(f, tb)
+
+        def stop_here(self, frame: types.FrameType) -> bool:
+            # import hooks the import system calls (a finder in site-packages, zipimport)
+            # are no stop; a module body an import runs is
+            if frame.f_code.co_name != "<module>" and frame.f_back is not None and \
+                    _import_machinery(frame.f_back):
+                return False
+            return super().stop_here(frame)
 
         def dispatch_return(self, frame: types.FrameType, arg: Any) -> Any:
             traced = super().dispatch_return(frame, arg)
-            if frame is self.botframe:
+            if frame is self.botframe and not _imported(frame):
                 self.set_continue()
                 return None
             return traced
 
     return ReplayPdb
+
+
+def _import_machinery(frame: types.FrameType) -> bool:
+    """True when ``frame`` is the import system's or ``runpy``'s own code."""
+    module = str(frame.f_globals.get("__name__") or "")
+    return module == "runpy" or module.split(".")[0] == "importlib" or \
+        frame.f_code.co_filename.startswith(("<frozen importlib", "<frozen runpy"))
+
+
+def _imported(frame: types.FrameType) -> bool:
+    """True when ``frame`` is a module body run by an import (its caller is importlib's, not
+    ``runpy``'s, which runs the program's main module)."""
+    caller = frame.f_back
+    return caller is not None and _import_machinery(caller) and \
+        caller.f_globals.get("__name__") != "runpy" and \
+        not caller.f_code.co_filename.startswith("<frozen runpy")
 
 
 def _ReplayPdb(**options: Any) -> Any:  # noqa: N802 - pdb is imported only when a stop needs it

@@ -316,3 +316,27 @@ def test_a_program_traced_whole_with_the_standard_library_replays(tmp_path):
     replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=120)
     assert f"replayed {len(steps)} steps, no divergence" in replayed.stdout, (
         replayed.stdout + replayed.stderr)
+
+
+def test_pdb_steps_from_a_packages_init_into_its_main_module(tmp_path):
+    """``record -m pkg.prog``: step 0 is ``pkg/__init__``'s body. Stepping past it went on in
+    the import machinery's hooks, or ended the session; as with ``python -m pdb -m``, it
+    reaches ``pkg/prog.py``'s lines."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "prog.py").write_text(
+        "def inner(x):\n    return x * 2 + 1\n\n\nresult = sum(inner(i) for i in range(3))\n"
+        "print('result', result)\n")
+    path = tmp_path / "pkg.snap"
+    done = run_cli("record", "--trace", "calls", "-o", str(path), "-m", "pkg.prog",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = run_cli("replay", str(path), "--to", "0", "--pdb", cwd=tmp_path,
+                     input="s\ns\nn\nn\nn\nn\nn\n")
+    assert result.returncode == 0, result.stderr
+    shown = result.stdout
+    assert f"{package / '__init__.py'}(0)<module>()" in shown
+    assert f"{package / 'prog.py'}(5)<module>()" in shown and "result 9" in shown, shown
+    assert not any(word in shown for word in ("importlib", "zipimport", "_distutils_hack",
+                                              "runpy", "snapstate_capture")), shown
