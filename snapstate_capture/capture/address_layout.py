@@ -7,9 +7,10 @@ another order on replay, and a value computed from it differs: real packages do 
 (more-itertools hashes ``range(0, 0)`` — a tuple with ``None`` — in a class body). rr turns
 ASLR off for the same reason.
 
-``snapstate record`` starts the program again anyway (``hashseed.reexec_with_seed``); before
-that exec it sets ``ADDR_NO_RANDOMIZE`` on the process's personality (Linux ``personality(2)``),
-so the program runs with the interpreter's objects at fixed addresses. A run says whether its
+``snapstate record`` starts the program again (``hashseed.reexec_with_seed``: for a hash seed it
+chose, and for this even when the user set the seed); before that exec it sets
+``ADDR_NO_RANDOMIZE`` on the process's personality (Linux ``personality(2)``), so the program
+runs with the interpreter's objects at fixed addresses. A run says whether its
 addresses were randomised (``entry["aslr"]``: True, False, or None when unknown), and a replay
 child of a run recorded without randomisation starts without it too (``children_like``, around
 the child's start only), so the same objects are at the same addresses. Processes the recorded

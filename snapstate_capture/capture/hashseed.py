@@ -124,33 +124,46 @@ def child_seed_env(entry: dict[str, object], env: dict[str, str]) -> None:
         env.pop(SEED_ENV, None)
 
 
+#: Set in the environment of the process ``reexec_with_seed`` started (and removed there): it
+#: never starts itself again, whatever it finds.
+REEXEC_ENV = "SNAPSTATE_REEXECUTED"
+
+
 def reexec_with_seed() -> None:
     """Start this same command again under a chosen ``PYTHONHASHSEED`` (hidden from the program
-    by ``take_hidden_seed``) unless the seed is known already; returns only when it is.
+    by ``take_hidden_seed``) unless the seed is known already, and with unrandomised addresses
+    where Linux allows it (``address_layout``) unless they are already; returns only when
+    neither is needed, or in the process started again.
 
-    Used by ``snapstate record``: a random secret could not be reproduced on replay. The new
-    process keeps the pid, file descriptors and arguments (``os.execv`` of ``sys.orig_argv``),
-    and runs with unrandomised addresses where Linux allows it (``address_layout``).
-    Does nothing where exec is unavailable or the seed is already set.
+    Used by ``snapstate record``: a random secret could not be reproduced on replay, nor could
+    the interpreter's objects' addresses. The new process keeps the pid, file descriptors and
+    arguments (``os.execv`` of ``sys.orig_argv``). Does nothing where exec is unavailable.
     """
-    if HIDDEN_ENV in os.environ or recorded_seed() is not None:
-        return
+    if os.environ.pop(REEXEC_ENV, None) is not None:
+        return  # started again already: once is enough
+    from .address_layout import fix_for_children, randomized
+
+    need_seed = HIDDEN_ENV not in os.environ and recorded_seed() is None
     orig = getattr(sys, "orig_argv", None)
     if not orig or not sys.executable or not hasattr(os, "execv"):
         return
-    seed = int.from_bytes(os.urandom(4), "big") % _MAX_SEED + 1
-    os.environ[SEED_ENV] = str(seed)
-    os.environ[HIDDEN_ENV] = "1"
+    if not need_seed and not (randomized() is True and fix_for_children()):
+        return
+    if need_seed:
+        seed = int.from_bytes(os.urandom(4), "big") % _MAX_SEED + 1
+        os.environ[SEED_ENV] = str(seed)
+        os.environ[HIDDEN_ENV] = "1"
+    os.environ[REEXEC_ENV] = "1"
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:  # noqa: BLE001 - nothing written yet matters more than the exec
             pass
-    from .address_layout import fix_for_children
-
     fix_for_children()  # the interpreter's objects at fixed addresses (address_layout.py)
     try:
         os.execv(sys.executable, [sys.executable, *orig[1:]])
     except OSError:
-        os.environ.pop(SEED_ENV, None)
-        os.environ.pop(HIDDEN_ENV, None)
+        os.environ.pop(REEXEC_ENV, None)
+        if need_seed:
+            os.environ.pop(SEED_ENV, None)
+            os.environ.pop(HIDDEN_ENV, None)

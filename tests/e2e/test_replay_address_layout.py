@@ -103,3 +103,30 @@ def test_a_process_that_replays_keeps_its_own_childrens_layout(tmp_path):
     assert done.returncode == 0, done.stderr
     status, distinct = done.stdout.split()[-2:]
     assert status == "ok" and int(distinct) > 1  # replayed, and its later children randomised
+
+
+def test_a_user_set_hash_seed_still_gets_fixed_addresses(tmp_path):
+    """With ``PYTHONHASHSEED`` set by the user, ``snapstate record`` had no seed to choose and
+    did not start the program again: its addresses stayed randomised, and a set holding
+    ``None``-tuples and types replayed in another order (the reviewer's finding). The program
+    sees the environment it was given, and nothing of snapstate's."""
+    program = tmp_path / "seeded.py"
+    program.write_text(textwrap.dedent("""
+        import os
+        import snapstate_capture as snap
+
+        order = [repr(item) for item in {int, str, float, bytes, (None, 1), None}]
+        snap.checkpoint("hashed", order=order)
+        print(os.environ.get("PYTHONHASHSEED"),
+              sorted(name for name in os.environ if name.startswith("SNAPSTATE")))
+    """))
+    path = tmp_path / "seeded.snap"
+    done = run_cli("record", "-o", str(path), str(program), cwd=tmp_path,
+                   env={"PYTHONHASHSEED": "0"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "0 []"
+    with snap.open_timeline(path) as timeline:
+        entry = timeline.runs[-1].entry
+        assert entry["aslr"] is False and entry["hash_seed"] == 0 and entry["hash_seed_env"]
+    replayed = run_cli("replay", str(path), cwd=tmp_path, env={"PYTHONHASHSEED": "0"})
+    assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
