@@ -74,6 +74,7 @@ def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = 
     current: types.FrameType | None = frame
     while current is not None:
         current.f_trace = debugger.trace_dispatch
+        current.f_trace_lines = True  # call tracing turned a traced frame's lines off
         current = current.f_back
     # pdb's stack (``where``, ``up``) starts at the program's outermost frame, as after
     # ``python -m pdb program.py``: the replay child's frames below it are not the program's.

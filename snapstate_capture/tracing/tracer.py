@@ -204,7 +204,9 @@ class Tracer:
                 encoder.event = 0
                 encoder.memo = None
         if theirs is None:
-            if ours is not None and not self.lines:
+            if ours is not None and not self.lines and self.active:
+                # (a replay stopped in pdb at this call removed the tracer: pdb's own
+                # trace function needs the frame's lines for ``n`` and ``s``)
                 frame.f_trace_lines = False
             return ours
         if ours is None:

@@ -340,3 +340,25 @@ def test_pdb_steps_from_a_packages_init_into_its_main_module(tmp_path):
     assert f"{package / 'prog.py'}(5)<module>()" in shown and "result 9" in shown, shown
     assert not any(word in shown for word in ("importlib", "zipimport", "_distutils_hack",
                                               "runpy", "snapstate_capture")), shown
+
+
+def test_pdb_next_at_a_traced_call_steps_through_the_body_and_back_to_the_caller(tmp_path):
+    """At a call step of a call-traced run, ``n`` ran the whole body (call tracing had turned
+    the frame's line events off) and the next ``n`` stopped in the following call instead of
+    the caller's next line."""
+    program = tmp_path / "nested.py"
+    program.write_text("def inner(x):\n    y = x * 2\n    return y + 1\n\n\n"
+                       "def outer(n):\n    total = 0\n    for i in range(n):\n"
+                       "        total += inner(i)\n    return total\n\n\n"
+                       "print('result', outer(3))\n")
+    path = tmp_path / "nested.snap"
+    done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    index = _call_step(path, "inner", x="1")
+    result = run_cli("replay", str(path), "--to", str(index), "--pdb", cwd=tmp_path,
+                     input="n\nn\nn\nn\nc\n")
+    assert result.returncode == 0, result.stderr
+    stops = re.findall(r"nested\.py\((\d+)\)(\w+)\(\)", result.stdout)
+    assert stops == [("1", "inner"), ("2", "inner"), ("3", "inner"), ("3", "inner"),
+                     ("8", "outer")], result.stdout
+    assert "result 9" in result.stdout
