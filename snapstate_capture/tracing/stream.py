@@ -634,7 +634,10 @@ class Stream:
 
     def abandon(self) -> None:
         """In a forked child: drop the buffer and the pipe without touching the writer (the
-        child has no flusher thread: ``Flusher.after_fork_in_child``)."""
+        child has no flusher thread: ``Flusher.after_fork_in_child``). The lock is made anew:
+        the fork may have come while another thread held it (a flush in progress), and the
+        child's end of the block takes it."""
+        self._lock = threading.Lock()
         self.items = []
         self._held = self._begin = None
         if self._fd is not None:

@@ -135,3 +135,39 @@ def test_remove_gives_up_on_a_flush_stuck_past_its_timeout():
     started = time.monotonic()
     flusher.remove(stream, timeout=0.1)
     assert time.monotonic() - started < 0.8
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_fork_while_another_thread_flushes_leaves_the_child_free_to_end(tmp_path):
+    """A fork that came while the flusher held the stream's lock left it held in the child,
+    and the child's end of the block waited on it forever (about one fork in sixty)."""
+    block = snap.record(tmp_path / "forked.snap", trace="calls", include=[HERE])
+    with block:
+        stream = block.recorder._stream
+        held, release = threading.Event(), threading.Event()
+
+        def hold():
+            with stream._lock:  # as a flush in progress does
+                held.set()
+                release.wait(10)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert held.wait(5)
+        pid = os.fork()
+        if pid == 0:  # the child leaves the block (its stream abandoned), then exits
+            try:
+                block.__exit__(None, None, None)
+                os._exit(0)
+            except BaseException:  # noqa: BLE001
+                os._exit(1)
+        release.set()
+        holder.join()
+        deadline = time.monotonic() + 10
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if done[0] == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0
+        triple(2)
