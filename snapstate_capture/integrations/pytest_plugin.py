@@ -120,13 +120,19 @@ class TimelinePlugin:
         block = snap.record(path, name=item.nodeid, trace=self.mode, held=True,
                             include=self.include, exclude=self.exclude)
         item.stash[_BLOCK] = block
-        with block:
-            return (yield)
+        item.stash[_RUNNING] = True
+        try:
+            with block:
+                return (yield)
+        finally:
+            item.stash[_RUNNING] = False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         report = yield
-        if report.when != "call":
+        if report.when != "call" or item.stash.get(_RUNNING, False):
+            # a report made while the test still runs is a subtest's (pytest-subtests makes
+            # one per ``with subtests.test():``): the test's own report decides its timeline
             return report
         # Taken out of the item: pytest keeps every item to the end of the session, and a
         # finished block still holds its recorder (~110 objects that each later gc pass walks).
@@ -176,6 +182,7 @@ class TimelinePlugin:
 
 _SCRATCH = pytest.StashKey[Path]()
 _BLOCK = pytest.StashKey[Any]()
+_RUNNING = pytest.StashKey[bool]()
 
 
 def _take(item: pytest.Item, key: pytest.StashKey[Any]) -> Any:

@@ -264,3 +264,36 @@ def test_a_suites_thread_leak_check_passes_recorded(tmp_path):
             assert add(2, 2) == 4
     '''))
     assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
+
+
+def test_subtest_reports_leave_the_tests_timeline_to_the_test(tmp_path):
+    """pytest-subtests makes a call report per subtest while the test runs; the first one
+    kept or dropped the test's recording, so a test failing after it kept no timeline. The
+    conftest makes such reports as pytest-subtests does (``ihook.pytest_runtest_makereport``
+    from inside the test)."""
+    (tmp_path / "conftest.py").write_text(textwrap.dedent('''
+        import pytest
+        from _pytest.runner import CallInfo
+
+        @pytest.fixture
+        def subtest(request):
+            def run(check):
+                call = CallInfo.from_call(check, when="call")
+                request.node.ihook.pytest_runtest_makereport(item=request.node, call=call)
+            return run
+    '''))
+    done = _pytest(tmp_path, "--snapstate", suite=textwrap.dedent('''
+        def total(items):
+            return sum(item["price"] for item in items)
+
+        def test_prices(subtest):
+            subtest(lambda: total([{"price": 1}]))  # passes
+            total([{"price": 1}, {"qty": 2}])       # the test fails after it
+    '''))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert _failures(done.stdout).keys() == {"test_basket.py::test_prices"}, done.stdout
+    kept = list((tmp_path / ".snapstate" / "tests").glob("*.snap"))
+    assert [p.name for p in kept] == ["test_basket.py--test_prices.snap"]
+    with snap.open_timeline(kept[0]) as timeline:
+        assert any(step.kind == "exception" and step.function == "total"
+                   for step in timeline.runs[-1].steps)
