@@ -130,10 +130,16 @@ class TimelinePlugin:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         report = yield
-        if report.when != "call" or item.stash.get(_RUNNING, False):
-            # a report made while the test still runs is a subtest's (pytest-subtests makes
-            # one per ``with subtests.test():``): the test's own report decides its timeline
+        if report.when != "call":
             return report
+        if item.stash.get(_RUNNING, False):
+            # a report made while the test still runs is a subtest's (pytest-subtests makes
+            # one per ``with subtests.test():``): the test's own report decides its timeline,
+            # kept if a subtest failed
+            if report.failed:
+                item.stash[_SUBTEST_FAILED] = True
+            return report
+        failed = report.failed or _take(item, _SUBTEST_FAILED) is not None
         # Taken out of the item: pytest keeps every item to the end of the session, and a
         # finished block still holds its recorder (~110 objects that each later gc pass walks).
         scratch: Path | None = _take(item, _SCRATCH)
@@ -141,8 +147,8 @@ class TimelinePlugin:
         final = self.directory / timeline_name(item.nodeid)
         if block is not None:
             # Only a failure's steps are written; a passing test's are dropped from memory.
-            block.keep() if report.failed else block.discard()
-        if report.failed and scratch is not None and scratch.exists():
+            block.keep() if failed else block.discard()
+        if failed and scratch is not None and scratch.exists():
             os.replace(scratch, final)
             report.user_properties.append((PROPERTY, [str(final), failing_step(final)]))
         else:
@@ -183,6 +189,7 @@ class TimelinePlugin:
 _SCRATCH = pytest.StashKey[Path]()
 _BLOCK = pytest.StashKey[Any]()
 _RUNNING = pytest.StashKey[bool]()
+_SUBTEST_FAILED = pytest.StashKey[bool]()
 
 
 def _take(item: pytest.Item, key: pytest.StashKey[Any]) -> Any:

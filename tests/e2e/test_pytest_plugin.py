@@ -297,3 +297,16 @@ def test_subtest_reports_leave_the_tests_timeline_to_the_test(tmp_path):
     with snap.open_timeline(kept[0]) as timeline:
         assert any(step.kind == "exception" and step.function == "total"
                    for step in timeline.runs[-1].steps)
+    # a failing subtest in a test that passes itself keeps the test's timeline too
+    shutil.rmtree(tmp_path / ".snapstate")
+    done = _pytest(tmp_path, "--snapstate", suite=textwrap.dedent('''
+        def total(items):
+            return sum(item["price"] for item in items)
+
+        def test_prices(subtest):
+            subtest(lambda: total([{"qty": 2}]))  # this subtest fails
+            assert total([{"price": 1}]) == 1     # the test itself passes
+    '''))
+    assert _failures(done.stdout).keys() == {"test_basket.py::test_prices"}, done.stdout
+    assert [p.name for p in (tmp_path / ".snapstate" / "tests").glob("*.snap")] == [
+        "test_basket.py--test_prices.snap"]
