@@ -113,10 +113,12 @@ def render_run_report(result: RunDiff, ta: Timeline, tb: Timeline) -> Group:
                 parts.append(row)
         if first.diff is not None:
             parts.extend(render_step_diff(first.diff, indent="  "))
+    total = len(result.regions) + result.more_regions
     for number, region in enumerate(result.regions):
         if number == 0 and first is not None and first.diff is region.diff:
             continue
-        parts.append(_region_title(region, result))
+        parts.append(Text(""))  # a long report: each region starts after a blank line
+        parts.append(_region_title(region, result, number + 1, total))
         if region.diff is not None:
             parts.extend(render_step_diff(region.diff, indent="    "))
     if result.more_regions:
@@ -136,10 +138,12 @@ def _fact(value: Any) -> str:
         isinstance(v, str) for v in value) else str(value)
 
 
-def _region_title(region: Any, result: RunDiff) -> Text:
+def _region_title(region: Any, result: RunDiff, number: int, total: int) -> Text:
+    """``region N of TOTAL  KIND  A a-b B c-d  (the steps only one run has)``: numbered, so
+    the regions of a long report can be told apart and counted."""
     def span(start: int, end: int) -> str:
         return f"{start}" if end - start == 1 else f"{start}-{end - 1}"
-    text = Text("region ", style="bold")
+    text = Text(f"region {number} of {total}  ", style="bold")
     text.append(f"{region.kind:<9}", style={"state": "yellow", "inserted": "green",
                                             "deleted": "red"}.get(region.kind, "magenta"))
     if region.a_end > region.a_start:
