@@ -274,10 +274,20 @@ _PLAIN_REDUCE = object.__reduce_ex__
 
 
 def plain_pickling(cls: type) -> bool:
-    """Whether ``cls`` pickles as ``object`` does (its ``__dict__`` and slots, everything)."""
+    """Whether ``cls`` pickles as ``object`` does (its ``__dict__`` and slots, everything),
+    and that is all its state: not a class in ``STATE_ELSEWHERE``."""
     return (getattr(cls, "__reduce_ex__", None) is _PLAIN_REDUCE
             and getattr(cls, "__reduce__", None) is object.__reduce__
-            and getattr(cls, "__getstate__", object.__getstate__) is object.__getstate__)
+            and getattr(cls, "__getstate__", object.__getstate__) is object.__getstate__
+            and cls not in STATE_ELSEWHERE)
+
+
+#: Classes that pickle as ``object`` does but keep their state outside the instance: a
+#: ``weakref.finalize`` is alive while its class-level ``_registry`` holds it (it has no slots
+#: of its own), so its pickle never changed and its preview stayed ``for 'Res' at …`` after
+#: ``detach()``. Captured again at every step, as values with their own pickling hooks are (and
+#: never taken from the tracer's content cache, which keys values by their pickle).
+STATE_ELSEWHERE = frozenset({weakref.finalize})
 
 
 class _HiddenState(Exception):

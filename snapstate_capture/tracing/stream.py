@@ -54,7 +54,7 @@ from typing import Any
 
 from ..capture.chunked import chunk_size
 from ..store.hashing import canonical_json, content_hash
-from ..capture.detectors import function_detector  # the checkpoint path's detector
+from ..capture.detectors import STATE_ELSEWHERE, function_detector  # checkpoint path's
 from ..capture.lent_captures import clean as clean_capture
 from .flusher import Flusher
 from ..options import CaptureOptions
@@ -223,6 +223,8 @@ class ValueEncoder:
                 digest = content_hash(pickle.dumps(value, 5)).hex()
         except Exception:  # noqa: BLE001 - capture_value reports why
             digest, pickled = self._detector_digest(value, name), False
+        if cls in STATE_ELSEWHERE:  # its pickle does not change with it: no cached capture
+            digest = None
         if digest is not None and digest in self._cache:
             return self._cache[digest]
         captured = capture_value(value, name=name, options=self.options.values,
