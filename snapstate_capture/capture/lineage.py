@@ -120,10 +120,14 @@ def _current_task() -> Any:
     asyncio = sys.modules.get("asyncio")
     if asyncio is None:
         return None
+    running = getattr(asyncio, "_get_running_loop", None)
+    current_task = getattr(asyncio, "current_task", None)
+    if running is None or current_task is None:
+        return None  # asyncio is being imported (its body traced): no task can run yet
     try:
-        if asyncio._get_running_loop() is None:
+        if running() is None:
             return None
-        return asyncio.current_task()
+        return current_task()
     except RuntimeError:
         return None
 
