@@ -504,6 +504,10 @@ class Recorder:
         wall, mono = _wall_clock(), _mono_clock()
         if frames is None:
             frames = self._frames.walk(frame, self.root)
+            if self._tracer is not None:
+                # ``exec``'d code without a file — the ``<string>`` frames pytest-xdist's
+                # workers run tests under — is never traced, so a replay's stacks lack it
+                frames = [f for f in frames if f.f_code.co_filename != "<string>"]
         with caught_warnings() as said:  # warnings from pickling: capture errors, not output
             stack: StackCapture = self._frames.capture(frames, innermost_lineno=lineno)
             extra_refs = {}

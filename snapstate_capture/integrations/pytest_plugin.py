@@ -104,7 +104,10 @@ class TimelinePlugin:
         #: pytest-xdist gives its workers ``workerinput``; the controller prints the lines.
         self.worker_input = getattr(config, "workerinput", None)
         worker = (self.worker_input or {}).get("workerid", "main")
-        self.scratch = self.directory / f".recording-{worker}-{os.getpid()}"
+        #: A test's held recording reaches its file only when the test fails (``keep``): it
+        #: is written under this hidden name beside the kept timelines, then renamed.
+        self.scratch_prefix = f".recording-{worker}-{os.getpid()}-"
+        self.invocation = config.invocation_params
         self.kept: list[tuple[str, str, int]] = []
         self.include = tuple(config.getoption("snapstate_include", default=None) or ())
         self.exclude = tuple(config.getoption("snapstate_exclude", default=None) or ())
@@ -113,12 +116,13 @@ class TimelinePlugin:
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
         import snapstate_capture as snap
 
-        self.scratch.mkdir(parents=True, exist_ok=True)
-        path = self.scratch / timeline_name(item.nodeid)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / f"{self.scratch_prefix}{timeline_name(item.nodeid)}"
         path.unlink(missing_ok=True)
         item.stash[_SCRATCH] = path
         block = snap.record(path, name=item.nodeid, trace=self.mode, held=True,
-                            include=self.include, exclude=self.exclude)
+                            include=self.include, exclude=self.exclude,
+                            entry=self.replay_entry(item))
         item.stash[_BLOCK] = block
         item.stash[_RUNNING] = True
         try:
@@ -171,11 +175,25 @@ class TimelinePlugin:
             if key == PROPERTY:
                 self.kept.append((report.nodeid, str(value[0]), int(value[1])))
 
-    def pytest_sessionfinish(self) -> None:
-        try:
-            self.scratch.rmdir()
-        except OSError:
-            pass
+    def replay_entry(self, item: pytest.Item) -> dict[str, Any]:
+        """How replay starts this test again (``entry_facts``' form): ``python -m pytest`` on
+        this test alone, recorded the same way (its record block is then the process's
+        first), with output capture off so ``replay --pdb`` can talk to the terminal, and the
+        invocation's options that decide what pytest loads. An xdist worker has no entry of
+        its own to start again; this one does."""
+        from ..capture.environment import chosen_env
+
+        cwd = str(self.invocation.dir)
+        nodeid = item.nodeid.split("::", 1)
+        test = str(item.path) + ("::" + nodeid[1] if len(nodeid) > 1 else "")
+        argv = ["-p", "no:cacheprovider", "--capture=no", f"--snapstate={self.mode}",
+                *(f"--snapstate-include={glob}" for glob in self.include),
+                *(f"--snapstate-exclude={glob}" for glob in self.exclude),
+                *_loading_options(self.invocation.args), test]
+        env = chosen_env(None)
+        env.update({name: os.environ[name] for name in _PLUGIN_VARIABLES if name in os.environ})
+        return {"kind": "module", "module": "pytest", "argv": argv, "cwd": cwd, "env": env,
+                "block": 0}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker_input is not None:
@@ -190,6 +208,32 @@ _SCRATCH = pytest.StashKey[Path]()
 _BLOCK = pytest.StashKey[Any]()
 _RUNNING = pytest.StashKey[bool]()
 _SUBTEST_FAILED = pytest.StashKey[bool]()
+
+
+#: Environment variables that decide which plugins pytest loads: a replay keeps them (with
+#: autoloading off, ``-p`` names this plugin; with it on, it would be loaded twice).
+_PLUGIN_VARIABLES = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")
+#: pytest options that decide what a run loads and from where: a replay keeps them.
+_LOADING = ("-c", "-p", "-o", "-W", "--rootdir", "--confcutdir", "--import-mode")
+
+
+def _loading_options(args: Any) -> list[str]:
+    """The ``_LOADING`` options among pytest's invocation ``args`` (``-p X``, ``-pX``,
+    ``--rootdir=X``, ``--rootdir X``), in order; test paths, ``-n`` and the rest are left."""
+    kept: list[str] = []
+    args = [str(arg) for arg in args]
+    position = 0
+    while position < len(args):
+        arg = args[position]
+        if arg in _LOADING and position + 1 < len(args):
+            kept += [arg, args[position + 1]]
+            position += 2
+            continue
+        if any(arg.startswith(name + "=") for name in _LOADING if name.startswith("--")) or \
+                (len(arg) > 2 and arg[:2] in _LOADING and not arg.startswith("--")):
+            kept.append(arg)
+        position += 1
+    return kept
 
 
 def _take(item: pytest.Item, key: pytest.StashKey[Any]) -> Any:

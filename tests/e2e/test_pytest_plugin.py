@@ -310,3 +310,37 @@ def test_subtest_reports_leave_the_tests_timeline_to_the_test(tmp_path):
     assert _failures(done.stdout).keys() == {"test_basket.py::test_prices"}, done.stdout
     assert [p.name for p in (tmp_path / ".snapstate" / "tests").glob("*.snap")] == [
         "test_basket.py--test_prices.snap"]
+
+
+def _replay_in_pdb(tmp_path, path, step):
+    """``snapstate replay PATH --to STEP --pdb`` printing the frame's ``item``, then on."""
+    return run_cli("replay", path, "--to", str(step), "--pdb", cwd=tmp_path,
+                   input="p item\nc\n", timeout=120)
+
+
+def _call_of_total(tmp_path, path):
+    with snap.open_timeline(tmp_path / path) as timeline:
+        return next(s.index for s in timeline.runs[-1].steps
+                    if s.kind == "call" and s.function == "total")
+
+
+def test_a_failing_tests_timeline_replays_that_test_alone_into_pdb(tmp_path):
+    """Its replay ran the whole suite under pytest's output capture, so pdb never showed
+    (and under -n 2 there was no entry to replay at all: 'no replayable entry'). It runs
+    ``pytest`` on the one test, capture off; the kept timeline replays without divergence
+    and a stop opens pdb on the recorded frame. Replays leave no scratch directories."""
+    for workers in ([], ["-n", "2"]):
+        shutil.rmtree(tmp_path / ".snapstate", ignore_errors=True)
+        done = _pytest(tmp_path, "--snapstate", *workers)
+        assert done.returncode == 1, done.stdout + done.stderr
+        _, path, _ = _failures(done.stdout)["test_basket.py::test_missing_price"]
+        replayed = run_cli("replay", path, cwd=tmp_path, timeout=120)
+        assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
+        assert "1 item" in replayed.stdout or "collected 1 item" in replayed.stdout
+        call = _call_of_total(tmp_path, path)
+        stopped = _replay_in_pdb(tmp_path, path, call)
+        assert f"replay reached step {call} (call in total" in stopped.stdout, stopped.stdout
+        assert "(Pdb)" in stopped.stdout and "no divergence" in stopped.stdout
+        assert sorted(p.name for p in (tmp_path / ".snapstate" / "tests").iterdir()) == [
+            "test_basket.py--test_counts_quantities.snap",
+            "test_basket.py--test_missing_price.snap"], workers
