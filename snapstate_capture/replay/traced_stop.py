@@ -158,5 +158,6 @@ def _not_a_call(steps: Any, index: int, target: Step) -> str:
         if call is not None:
             break
     where = f" (the call of {call.function}: --to {call.index})" if call is not None else ""
-    return (f"step {index} is a {target.kind} step of a traced run; a traced replay stops "
-            f"and forks at call, checkpoint and effect steps only{where}")
+    article = "an" if target.kind[:1] in "aeiou" else "a"
+    return (f"step {index} is {article} {target.kind} step of a traced run; a traced replay "
+            f"stops and forks at call, checkpoint and effect steps only{where}")

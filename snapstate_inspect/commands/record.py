@@ -347,12 +347,17 @@ def _note_compiled(include: list[str], exclude: list[str]) -> None:
     """One note per package whose modules the trace rule selects but which are compiled to C
     (mypyc, Cython, C extensions): their code runs without Python frames, so no step comes
     from it. Read from ``sys.modules`` after the run, each module's ``__file__`` taken from its
-    namespace (no module ``__getattr__`` runs)."""
+    namespace (no module ``__getattr__`` runs). A catch-all glob (``--include '*'``) names no
+    package: with it alone, nothing is noted (it listed thirty C modules, SnapState's own
+    imports among them, for a program that used json and re)."""
     from importlib.machinery import EXTENSION_SUFFIXES
 
     from snapstate_capture.tracing.include import IncludeRule
 
-    rule = IncludeRule(include, exclude)
+    named = [glob for glob in include if glob.strip("*/") != ""]
+    if not named:
+        return
+    rule = IncludeRule(named, exclude)
     noted: set[str] = set()
     for name, module in list(sys.modules.items()):
         namespace = getattr(module, "__dict__", None)

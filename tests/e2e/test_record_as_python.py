@@ -225,3 +225,17 @@ def test_a_compiled_package_gets_one_note(tmp_path):
     assert recorded.stdout == "True\n"
     notes = [line for line in recorded.stderr.splitlines() if "compiled to C" in line]
     assert len(notes) == 1 and "zstandard" in notes[0], recorded.stderr
+
+
+def test_a_catch_all_include_notes_no_compiled_module(tmp_path):
+    """``--include '*'`` named no package: it noted some thirty C modules — SnapState's own
+    imports among them (sqlite, zstandard) — for a program that used json and re."""
+    program = _write(tmp_path / "jr.py", """\
+        import json
+        import re
+        print(json.dumps(re.findall(r"[a-z]+", "every word here")))
+        """)
+    recorded = run_cli("record", "--trace", "calls", "--include", "*", "-o", "all.snap",
+                       str(program), cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.stderr
+    assert "compiled to C" not in recorded.stderr, recorded.stderr
