@@ -317,8 +317,9 @@ class InspectorScreen(InspectorActions, Screen[None]):
         status = self.query_one(StatusBar)
         if run is None:
             status.update_status(file=str(app.reader.path), run_name="-", run_id="", status="-",
-                                 step=0, count=0, trust="flag" if app.reader.trust else
-                                 "untrusted", follow=False,
+                                 step=0, count=0,
+                                 trust="flag" if app.reader.trust or getattr(app, "trust", False)
+                                 else "untrusted", follow=False,
                                  note=self._note)
             return
         note = self._note
@@ -334,7 +335,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
     def _trust_of(self, run: Any) -> str:
         """The status bar's trust state of ``run``: ``--trust``, else its signature's verdict,
         checked once per run, in a worker for a long run (verifying reads all its steps)."""
-        if self.app.reader.trust:
+        if self.app.reader.trust or getattr(self.app, "trust", False):  # ``inspect --trust``
             return "flag"
         state = self._trust.get(run.id)
         if state is None and len(run.steps) <= SYNC_TRUST_STEPS:

@@ -145,3 +145,9 @@ async def test_the_status_bar_says_whose_signature_lets_payloads_load(tmp_path):
                         break
                     await pilot.pause(0.05)
                 assert expected in text, (path, text)
+    with snap.open_timeline(theirs) as reader:  # ``snapstate inspect --trust`` sets app.trust
+        app = SnapStateApp(reader)
+        app.trust = True
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(pilot)
+            assert "trusted (--trust)" in app.screen.query_one(StatusBar)._text.plain
