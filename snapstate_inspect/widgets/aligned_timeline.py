@@ -66,6 +66,9 @@ class AlignedTimeline(ScrollView, can_focus=True):
         self.virtual_size = Size(0, len(rows))
         self.cursor = min(max(cursor, 0), max(len(rows) - 1, 0))
         self.scroll_to_cursor()
+        # again once the new virtual size is laid out: scrolling now is clamped to the old
+        # one, and the first divergence far down stayed out of sight
+        self.call_after_refresh(self.scroll_to_cursor)
         self.refresh()
         if rows:
             self.post_message(self.Selected(self.cursor))
@@ -92,6 +95,8 @@ class AlignedTimeline(ScrollView, can_focus=True):
         if row != self.cursor:
             self.cursor = row
             self.post_message(self.Selected(row))
+        else:
+            self.scroll_to_cursor()  # ``f`` on the row already selected: bring it into view
 
     # -- drawing ---------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:

@@ -172,3 +172,43 @@ async def _step_diff(pair):
             assert lines[1].startswith("A: run ") and lines[2].startswith("B: run "), title
             await pilot.press("q")
             assert not isinstance(app.screen, StepDiffScreen)
+
+
+def _long_run(path, diverge_at):
+    with snap.record(path, name="long"):
+        for i in range(150):
+            snap.checkpoint("turn", value=i if i != diverge_at else -1)
+
+
+def test_the_first_divergence_far_down_is_scrolled_into_view(tmp_path):
+    """The diff panel showed the first divergence (row 120) while the aligned timeline stayed
+    at rows 0-25 (the scroll was clamped to the size before the rows came), and ``f`` on it
+    did not bring it into view either."""
+    _long_run(tmp_path / "a.snap", diverge_at=None)
+    _long_run(tmp_path / "b.snap", diverge_at=120)
+    asyncio.run(_far_down(tmp_path))
+
+
+async def _far_down(tmp_path):
+    with snap.open_timeline(tmp_path / "a.snap") as ta, \
+            snap.open_timeline(tmp_path / "b.snap") as tb:
+        app = Host(lambda: CompareScreen(ta.run(), tb.run()))
+        async with app.run_test(size=(160, 30)) as pilot:
+            screen = app.screen
+            await _settle(app, pilot, lambda: screen.shown is not None)
+            timeline = screen.query_one(AlignedTimeline)
+
+            def in_view():
+                top = int(timeline.scroll_offset.y)
+                return top <= timeline.cursor < top + timeline.scrollable_content_region.height
+
+            assert timeline.cursor >= 120
+            await _settle(app, pilot, in_view)
+            await pilot.press("home")
+            await _settle(app, pilot, lambda: timeline.cursor == 0)
+            timeline.scroll_to(y=0, animate=False, immediate=True)
+            first = screen.first_divergence_row()
+            timeline.move_to(first)  # as `f` does when the cursor is already there
+            timeline.scroll_to(y=0, animate=False, immediate=True)
+            timeline.move_to(first)
+            await _settle(app, pilot, in_view)
