@@ -115,10 +115,12 @@ def render_run_report(result: RunDiff, ta: Timeline, tb: Timeline) -> Group:
             parts.extend(render_step_diff(first.diff, indent="  "))
     total = len(result.regions) + result.more_regions
     for number, region in enumerate(result.regions):
-        if number == 0 and first is not None and first.diff is region.diff:
-            continue
         parts.append(Text(""))  # a long report: each region starts after a blank line
         parts.append(_region_title(region, result, number + 1, total))
+        if number == 0 and first is not None and first.diff is region.diff:
+            parts.append(Text("    (its first step's changes: the first divergence above)",
+                              style="dim"))
+            continue
         if region.diff is not None:
             parts.extend(render_step_diff(region.diff, indent="    "))
     if result.more_regions:

@@ -38,8 +38,9 @@ def test_run_diff_names_the_first_divergent_step_and_variable(pair):
     assert first == ["first divergence: step 3 of A and step 3 of B differ in state: result"]
     assert "~ result: 'page v1: the answer is 42' → 'page v2: the answer is 43'" in done.stdout
     regions = [line for line in lines if line.startswith("region ")]
-    assert regions and all(line.startswith(f"region {i} of {len(regions) + 1}  ")
-                           for i, line in enumerate(regions, start=2))  # 1: the first divergence
+    assert regions and all(line.startswith(f"region {i} of {len(regions)}  ")
+                           for i, line in enumerate(regions, start=1))
+    assert "A 3" in regions[0] and "B 3" in regions[0]  # the first divergence's range too
     assert any(line.startswith("region ") and "inserted  B 6-7" in line for line in lines)
     assert all(lines[lines.index(line) - 1] == "" for line in regions)
     assert "aligned: 9 steps matched, 2 only in B, 0 only in A" in done.stdout
