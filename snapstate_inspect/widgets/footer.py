@@ -11,10 +11,24 @@ from __future__ import annotations
 from textual.widgets import Footer
 
 
+#: Below this many columns the footer drops the padding around its keys (Textual's
+#: ``compact``) and the command palette's key (``?`` and the help list every key): at 100
+#: columns its keys were cut mid-word ("q Qui▏"). Under ~100 it is cut all the same.
+COMPACT_BELOW = 120
+
+
 class KeysFooter(Footer):
-    """A ``Footer`` that skips recomposing when its keys are unchanged."""
+    """A ``Footer`` that skips recomposing when its keys are unchanged, compact on narrow
+    terminals (``COMPACT_BELOW``)."""
 
     _shown: tuple | None = None
+
+    async def on_resize(self) -> None:
+        narrow = self.app.size.width < COMPACT_BELOW
+        if narrow != self.compact or narrow == self.show_command_palette:
+            self.compact = narrow
+            self.show_command_palette = not narrow
+            await self.recompose()  # the palette key comes and goes with a rebuild only
 
     def keys_shown(self) -> tuple:
         """What the footer shows: each shown binding's key, label, action, state and tooltip
@@ -30,7 +44,7 @@ class KeysFooter(Footer):
     async def recompose(self) -> None:
         if not self.is_attached:
             return
-        shown = self.keys_shown()
+        shown = (self.compact, self.show_command_palette, self.keys_shown())
         if shown == self._shown:
             return
         self._shown = shown
