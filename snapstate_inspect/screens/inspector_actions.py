@@ -10,6 +10,8 @@ steps aside while keys are pressed (``model/background.py``). ``InspectorActions
 from __future__ import annotations
 
 import bisect
+import re
+from typing import Any
 
 from textual import work
 from textual.worker import get_current_worker
@@ -202,8 +204,30 @@ class InspectorActions:
 
     def _search_done(self, step: int | None) -> None:
         self.refresh_hits()
-        if step is not None:
-            self.app.go(step, jump=True)
+        if step is None:
+            return
+        frame, variable = self._matched_variable(step, self.app.search.where.get(step, ""))
+        if variable is not None:  # the variable the hit is in, selected on arrival
+            self.app.variable = variable
+        self.app.go(step, jump=True, frame=frame)
+
+    def _matched_variable(self, step: int, where: str) -> tuple[int | None, Any]:
+        """For a hit ``value NAME[path]``: the innermost frame of ``step`` holding a local
+        NAME and its ``VariableKey`` (the search names the innermost matching frame's local);
+        ``(None, None)`` for other hits or a step that cannot be read."""
+        from ..model.values import VariableKey
+
+        if not where.startswith("value "):
+            return None, None
+        name = re.split(r"[\[.]", where[len("value "):], maxsplit=1)[0]
+        try:
+            frames = self.app.current_run.steps[step].frames
+        except Exception:  # noqa: BLE001 - an unreadable step: the hit still goes there
+            return None, None
+        for position in range(len(frames) - 1, -1, -1):
+            if name in frames[position].locals:
+                return position, VariableKey(position, frames[position].function or "", name)
+        return None, None
 
     def refresh_hits(self) -> None:
         """The search moved on: mark hits on the timeline, show progress in the status bar."""

@@ -542,3 +542,26 @@ async def test_tab_before_the_hits_arrive_highlights_the_first_when_they_do(read
         second = int(hits.get_option_at_index(1).id)
         await press(pilot, "down", "enter")
         assert app.selection.step == second
+
+
+async def test_a_value_hit_opens_with_its_variable_selected(reader):
+    """Enter on a hit ``value NAME[path]`` went to the step with the innermost frame's first
+    variable selected (``goal``); the variable the hit is in is selected now."""
+    app = SnapStateApp(reader)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"flaky", "enter")
+        state = app.search
+        step = next(h for h in state.hits if state.where[h].startswith("value "))
+        name = state.where[step][len("value "):].split("[")[0].split(".")[0]
+        hits = app.screen.query_one("#search-hits")
+        index = next(i for i in range(hits.option_count)
+                     if int(hits.get_option_at_index(i).id) == step)
+        await press(pilot, "tab", *["down"] * index, "enter")
+        await settle(pilot)
+        assert app.selection.step == step
+        assert app.variable is not None and app.variable.name == name
+        frames = app.current_step().frames
+        position = app.selection.frame
+        assert position is not None and name in frames[position].locals
+        assert app.screen.query_one(VariablesView).cursor_node.data.key.name == name
