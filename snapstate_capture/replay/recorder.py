@@ -221,8 +221,10 @@ class ReplayRecorder(Recorder):
         elif mode == "live":
             self.go_live(index)
         elif frame is not None:
-            stops.interact(mode, frame, index, self._recorded(index), extra,
-                           listen=self.session.config.listen)
+            if stops.interact(mode, frame, index, self._recorded(index), extra,
+                              listen=self.session.config.listen):
+                self.session.succeed(f"replayed {steps(index + 1)} (0-{index}), no divergence;"
+                                     " pdb quit there")
 
     def go_live(self, index: int) -> None:
         """From here on, record for real into a new fork run branching at step ``index``.

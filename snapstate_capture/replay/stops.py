@@ -36,12 +36,13 @@ STEP_VALUES = "step_values"
 
 def interact(mode: str, frame: types.FrameType, index: int, step: Step,
              values: dict[str, Any] | None = None, *, listen: str = "127.0.0.1:5678",
-             then: str = "continues the replay") -> None:
+             then: str = "continues the replay") -> bool:
     """Run pdb (``mode == "pdb"``), a console, or wait for an IDE's debugger (``debugpy``,
     listening on ``listen``) on ``frame`` until the user continues; ``values`` (the step's live
     values as the recorder was handed them: an effect's arguments unwrapped from their
     ``PreviewOnly``) are ``step_values`` in pdb and the console; ``then`` says in the banner
-    what continuing does."""
+    what continuing does. Returns True when the user quit pdb (``q``): the caller ends the
+    replay there, as ``q`` ends a program run under pdb."""
     from ..capture.recorder import PreviewOnly
 
     values = {name: value.value if isinstance(value, PreviewOnly) else value
@@ -52,15 +53,18 @@ def interact(mode: str, frame: types.FrameType, index: int, step: Step,
 
         wait_for_ide(frame, banner(index, step, "the live frame is stopped there"), listen)
     elif mode == "pdb":
-        debug(frame, banner(index, step, f"pdb on the live frame{note}; `c` {then}"), values)
+        return debug(frame, banner(index, step, f"pdb on the live frame{note}; `c` {then}, "
+                                                "`q` ends the replay here"), values)
     else:
         console(frame, banner(index, step, f"console with the frame's locals and globals"
                                           f"{note}; Ctrl-D {then}"), values)
+    return False
 
 
-def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = None) -> None:
+def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = None) -> bool:
     """Enter pdb at ``frame`` now (not at its next line), with tracing set up so that ``n``,
-    ``s``, breakpoints and ``c`` behave as after ``breakpoint()``."""
+    ``s``, breakpoints and ``c`` behave as after ``breakpoint()``. Returns True when the user
+    quit at this stop (``q``, or the end of pdb's input)."""
     import pdb
 
     sys.stdout.write(message + "\n")
@@ -88,13 +92,14 @@ def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = 
     # ``c`` with no breakpoint ends debugging (bdb.set_continue); anything else (n, s, a
     # breakpoint) needs the trace function, installed only now so pdb's own code is not traced.
     continuing = debugger.stopframe is debugger.botframe and debugger.stoplineno == -1
-    if not continuing or debugger.breaks:
+    if not debugger.quitting and (not continuing or debugger.breaks):
         sys.settrace(debugger.trace_dispatch)
     else:
         current = frame
         while current is not None:
             current.f_trace = None
             current = current.f_back
+    return bool(debugger.quitting)
 
 
 def _replay_pdb_class() -> type:

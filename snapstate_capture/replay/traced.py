@@ -157,9 +157,11 @@ class TracedReplayRecorder(Recorder):
             tracer.stop()
         shown = self._frames.walk(frame, self.root)  # the step's innermost frame, as recorded
         config = self.session.config
-        stops.interact(config.mode, shown[-1] if shown else frame, point.index, point.step,
-                       extra, listen=config.listen,
-                       then="lets the program run on to its end, untraced")
+        if stops.interact(config.mode, shown[-1] if shown else frame, point.index, point.step,
+                          extra, listen=config.listen,
+                          then="lets the program run on to its end, untraced"):
+            self.session.succeed(f"replayed {steps(point.index + 1)} (0-{point.index}), "
+                                 "no divergence; pdb quit there")
 
     def go_live(self, index: int, *, in_trace_event: bool = False) -> None:
         """At fork point ``index`` (the program just made it): compare every step up to it,

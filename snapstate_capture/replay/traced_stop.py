@@ -126,8 +126,12 @@ class StopPoint:
         recorder.catch_up_to(self.index)
         recorder._tracer.stop()
         mode = session.config.mode
-        stops.interact(mode, frame, self.index, self.step, listen=session.config.listen,
-                       then="lets the program run on to its end, untraced")
+        if stops.interact(mode, frame, self.index, self.step, listen=session.config.listen,
+                          then="lets the program run on to its end, untraced"):
+            from .report import steps
+
+            session.succeed(f"replayed {steps(self.index + 1)} (0-{self.index}), "
+                            "no divergence; pdb quit there")
         return frame.f_trace
 
 

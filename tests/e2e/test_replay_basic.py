@@ -63,6 +63,16 @@ def test_pdb_at_step_n_shows_the_recorded_locals(agent):
     assert side_lines(side) == before
 
 
+def test_pdb_quit_at_a_checkpoint_ends_the_replay_there(agent):
+    path, _, _ = agent
+    with snap.open_timeline(path) as timeline:
+        index = next(s.index for s in timeline.runs[-1].steps if s.label == "round")
+    result = run_python("-m", "snapstate_inspect", "replay", str(path), "--trust", "--to",
+                        str(index), "--pdb", input="q\n")
+    assert result.returncode == 0, result.stderr
+    assert f"(0-{index}), no divergence; pdb quit there" in result.stdout, result.stdout
+
+
 def test_console_at_step_n_has_locals_and_globals(agent):
     path, _, _ = agent
     result = run_python("-m", "snapstate_inspect", "replay", str(path), "--trust", "--to", "5",

@@ -362,3 +362,16 @@ def test_pdb_next_at_a_traced_call_steps_through_the_body_and_back_to_the_caller
     assert stops == [("1", "inner"), ("2", "inner"), ("3", "inner"), ("3", "inner"),
                      ("8", "outer")], result.stdout
     assert "result 9" in result.stdout
+
+
+
+def test_pdb_quit_ends_the_replay_there(tmp_path):
+    """``q`` at a replay stop let the program run on to its end (its output, its effects
+    served); it ends the replay at the stop, as ``q`` ends a program run under pdb."""
+    path, side, _ = _record(tmp_path)
+    index = _call_step(path, "step", i="3")
+    result = run_cli("replay", str(path), "--to", str(index), "--pdb", input="q\n")
+    assert result.returncode == 0, result.stderr
+    assert f"replayed {index + 1} steps (0-{index}), no divergence; pdb quit there" \
+        in result.stdout
+    assert "total " not in result.stdout  # the program's last line never ran
