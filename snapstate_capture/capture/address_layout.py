@@ -110,16 +110,11 @@ def children_like(entry: dict[str, object]) -> Iterator[None]:
     otherwise. Open it around starting a replay child only (``subprocess.Popen`` returns once
     the child has exec'd): the persona is restored after, so the process starting replays —
     the inspector, a program calling ``replay()`` — and what it starts later keep theirs."""
-    if entry.get("aslr") is not False:
-        yield
-        return
-    randomized()  # how this process started, before the persona changes
-    previous = _personality(_QUERY)
-    if previous is None or previous & ADDR_NO_RANDOMIZE:
-        yield
-        return
-    _personality(previous | ADDR_NO_RANDOMIZE)
+    previous = _personality(_QUERY) if entry.get("aslr") is False else None
+    changed = (previous is not None and not previous & ADDR_NO_RANDOMIZE
+               and fix_for_children())
     try:
         yield
     finally:
-        _personality(previous)
+        if changed:
+            _personality(previous)

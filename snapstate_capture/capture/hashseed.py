@@ -147,7 +147,9 @@ def reexec_with_seed() -> None:
     orig = getattr(sys, "orig_argv", None)
     if not orig or not sys.executable or not hasattr(os, "execv"):
         return
-    if not need_seed and not (randomized() is True and fix_for_children()):
+    # the interpreter's objects at fixed addresses in the image execv starts (address_layout)
+    fixed = randomized() is True and fix_for_children()
+    if not need_seed and not fixed:
         return
     if need_seed:
         seed = int.from_bytes(os.urandom(4), "big") % _MAX_SEED + 1
@@ -159,7 +161,6 @@ def reexec_with_seed() -> None:
             stream.flush()
         except Exception:  # noqa: BLE001 - nothing written yet matters more than the exec
             pass
-    fix_for_children()  # the interpreter's objects at fixed addresses (address_layout.py)
     try:
         os.execv(sys.executable, [sys.executable, *orig[1:]])
     except OSError:

@@ -200,14 +200,9 @@ def _fresh_seed() -> int:
 def _made_by_snapstate(frame: Any) -> bool:
     """True when the nearest snapstate frame below ``frame`` is its machinery (a generator
     made for snapstate's own work), not a wrapper handing over to the program."""
-    from ..tracing.include import MACHINERY, NOT_OWN, WRAPS, own_kind
+    from ..tracing.include import machinery_below
 
-    while frame is not None:
-        kind = own_kind(frame.f_code.co_filename)
-        if kind != NOT_OWN and kind != WRAPS:
-            return kind == MACHINERY
-        frame = frame.f_back
-    return False
+    return machinery_below(frame)
 
 
 def _seed_patch(original: Callable[..., Any]) -> Callable[..., Any]:

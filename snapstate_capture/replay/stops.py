@@ -8,7 +8,7 @@ with the locals the recording holds (the step was just compared). When the user 
 
 from __future__ import annotations
 
-import os
+import functools
 import sys
 import types
 from typing import Any
@@ -65,15 +65,13 @@ def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = 
     """Enter pdb at ``frame`` now (not at its next line), with tracing set up so that ``n``,
     ``s``, breakpoints and ``c`` behave as after ``breakpoint()``. Returns True when the user
     quit at this stop (``q``, or the end of pdb's input)."""
-    import pdb
-
     sys.stdout.write(message + "\n")
     if values:
         try:  # pdb evaluates in the frame's locals mapping: a name the function has not
             frame.f_locals[STEP_VALUES] = values  # (extra names are never written back)
         except Exception:  # noqa: BLE001 - a frame that takes no extra names: pdb as before
             pass
-    debugger = _ReplayPdb(skip=SKIP)
+    debugger = _replay_pdb_class()(skip=SKIP)
     debugger.reset()
     current: types.FrameType | None = frame
     while current is not None:
@@ -102,6 +100,7 @@ def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = 
     return bool(debugger.quitting)
 
 
+@functools.cache  # pdb is imported only when a stop needs it, and the class made once
 def _replay_pdb_class() -> type:
     import pdb
 
@@ -135,24 +134,26 @@ def _replay_pdb_class() -> type:
     return ReplayPdb
 
 
+def _importlib(frame: types.FrameType) -> bool:
+    """True when ``frame`` is the import system's own code."""
+    return (str(frame.f_globals.get("__name__") or "").split(".")[0] == "importlib"
+            or frame.f_code.co_filename.startswith("<frozen importlib"))
+
+
+def _runpy(frame: types.FrameType) -> bool:
+    """True when ``frame`` is ``runpy``'s (which runs the program's main module)."""
+    return (frame.f_globals.get("__name__") == "runpy"
+            or frame.f_code.co_filename.startswith("<frozen runpy"))
+
+
 def _import_machinery(frame: types.FrameType) -> bool:
     """True when ``frame`` is the import system's or ``runpy``'s own code."""
-    module = str(frame.f_globals.get("__name__") or "")
-    return module == "runpy" or module.split(".")[0] == "importlib" or \
-        frame.f_code.co_filename.startswith(("<frozen importlib", "<frozen runpy"))
+    return _importlib(frame) or _runpy(frame)
 
 
 def _imported(frame: types.FrameType) -> bool:
-    """True when ``frame`` is a module body run by an import (its caller is importlib's, not
-    ``runpy``'s, which runs the program's main module)."""
-    caller = frame.f_back
-    return caller is not None and _import_machinery(caller) and \
-        caller.f_globals.get("__name__") != "runpy" and \
-        not caller.f_code.co_filename.startswith("<frozen runpy")
-
-
-def _ReplayPdb(**options: Any) -> Any:  # noqa: N802 - pdb is imported only when a stop needs it
-    return _replay_pdb_class()(**options)
+    """True when ``frame`` is a module body run by an import (its caller is importlib's)."""
+    return frame.f_back is not None and _importlib(frame.f_back)
 
 
 def program_bottom(frame: types.FrameType) -> types.FrameType:
@@ -170,7 +171,7 @@ def program_bottom(frame: types.FrameType) -> types.FrameType:
     for candidate in reversed(chain):
         filename = candidate.f_code.co_filename
         if filename.startswith("<frozen") or own_kind(filename) != NOT_OWN or \
-                os.path.basename(filename) == "runpy.py":
+                _runpy(candidate):
             continue
         return candidate
     return frame

@@ -26,6 +26,7 @@ import fnmatch
 import sys
 import os
 from collections.abc import Iterable
+from typing import Any
 
 from ..capture.frames import _INSPECT_DIR, _LIBRARY_DIRS, _PACKAGE_DIR
 
@@ -77,6 +78,21 @@ def own_kind(filename: str) -> int:
                         else WRAPS if relative in _WRAPS_FILES else MACHINERY)
         _own_kinds[filename] = kind
     return kind
+
+
+def machinery_below(frame: Any, traced: Any = ()) -> bool:
+    """True when ``frame`` or the nearest frame below it that decides is snapstate's
+    machinery: walking down from ``frame``, a frame in ``traced`` (the program's, traced)
+    decides False, a ``MACHINERY`` frame True, a ``HANDS_OVER`` frame False; ``WRAPS`` hooks
+    and frames not snapstate's are looked through. False at the bottom."""
+    while frame is not None:
+        if frame in traced:
+            return False
+        kind = own_kind(frame.f_code.co_filename)
+        if kind != NOT_OWN and kind != WRAPS:
+            return kind == MACHINERY
+        frame = frame.f_back
+    return False
 
 
 def mark_own_script(filename: str) -> None:

@@ -218,13 +218,14 @@ class ValueEncoder:
         if self._big.is_big(value):
             return self.bounded(value, name)
         pickled = True
-        try:
-            with caught_warnings():  # a class's __reduce__ warning: not the program's output
-                digest = content_hash(pickle.dumps(value, 5)).hex()
-        except Exception:  # noqa: BLE001 - capture_value reports why
-            digest, pickled = self._detector_digest(value, name), False
         if cls in STATE_ELSEWHERE:  # its pickle does not change with it: no cached capture
-            digest = None
+            digest, pickled = None, False
+        else:
+            try:
+                with caught_warnings():  # a class's __reduce__ warning: not the program's
+                    digest = content_hash(pickle.dumps(value, 5)).hex()
+            except Exception:  # noqa: BLE001 - capture_value reports why
+                digest, pickled = self._detector_digest(value, name), False
         if digest is not None and digest in self._cache:
             return self._cache[digest]
         captured = capture_value(value, name=name, options=self.options.values,

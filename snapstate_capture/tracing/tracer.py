@@ -30,7 +30,7 @@ from ..capture.tasks import pending_tasks
 from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
 from ..capture.frames import FrameCapturer
-from .include import MACHINERY, NOT_OWN, WRAPS, IncludeRule, own_kind
+from .include import IncludeRule, machinery_below
 from ..options import CaptureOptions, traced_options
 from ..capture import lineage
 from ..store import task_column
@@ -250,16 +250,7 @@ class Tracer:
         a library call (``WRAPS``) is looked through: snapstate's flusher starts its thread
         through ``lineage``'s hook of ``Thread.start``, and with ``--include '*'`` that
         ``Thread.start`` was a step of the program."""
-        back = frame.f_back
-        fids = self._fids
-        while back is not None:
-            if back in fids:
-                return False
-            kind = own_kind(back.f_code.co_filename)
-            if kind != NOT_OWN and kind != WRAPS:
-                return kind == MACHINERY
-            back = back.f_back
-        return False
+        return machinery_below(frame.f_back, self._fids)
 
     def _fid_of(self, frame: types.FrameType) -> int:
         """The fid of ``frame``, adopting it (and its untraced included callers) if needed."""
