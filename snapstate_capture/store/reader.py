@@ -337,6 +337,8 @@ class Run:
             sanitize.run_row(timeline.path, row)
         self.timeline = timeline
         self._sources: dict[str, str] | None = None  # ``source_files``, once read
+        #: ``(step count when read, raised_effect_steps())``: read again when the run grew
+        self._raised: tuple[int, list[int]] | None = None
         self.stored_status: str = stored_status
         self.entry: dict[str, Any] = _loads(entry, {}, kind=dict)
         self.env: dict[str, Any] = _loads(env, {}, kind=dict)
@@ -434,11 +436,15 @@ class Run:
     def raised_effect_steps(self) -> list[int]:
         """Indexes of the run's effect steps whose call raised (their journal entry's outcome
         is ``raise``: the program may have caught it, so no ``exception`` step follows),
-        ascending; one query of the effect journal. Raises ``TimelineError`` when the file
-        cannot be read."""
-        outcome, step = EFFECT_COLUMNS.index("outcome"), EFFECT_COLUMNS.index("step")
-        return sorted(row[step] for row in self.timeline.engine.effect_rows(self.id)
-                      if row[outcome] == "raise" and isinstance(row[step], int))
+        ascending; one query of the effect journal per run length (the inspector's timeline
+        and its ``x`` key both ask). Raises ``TimelineError`` when the file cannot be read."""
+        count = len(self.steps)
+        if self._raised is None or self._raised[0] != count:
+            outcome, step = EFFECT_COLUMNS.index("outcome"), EFFECT_COLUMNS.index("step")
+            self._raised = (count, sorted(
+                row[step] for row in self.timeline.engine.effect_rows(self.id)
+                if row[outcome] == "raise" and isinstance(row[step], int)))
+        return list(self._raised[1])
 
     @property
     def duration(self) -> float | None:

@@ -28,15 +28,9 @@ class Navigator:
         self.run = run
         self.steps = run.steps
         self._traced: bool | None = None
-        #: ``(step count when read, Run.raised_effect_steps())``: read again only when the
-        #: run grew (a run being recorded), not at every press of ``x``
-        self._raised: tuple[int, list[int]] | None = None
 
     def _raised_effects(self) -> list[int]:
-        count = self.count()
-        if self._raised is None or self._raised[0] != count:
-            self._raised = (count, self.run.raised_effect_steps())
-        return self._raised[1]
+        return self.run.raised_effect_steps()  # read once per run length (the Run keeps it)
 
     @property
     def traced(self) -> bool:
