@@ -1,4 +1,5 @@
-"""``snapstate show FILE [--run ID] [--step N] [--json]``: one step with its stack and locals."""
+"""``snapstate show FILE [STEP] [--run ID] [--step N] [--json]``: one step with its stack and
+locals."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from snapstate_capture import Step, Value
+from snapstate_capture import SnapStateError, Step, Value
 
 from ..model.records import step_json
 from ..safe_text import plain
@@ -21,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description="Show one step of a run (default: the last step of the "
                                         "last run) with its stack and each frame's locals.")
     add_file_argument(parser)
+    # ``snapstate show agent.snap 12``: the form every newcomer types first (``--step`` too)
+    parser.add_argument("position", type=int, nargs="?", default=None, metavar="STEP",
+                        help="step index, as --step N")
     add_run_argument(parser)
     parser.add_argument("--step", type=int, default=None, metavar="N",
                         help="step index (negative counts from the end; default: last)")
@@ -29,9 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if None not in (args.position, args.step) and args.position != args.step:
+        raise SnapStateError(f"show: step {args.position} and --step {args.step} disagree: "
+                             "give one of them")
     with open_file(args.file) as timeline:
         chosen = timeline.run(args.run)
-        step = pick_step(timeline, chosen, args.step)
+        step = pick_step(timeline, chosen, args.step if args.step is not None else args.position)
         if args.json:
             print_json({"file": str(timeline.path),
                         "run": {"id": chosen.id, "name": chosen.name, "status": chosen.status},

@@ -60,3 +60,18 @@ def test_a_mistyped_command_is_named_as_one_with_the_commands_it_is_close_to(tmp
     missing = run_cli("nothere.snap", cwd=tmp_path)  # a file name: still opened as one
     assert missing.returncode == 2 and "nothere.snap" in missing.stderr
     assert "no such command" not in missing.stderr
+
+
+def test_show_takes_the_step_as_its_second_word():
+    """``snapstate show FILE 3`` is ``--step 3`` (what a newcomer types first); both given
+    and different is a usage error naming them, not a guess."""
+    sample = str(SAMPLES / "research_agent.snap")
+    by_word = run_cli("show", sample, "3", "--json")
+    by_option = run_cli("show", sample, "--step", "3", "--json")
+    assert by_word.returncode == 0, by_word.stderr
+    assert by_word.stdout == by_option.stdout and '"index": 3' in by_word.stdout
+    last = run_cli("show", sample, "-1", "--json")
+    assert last.returncode == 0 and '"index": 145' in last.stdout
+    both = run_cli("show", sample, "3", "--step", "4")
+    assert both.returncode == 2
+    assert both.stderr.strip() == "snapstate: show: step 3 and --step 4 disagree: give one of them"
