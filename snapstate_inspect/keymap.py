@@ -23,7 +23,8 @@ from typing import Any
 class Command:
     """One action: ``id`` (also the ``action_<id>`` name), ``keys`` (Textual key names, comma
     separated; the first is the one displayed), ``title`` (palette), ``help``, ``group`` (help
-    screen section), ``footer`` (shown in the footer), ``run`` (handler taking the app),
+    screen section), ``footer`` (shown in the footer), ``short`` (its footer label on a
+    terminal under ``widgets.footer.SHORT_BELOW`` columns), ``run`` (handler taking the app),
     ``timeline_keys`` (keys the timeline panel binds to the same move while it has focus —
     other panels use them for themselves — listed after ``keys``, never bound here)."""
 
@@ -34,6 +35,7 @@ class Command:
     group: str
     footer: bool = False
     run: Callable[[Any], object] | None = None
+    short: str = ""
     timeline_keys: str = ""
 
     @property
@@ -57,15 +59,16 @@ NAVIGATE, FIND, VIEW, APP = "Move through steps", "Find", "Views", "App"
 #: test_footer.py``); every other key is on the help screen and in the palette.
 
 COMMANDS: list[Command] = [
-    Command("next_step", "n,j", "Next step", "Go to the next step.", NAVIGATE, footer=True),
+    Command("next_step", "n,j", "Next step", "Go to the next step.", NAVIGATE, footer=True,
+            short="Next"),
     Command("prev_step", "p,k", "Previous step", "Go to the previous step.", NAVIGATE,
-            footer=True),
+            footer=True, short="Prev"),
     Command("first_step", "less_than_sign", "First step",
             "Go to step 0 (Home: in the timeline panel).", NAVIGATE, timeline_keys="home"),
     Command("last_step", "greater_than_sign", "Last step",
             "Go to the last step (End: in the timeline panel).", NAVIGATE, timeline_keys="end"),
     Command("goto_step", "g", "Go to step…", "Type a step number and go there.", NAVIGATE,
-            footer=True),
+            footer=True, short="Go to"),
     Command("step_over", "o", "Step over",
             "Next step at this depth or shallower (skips the steps inside calls).", NAVIGATE),
     Command("step_back_over", "O", "Step back over",
@@ -80,14 +83,15 @@ COMMANDS: list[Command] = [
             "Previous step where the selected variable changed.", NAVIGATE),
     Command("next_exception", "x", "Next exception",
             "Next exception step, or effect whose call raised (caught or not).", NAVIGATE,
-            footer=True),
+            footer=True, short="Exception"),
     Command("prev_exception", "X", "Previous exception",
             "Previous exception step, or effect whose call raised.", NAVIGATE),
     Command("back", "left_square_bracket", "Back", "Back to where you were before the last jump.",
             NAVIGATE),
     Command("forward", "right_square_bracket", "Forward", "Undo a Back.", NAVIGATE),
     Command("search", "slash", "Search…",
-            "Search functions, files, labels and values across the run.", FIND, footer=True),
+            "Search functions, files, labels and values across the run.", FIND, footer=True,
+            short="Search"),
     Command("stop_search", "s", "Stop the search", "Stop a search still running.", FIND),
     Command("next_hit", "full_stop", "Next search hit", "Go to the next hit of the last search.",
             FIND),

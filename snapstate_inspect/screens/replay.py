@@ -245,7 +245,7 @@ def show_outcome(app: Any, result: dict[str, Any], path: str) -> None:
 keymap.register(keymap.Command(
     "fork_here", "f", "Fork here…",
     "Replay to this step (effects served), then pdb, a console or continue live as a new run.",
-    REPLAY, footer=True, run=fork_here))
+    REPLAY, footer=True, run=fork_here, short="Fork"))
 keymap.register(keymap.Command(
     "replay_check", "R", "Replay check",
     "Replay this run with effects served and show whether it diverges from the recording.",

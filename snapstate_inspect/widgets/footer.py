@@ -8,13 +8,19 @@ would show with what it shows.
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
+from .. import keymap
 
 #: Below this many columns the footer drops the padding around its keys (Textual's
 #: ``compact``) and the command palette's key (``?`` and the help list every key): at 100
-#: columns its keys were cut mid-word ("q Qui▏"). Under ~100 it is cut all the same.
+#: columns its keys were cut mid-word ("q Qui▏").
 COMPACT_BELOW = 120
+#: Below this many columns each key shows its command's short label (``keymap.Command.short``:
+#: "Next", "Prev"): at 80 columns, a terminal's default width, Quit and Fork were cut off.
+SHORT_BELOW = 100
 
 
 class KeysFooter(Footer):
@@ -22,13 +28,23 @@ class KeysFooter(Footer):
     terminals (``COMPACT_BELOW``)."""
 
     _shown: tuple | None = None
+    short = False
 
     async def on_resize(self) -> None:
-        narrow = self.app.size.width < COMPACT_BELOW
-        if narrow != self.compact or narrow == self.show_command_palette:
+        width = self.app.size.width
+        narrow, short = width < COMPACT_BELOW, width < SHORT_BELOW
+        if narrow != self.compact or narrow == self.show_command_palette or short != self.short:
             self.compact = narrow
             self.show_command_palette = not narrow
-            await self.recompose()  # the palette key comes and goes with a rebuild only
+            self.short = short
+            await self.recompose()  # the palette key and the labels change with a rebuild only
+
+    def compose(self) -> ComposeResult:
+        labels = {c.title: c.short for c in keymap.COMMANDS if c.short} if self.short else {}
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and widget.description in labels:
+                widget.description = labels[widget.description]
+            yield widget
 
     def keys_shown(self) -> tuple:
         """What the footer shows: each shown binding's key, label, action, state and tooltip
@@ -44,7 +60,7 @@ class KeysFooter(Footer):
     async def recompose(self) -> None:
         if not self.is_attached:
             return
-        shown = (self.compact, self.show_command_palette, self.keys_shown())
+        shown = (self.compact, self.show_command_palette, self.short, self.keys_shown())
         if shown == self._shown:
             return
         self._shown = shown
