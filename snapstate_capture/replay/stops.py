@@ -25,8 +25,20 @@ def banner(index: int, step: Step, what: str) -> str:
     if step.function and not step.lineno:  # a module's call step: no line has run yet
         where = f"{step.function}, before its first line"
     label = f" {step.label!r}" if step.label else ""
-    return (f"snapstate: replay reached step {index} ({step.kind}{label} in {where}); "
+    from .session import replay_session
+
+    session = replay_session()
+    fresh = "\n" if session is not None and ends_mid_line(session.run.entry) else ""
+    return (f"{fresh}snapstate: replay reached step {index} ({step.kind}{label} in {where}); "
             f"{what}")
+
+
+def ends_mid_line(entry: dict[str, Any]) -> bool:
+    """Whether a replay of a run started by ``entry`` stops in the middle of the program's
+    output line: a test's timeline (its entry is ``python -m pytest`` on the one test) stops
+    after pytest wrote the test file's name (``test_x.py ``) and before the test's outcome,
+    so what the replay says there starts on a line of its own."""
+    return entry.get("kind") == "module" and entry.get("module") == "pytest"
 
 
 #: The name the stop step's own values (a checkpoint's extras — a framework's live state — an
@@ -54,17 +66,19 @@ def interact(mode: str, frame: types.FrameType, index: int, step: Step,
         wait_for_ide(frame, banner(index, step, "the live frame is stopped there"), listen)
     elif mode == "pdb":
         return debug(frame, banner(index, step, f"pdb on the live frame{note}; `c` {then}, "
-                                                "`q` ends the replay here"), values)
+                                                "`q` ends the replay here"), values, step=step)
     else:
         console(frame, banner(index, step, f"console with the frame's locals and globals"
                                           f"{note}; Ctrl-D {then}"), values)
     return False
 
 
-def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = None) -> bool:
+def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = None, *,
+          step: Step | None = None) -> bool:
     """Enter pdb at ``frame`` now (not at its next line), with tracing set up so that ``n``,
-    ``s``, breakpoints and ``c`` behave as after ``breakpoint()``. Returns True when the user
-    quit at this stop (``q``, or the end of pdb's input)."""
+    ``s``, breakpoints and ``c`` behave as after ``breakpoint()``. ``step``: the recorded step
+    stopped at; pdb's stack then starts where its recorded stack does (``recorded_bottom``).
+    Returns True when the user quit at this stop (``q``, or the end of pdb's input)."""
     sys.stdout.write(message + "\n")
     if values:
         try:  # pdb evaluates in the frame's locals mapping: a name the function has not
@@ -73,14 +87,16 @@ def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = 
             pass
     debugger = _replay_pdb_class()(skip=SKIP)
     debugger.reset()
+    debugger.outermost = recorded_bottom(frame, step) if step is not None else None
     current: types.FrameType | None = frame
     while current is not None:
         current.f_trace = debugger.trace_dispatch
         current.f_trace_lines = True  # call tracing turned a traced frame's lines off
         current = current.f_back
-    # pdb's stack (``where``, ``up``) starts at the program's outermost frame, as after
-    # ``python -m pdb program.py``: the replay child's frames below it are not the program's.
-    debugger.botframe = program_bottom(frame)
+    # pdb's stack (``where``, ``up``) starts at the recorded stack's outermost frame (a test's
+    # function, not pytest's forty frames under it) or else the program's, as after ``python
+    # -m pdb program.py``: the replay child's frames below it are not the program's.
+    debugger.botframe = debugger.bottom(frame)
     debugger.interaction(frame, None)
     if values:
         try:
@@ -105,15 +121,28 @@ def _replay_pdb_class() -> type:
     import pdb
 
     class ReplayPdb(pdb.Pdb):
-        """pdb whose stack starts at the program's outermost frame at every stop
+        """pdb whose stack starts at the recorded stack's outermost frame (``outermost``,
+        while it runs) or else the program's outermost frame at every stop
         (``program_bottom``), and whose session ends when that frame returns — what runs
-        after it is the replay child's, as ``python -m pdb`` ends with the program — unless
-        that frame was a module body run by an import: ``-m pkg.mod`` runs ``pkg``'s
-        ``__init__`` first, and stepping goes on into ``pkg.mod``."""
+        after it is the replay child's (or, after a recorded block, the rest of the program,
+        untraced), as ``python -m pdb`` ends with the program — unless that frame was a
+        module body run by an import: ``-m pkg.mod`` runs ``pkg``'s ``__init__`` first, and
+        stepping goes on into ``pkg.mod``."""
+
+        outermost: types.FrameType | None = None
+
+        def bottom(self, f: types.FrameType) -> types.FrameType:
+            """The frame pdb's stack starts at when stopped in ``f``."""
+            current: types.FrameType | None = f
+            while self.outermost is not None and current is not None:
+                if current is self.outermost:
+                    return current
+                current = current.f_back
+            return program_bottom(f)
 
         def setup(self, f: types.FrameType | None, tb: Any) -> None:
             if f is not None:
-                self.botframe = program_bottom(f)
+                self.botframe = self.bottom(f)
             super().setup(f, tb)
 
         def stop_here(self, frame: types.FrameType) -> bool:
@@ -156,25 +185,55 @@ def _imported(frame: types.FrameType) -> bool:
     return frame.f_back is not None and _importlib(frame.f_back)
 
 
-def program_bottom(frame: types.FrameType) -> types.FrameType:
-    """The outermost frame of the program on ``frame``'s stack: the first frame, counted from
-    the bottom, that is not the replay child's own — a file of snapstate's
-    (``include.own_kind``), ``runpy`` (which started the child) or frozen importlib code.
-    ``frame`` itself when every frame below it is such machinery."""
+def _machinery(frame: types.FrameType) -> bool:
+    """True when ``frame`` is the replay child's own: a file of snapstate's
+    (``include.own_kind``), ``runpy`` (which started the child) or frozen importlib code."""
     from ..tracing.include import NOT_OWN, own_kind
 
+    filename = frame.f_code.co_filename
+    return filename.startswith("<frozen") or own_kind(filename) != NOT_OWN or _runpy(frame)
+
+
+def program_bottom(frame: types.FrameType) -> types.FrameType:
+    """The outermost frame of the program on ``frame``'s stack: the first frame, counted from
+    the bottom, that is not the replay child's own (``_machinery``). ``frame`` itself when
+    every frame below it is such machinery."""
     chain: list[types.FrameType] = []
     current: types.FrameType | None = frame
     while current is not None:
         chain.append(current)
         current = current.f_back
     for candidate in reversed(chain):
-        filename = candidate.f_code.co_filename
-        if filename.startswith("<frozen") or own_kind(filename) != NOT_OWN or \
-                _runpy(candidate):
-            continue
-        return candidate
+        if not _machinery(candidate):
+            return candidate
     return frame
+
+
+def recorded_bottom(frame: types.FrameType, step: Step) -> types.FrameType | None:
+    """The live frame that is the outermost frame of ``step``'s recorded stack, ``frame``
+    being its innermost: counted outward over the frames that are not machinery
+    (``_machinery``; the recorder leaves out the same ones), and confirmed by its function's
+    name. None when the stack is shorter or the name differs (pdb then starts at
+    ``program_bottom``), or when the step's frames cannot be read.
+
+    A test's timeline records from the test function down; its replay runs pytest, whose own
+    forty frames would otherwise head every ``where``."""
+    try:
+        recorded = step.frames
+    except Exception:  # noqa: BLE001 - an unreadable frame record: the program's bottom
+        return None
+    if not recorded:
+        return None
+    count, current = 0, frame
+    while current is not None:
+        if not _machinery(current):
+            count += 1
+            if count == len(recorded):
+                code = current.f_code
+                name = getattr(code, "co_qualname", code.co_name)
+                return current if name == recorded[0].function else None
+        current = current.f_back
+    return None
 
 
 def console(frame: types.FrameType, message: str, values: dict[str, Any] | None = None

@@ -24,6 +24,7 @@ from snapstate_capture.replay.drift import Drift, find_drift
 from snapstate_capture.replay.linemap import patched_only
 from snapstate_capture.replay.launch import replay
 from snapstate_capture.replay.relocate import relocation_for
+from snapstate_capture.replay.stops import ends_mid_line
 from snapstate_capture.trust.gate import require_trust
 
 from ..progress import add_quiet_argument, bar as progress_bar, wanted as progress_wanted
@@ -140,19 +141,12 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
     if result.get("status") == "error":
         raise SnapStateError(f"{timeline.path}: {result.get('message')}")
     if not args.json:
-        if ends_mid_line(chosen) and sys.stdout.isatty():
+        if ends_mid_line(chosen.entry) and sys.stdout.isatty():
             out.print()  # after pytest's "test_x.py " progress, not at its end
         for note in result.get("notes") or []:
             out.print(plain(f"note: {note}", "yellow"), soft_wrap=True)
         out.print(render_result(result, timeline=str(timeline.path)), soft_wrap=True)
     return EXIT_DIVERGENCE if result.get("status") == "divergence" else 0
-
-
-def ends_mid_line(run: Run) -> bool:
-    """Whether the replayed program's own output stops in the middle of a line when the
-    replay ends: a test's timeline (its entry is ``python -m pytest`` on the test) ends at the
-    test's last step, after pytest wrote the test file's name and before its outcome."""
-    return run.entry.get("kind") == "module" and run.entry.get("module") == "pytest"
 
 
 def render_drift(drift: list[Drift]) -> Group:

@@ -384,3 +384,17 @@ def test_a_tests_replay_says_its_outcome_on_a_line_of_its_own(tmp_path):
     lines = [line.strip() for line in shown.replace("\r", "\n").splitlines()]
     assert "test_basket.py" in lines, shown
     assert any(re.fullmatch(r"replayed \d+ steps, no divergence", line) for line in lines), shown
+
+
+def test_pdb_at_a_tests_step_shows_the_tests_stack_not_pytests(tmp_path):
+    """The replay runs pytest, whose forty frames stood under the test in every ``where``;
+    pdb's stack starts at the recorded stack's outermost frame, the test function."""
+    done = _pytest(tmp_path, "--snapstate")
+    _, path, _ = _failures(done.stdout)["test_basket.py::test_missing_price"]
+    call = _call_of_total(tmp_path, path)
+    stopped = run_cli("replay", path, "--to", str(call), "--pdb", cwd=tmp_path,
+                      input="where\nc\n", timeout=120)
+    shown = stopped.stdout.split("(Pdb)", 1)[1]
+    assert "test_missing_price()" in shown and "total()" in shown, stopped.stdout
+    assert "_pytest" not in shown and "pluggy" not in shown, shown
+    assert "\nsnapstate: replay reached step" in stopped.stdout  # not on "test_basket.py "
