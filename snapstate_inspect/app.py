@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -324,6 +325,14 @@ class SnapStateApp(App[None]):
 
     def on_unmount(self) -> None:
         self.idle_gc.stop()
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Textual's notification, always as plain text (``markup`` is ignored): messages carry
+        file paths, run names, error text and commands such as ``pip install
+        'snapstate[crypto]'``, whose ``[crypto]`` Textual took for a markup tag and dropped
+        (a newcomer's "Cannot fork" told them to ``pip install 'snapstate'``)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def run_command(self, command_id: str) -> None:
         """Run the registered command ``command_id`` (palette entries and bindings use this)."""

@@ -151,3 +151,24 @@ async def test_the_status_bar_says_whose_signature_lets_payloads_load(tmp_path):
         async with app.run_test(size=(140, 40)) as pilot:
             await settle(pilot)
             assert "trusted (--trust)" in app.screen.query_one(StatusBar)._text.plain
+
+
+async def test_a_refused_fork_says_its_command_whole(isolated_user_config):
+    """The sample is signed by another key: ``f`` is refused with what would make it pass,
+    ``pip install 'snapstate[crypto]'`` among it. The notification read ``[crypto]`` as a
+    markup tag and showed ``pip install 'snapstate'``."""
+    from textual.widgets._toast import Toast
+
+    from tests.conftest import ROOT
+
+    generate_key()  # the user has a key: the sample is another's, signed with HMAC
+    with snap.open_timeline(ROOT / "sample_snapshots" / "research_agent.snap") as reader:
+        app = SnapStateApp(reader)
+        async with app.run_test(size=(160, 50), notifications=True) as pilot:
+            await settle(pilot)
+            await pilot.press("f")
+            await settle(pilot)
+            await pilot.pause(0.3)
+            shown = " ".join(str(toast.render()) for toast in app.query(Toast))
+            assert "Cannot fork" in shown and "signed by another key" in shown, shown
+            assert "pip install 'snapstate[crypto]'" in shown, shown
