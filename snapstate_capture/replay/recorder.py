@@ -222,7 +222,7 @@ class ReplayRecorder(Recorder):
             self.go_live(index)
         elif frame is not None:
             if stops.interact(mode, frame, index, self._recorded(index), extra,
-                              listen=self.session.config.listen):
+                              listen=self.session.config.listen, entry=self.session.run.entry):
                 self.session.succeed(f"replayed {steps(index + 1)} (0-{index}), no divergence;"
                                      " pdb quit there")
 

@@ -20,17 +20,14 @@ from ..store.reader import Step
 SKIP = ["snapstate_capture", "snapstate_capture.*", "runpy", "importlib", "importlib.*"]
 
 
-def banner(index: int, step: Step, what: str) -> str:
+def banner(index: int, step: Step, what: str, *, fresh_line: bool = False) -> str:
+    """What a stop says; ``fresh_line``: start it on a new line (``ends_mid_line``)."""
     where = f"{step.function} line {step.lineno}" if step.function else "?"
     if step.function and not step.lineno:  # a module's call step: no line has run yet
         where = f"{step.function}, before its first line"
     label = f" {step.label!r}" if step.label else ""
-    from .session import replay_session
-
-    session = replay_session()
-    fresh = "\n" if session is not None and ends_mid_line(session.run.entry) else ""
-    return (f"{fresh}snapstate: replay reached step {index} ({step.kind}{label} in {where}); "
-            f"{what}")
+    return (f"{chr(10) if fresh_line else ''}snapstate: replay reached step {index} "
+            f"({step.kind}{label} in {where}); {what}")
 
 
 def ends_mid_line(entry: dict[str, Any]) -> bool:
@@ -48,28 +45,32 @@ STEP_VALUES = "step_values"
 
 def interact(mode: str, frame: types.FrameType, index: int, step: Step,
              values: dict[str, Any] | None = None, *, listen: str = "127.0.0.1:5678",
-             then: str = "continues the replay") -> bool:
+             then: str = "continues the replay", entry: dict[str, Any] | None = None) -> bool:
     """Run pdb (``mode == "pdb"``), a console, or wait for an IDE's debugger (``debugpy``,
     listening on ``listen``) on ``frame`` until the user continues; ``values`` (the step's live
     values as the recorder was handed them: an effect's arguments unwrapped from their
     ``PreviewOnly``) are ``step_values`` in pdb and the console; ``then`` says in the banner
-    what continuing does. Returns True when the user quit pdb (``q``): the caller ends the
-    replay there, as ``q`` ends a program run under pdb."""
+    what continuing does; ``entry``: the run's (``ends_mid_line``). Returns True when the user
+    quit pdb (``q``): the caller ends the replay there, as ``q`` ends a program run under
+    pdb."""
     from ..capture.recorder import PreviewOnly
 
     values = {name: value.value if isinstance(value, PreviewOnly) else value
               for name, value in (values or {}).items()}
     note = f"; the step's values are `{STEP_VALUES}`" if values else ""
+    fresh = ends_mid_line(entry or {})
     if mode == "debugpy":
         from .dap_stop import wait_for_ide
 
-        wait_for_ide(frame, banner(index, step, "the live frame is stopped there"), listen)
+        wait_for_ide(frame, banner(index, step, "the live frame is stopped there",
+                                   fresh_line=fresh), listen)
     elif mode == "pdb":
         return debug(frame, banner(index, step, f"pdb on the live frame{note}; `c` {then}, "
-                                                "`q` ends the replay here"), values, step=step)
+                                                "`q` ends the replay here", fresh_line=fresh),
+                     values, step=step)
     else:
         console(frame, banner(index, step, f"console with the frame's locals and globals"
-                                          f"{note}; Ctrl-D {then}"), values)
+                                          f"{note}; Ctrl-D {then}", fresh_line=fresh), values)
     return False
 
 

@@ -159,7 +159,8 @@ class TracedReplayRecorder(Recorder):
         config = self.session.config
         if stops.interact(config.mode, shown[-1] if shown else frame, point.index, point.step,
                           extra, listen=config.listen,
-                          then="lets the program run on to its end, untraced"):
+                          then="lets the program run on to its end, untraced",
+                          entry=self.session.run.entry):
             self.session.succeed(f"replayed {steps(point.index + 1)} (0-{point.index}), "
                                  "no divergence; pdb quit there")
 

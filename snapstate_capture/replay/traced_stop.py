@@ -127,7 +127,8 @@ class StopPoint:
         recorder._tracer.stop()
         mode = session.config.mode
         if stops.interact(mode, frame, self.index, self.step, listen=session.config.listen,
-                          then="lets the program run on to its end, untraced"):
+                          then="lets the program run on to its end, untraced",
+                          entry=session.run.entry):
             from .report import steps
 
             session.succeed(f"replayed {steps(self.index + 1)} (0-{self.index}), "
