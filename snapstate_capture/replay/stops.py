@@ -26,8 +26,9 @@ def banner(index: int, step: Step, what: str, *, fresh_line: bool = False) -> st
     if step.function and not step.lineno:  # a module's call step: no line has run yet
         where = f"{step.function}, before its first line"
     label = f" {step.label!r}" if step.label else ""
-    return (f"{chr(10) if fresh_line else ''}snapstate: replay reached step {index} "
-            f"({step.kind}{label} in {where}); {what}")
+    start = "\n" if fresh_line else ""
+    return (f"{start}snapstate: replay reached step {index} ({step.kind}{label} in {where}); "
+            f"{what}")
 
 
 def ends_mid_line(entry: dict[str, Any]) -> bool:
