@@ -37,9 +37,16 @@ def traced_run(path):
         return [triple(i) for i in range(5)]
 
 
-def test_runs_one_after_another_share_one_flusher_thread_that_ends_when_idle(tmp_path):
+#: How long the flusher lingers in the tests that look at it between runs: a run's start and
+#: end took over the real half second on a loaded machine (load 11), and the thread was gone.
+PATIENT_LINGER = 5.0
+
+
+def test_runs_one_after_another_share_one_flusher_thread_that_ends_when_idle(tmp_path,
+                                                                              monkeypatch):
     flusher = stream_module._FLUSHER
     assert flusher.wait_ended(5)  # none left by earlier tests
+    monkeypatch.setattr(flusher_module, "LINGER", PATIENT_LINGER)
     traced_run(tmp_path / "a.snap")
     first = flusher._ident
     traced_run(tmp_path / "b.snap")
@@ -51,10 +58,11 @@ def test_runs_one_after_another_share_one_flusher_thread_that_ends_when_idle(tmp
     assert [s.function for s in steps if s.kind == "call"] == ["triple"] * 5
 
 
-def test_the_program_sees_the_threads_it_had_before_a_block(tmp_path):
+def test_the_program_sees_the_threads_it_had_before_a_block(tmp_path, monkeypatch):
     """A thread-leak check after a recorded test (pytest fixtures do this) found the flusher
     thread still running for up to half a second: it is no ``threading.Thread`` at all now,
     so no registry the program can read holds it."""
+    monkeypatch.setattr(flusher_module, "LINGER", PATIENT_LINGER)
     before = (threading.active_count(), list(threading.enumerate()))
     traced_run(tmp_path / "a.snap")
     assert stream_module._FLUSHER.running  # it lingers, waiting for the next run...
@@ -106,7 +114,8 @@ def test_the_thread_sleeps_without_streams_and_ends_after_linger(monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
-def test_a_forked_child_records_with_its_own_flusher(tmp_path):
+def test_a_forked_child_records_with_its_own_flusher(tmp_path, monkeypatch):
+    monkeypatch.setattr(flusher_module, "LINGER", PATIENT_LINGER)
     traced_run(tmp_path / "parent.snap")  # the parent's flusher thread is running now
     assert stream_module._FLUSHER.running
     child_file = tmp_path / "child.snap"
