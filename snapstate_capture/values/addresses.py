@@ -24,6 +24,7 @@ int is never hidden. Which ints could be addresses is narrowed first by ``could_
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 import types
 from typing import Any, Iterable
@@ -39,6 +40,33 @@ _OWN = ("snapstate_capture", "snapstate_inspect")
 def could_be_address(value: int) -> bool:
     """Whether the int ``value`` is in the range and alignment of a CPython object's id."""
     return ADDRESS_MIN <= value < ADDRESS_MAX and not value & 7
+
+
+#: An address in the default repr's form, anywhere in a text: ``<Foo object at 0x7f…>``.
+_AT_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+#: A hex number standing alone (``0x`` or not) in an object's repr: Jinja's
+#: ``<Template memory:7ffff45826d0>``, ``<Foo 0x7f…>``, ``id=0x7f…``.
+_HEX_WORD = re.compile(r"(?<![0-9A-Za-z_])(0x)?([0-9a-fA-F]{6,16})(?![0-9A-Za-z_])")
+_HEX_LETTER = re.compile(r"[a-fA-F]")
+
+
+def blank_addresses(text: str) -> str:
+    """``text`` — a value's repr — with the memory addresses in it blanked, so that two
+    processes write the same text for the same value: `` at 0x7f…`` anywhere (a string that
+    holds a default repr too), and in an object's repr (text starting with ``<``) any hex
+    number that could be an address (``could_be_address``), written with ``0x`` or, if it has
+    a hex letter, without (a bare decimal number is a number). The digits become ``…``."""
+    text = _AT_ADDRESS.sub(" at 0x…", text)
+    if text.startswith("<"):
+        text = _HEX_WORD.sub(_blank_hex, text)
+    return text
+
+
+def _blank_hex(match: re.Match[str]) -> str:
+    prefix, digits = match.group(1), match.group(2)
+    if (prefix or _HEX_LETTER.search(digits)) and could_be_address(int(digits, 16)):
+        return f"{prefix or ''}…"
+    return match.group(0)
 
 
 _FLAT = (set, frozenset, list, tuple)

@@ -97,3 +97,45 @@ def _record_twice(path):
         with snap.record(target, trace="calls", include=[__file__]):
             render(20)
 
+
+
+BARE_ADDRESS = '''\
+class Big:
+    def __init__(self, n):
+        self.items = [object() for _ in range(n)]
+
+    def __repr__(self):
+        return f"<Big memory:{id(self):x}>"
+
+
+def make(n):
+    big = Big(n)
+    return big
+
+
+def use(big):
+    return len(big.items)
+
+
+print(use(make(400)))
+'''
+
+
+def test_a_big_value_whose_repr_names_its_address_without_0x_replays(tmp_path):
+    """A traced step's value of over 300 objects keeps no payload and is compared by its
+    preview; Jinja's ``<Template memory:7ffff45826d0>`` names its address without ``0x``, and
+    every replay of a ``from_string`` template diverged at the step that returned one."""
+    (tmp_path / "big.py").write_text(BARE_ADDRESS)
+    path = tmp_path / "big.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/big.py", "-o", str(path),
+                   "big.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        returned = [step.frames[-1].locals["big"].repr for step in steps
+                    if step.kind == "return" and step.function == "make"]
+        count = len(steps)
+    assert returned == ["<Big memory:…>"]
+    replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=120)
+    assert f"replayed {count} steps, no divergence" in replayed.stdout, (
+        replayed.stdout + replayed.stderr)
