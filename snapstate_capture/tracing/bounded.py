@@ -477,7 +477,7 @@ def _address_keys(pairs: list[tuple[Any, Any]]) -> dict[int, str]:
                         break
     rest = [k for k in ints if k not in found]
     if rest:
-        found.update(stack_addresses(rest))
+        found.update(stack_addresses(rest, memo=True))  # a dict's keys
     return found
 
 

@@ -139,3 +139,49 @@ def test_a_big_value_whose_repr_names_its_address_without_0x_replays(tmp_path):
     replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=120)
     assert f"replayed {count} steps, no divergence" in replayed.stdout, (
         replayed.stdout + replayed.stderr)
+
+
+SEEN_BENEATH = '''\
+class Node:
+    def __init__(self, name, first=None):
+        self.name = name
+        self.children = [first] if first is not None else []
+
+    def first(self):
+        return self.children[0] if self.children else None
+
+
+class Seq:
+    def __init__(self, *parts):
+        self.parts = list(parts)
+
+    def link(self):
+        count = 0
+        for prev, cur in zip(self.parts, self.parts[1:]):
+            seen = set()
+            while cur is not None and id(cur) not in seen:
+                seen.add(id(cur))  # ids of what it entered: beneath self, no local any more
+                cur = cur.first()
+                count += 1
+        return count
+
+
+leaf = Node("leaf")
+print(Seq(Node("a"), Node("b", Node("c", Node("d", leaf))), Node("e")).link())
+'''
+
+
+def test_a_set_of_the_ids_of_objects_beneath_a_local_replays(tmp_path):
+    """pyparsing's ``And.streamline`` keeps ``seen = {id(cur), ...}`` while ``cur`` walks down
+    ``self.exprs[1]``'s first expressions: the ids it entered are of objects beneath ``self``,
+    no local any more, and a traced replay diverged on ``seen`` at every grammar."""
+    (tmp_path / "seen.py").write_text(SEEN_BENEATH)
+    path = tmp_path / "seen.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/seen.py", "-o", str(path),
+                   "seen.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        count = len(timeline.runs[-1].steps)
+    replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=120)
+    assert f"replayed {count} steps, no divergence" in replayed.stdout, (
+        replayed.stdout + replayed.stderr)
