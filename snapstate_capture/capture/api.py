@@ -12,6 +12,7 @@ from typing import Any, Callable, TypeVar
 from . import nondeterminism
 from .hooks import END, START, check_hooks, run_hooks
 from .environment import function_entry
+from .start_depth import frames_beneath
 from ..store.hashing import content_hash
 from ..store.locations import is_store_url, location_label
 from ..options import CaptureOptions
@@ -143,6 +144,8 @@ class record:  # noqa: N801 - used like a function: `with record(...)`, `@record
             entry, blobs = self.entry, None
             if entry is None and call is not None:
                 entry, blobs = _function_entry(call, self.options)
+                if entry is not None:  # the replay calls the function as deep (start_depth)
+                    entry["start_depth"] = frames_beneath(root)
             recorder = Recorder(self.path, name=self.name or default_name,
                                 options=self.options, root=root, parent=self.parent,
                                 entry=entry, encrypt=self.encrypt, block=block,

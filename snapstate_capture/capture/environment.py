@@ -15,6 +15,11 @@ if TYPE_CHECKING:
 #: Distributions whose versions are recorded when their top-level module is imported.
 KEY_PACKAGES = ("snapstate", "dill", "numpy", "pandas", "pydantic", "openai", "anthropic",
                 "langchain", "langgraph", "httpx", "requests", "torch")
+#: Key packages that are SnapState's own (it and its dependency): recorded whether the program
+#: has imported them or not. Whether dill is loaded when a run starts is SnapState's doing (a
+#: replay child has loaded it to read payloads), so a fork listed ``dill: (none) → 0.4.1``
+#: as a difference from the run it forks.
+OWN_PACKAGES = frozenset({"snapstate", "dill"})
 
 
 def entry_facts(options: CaptureOptions | None = None) -> dict[str, Any]:
@@ -79,7 +84,8 @@ _versions: dict[str, tuple[Any, str | None]] = {}
 
 
 def environment_facts() -> dict[str, Any]:
-    """Python version, platform, host, cwd, argv, pid and versions of key packages in use."""
+    """Python version, platform, host, cwd, argv, pid and versions of key packages in use
+    (``KEY_PACKAGES`` the program has imported, and ``OWN_PACKAGES`` always)."""
     packages: dict[str, str] = {}
     try:
         from importlib import metadata
@@ -87,7 +93,7 @@ def environment_facts() -> dict[str, Any]:
         for dist in KEY_PACKAGES:
             module = "snapstate_capture" if dist == "snapstate" else dist
             loaded = sys.modules.get(module)
-            if loaded is None:
+            if loaded is None and dist not in OWN_PACKAGES:
                 continue
             known = _versions.get(dist)
             if known is None or known[0] is not loaded:

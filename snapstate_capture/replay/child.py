@@ -1,8 +1,9 @@
 """The replay child's main: install the session, then start the run's entry again.
 
-Started as ``python -m snapstate_capture.replay CONFIG`` in the run's recorded working
-directory. The entry is one of (``environment.entry_facts``): a script (run as ``__main__``
-with its recorded ``argv``), a module (``-m``), or an importable workflow function called with
+Started by ``launch.replay`` as ``python …/snapstate_capture/replay/__main__.py CONFIG`` (a
+script: no ``runpy`` frames beneath the program) in the run's recorded working directory.
+The entry is one of (``environment.entry_facts``): a script (run as ``__main__`` with its
+recorded ``argv``), a module (``-m``), or an importable workflow function called with
 its recorded arguments (loading them needs trust). The session ends the process itself when
 the replay's outcome is known; reaching the end of this function means the program never
 started the recorded ``record`` block, or a fork ran to its end.
@@ -20,6 +21,7 @@ from typing import Any
 from ..errors import SnapStateError
 from ..capture.hashseed import take_hidden_seed
 from ..capture.script import run_script
+from ..capture.start_depth import at_depth
 from ..store.reader import Value
 from .config import ReplayConfig
 from .report import steps
@@ -126,11 +128,13 @@ def _start(entry: dict[str, Any], session: ReplaySession) -> None:
             session.fail(f"the run's script {path} no longer exists")
         sys.argv = [path, *argv]
         sys.path[0] = os.path.dirname(path)
-        run_script(path)  # the ``__main__`` that ``snapstate record`` ran it in
+        # the ``__main__`` that ``snapstate record`` ran it in, on a stack as deep
+        at_depth(entry.get("start_depth"), run_script)(path)
     elif kind == "module":
         sys.argv = [str(entry.get("module")), *argv]
         sys.path[0] = os.getcwd()
-        runpy.run_module(str(entry.get("module")), run_name="__main__", alter_sys=True)
+        at_depth(entry.get("start_depth"), runpy.run_module)(
+            str(entry.get("module")), run_name="__main__", alter_sys=True)
     elif kind == "function":
         sys.argv = [str(entry.get("qualname")), *argv]
         sys.path[0] = os.getcwd()
@@ -140,7 +144,7 @@ def _start(entry: dict[str, Any], session: ReplaySession) -> None:
         ref = entry.get("args") or {}
         args, kwargs = Value(session.timeline, "arguments", ref).load(
             trust=session.config.trust)
-        result = target(*args, **kwargs)
+        result = at_depth(entry.get("start_depth"), target)(*args, **kwargs)
         if inspect.iscoroutine(result):
             import asyncio  # here, not at the top: the program imports it, not the replay
 

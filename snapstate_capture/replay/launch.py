@@ -1,6 +1,6 @@
 """Starting a replay from another process: the parent side of ``snapstate replay``.
 
-``replay(...)`` writes the child's config, starts ``python -m snapstate_capture.replay`` in
+``replay(...)`` writes the child's config, starts the replay child (``CHILD_MAIN``) in
 the run's recorded working directory with its recorded environment variables, lets it use the
 terminal (pdb and the console need it), waits, and returns the child's result dict (see
 ``session.ReplaySession.finish``). The caller checks drift and trust first.
@@ -30,6 +30,9 @@ from .relocate import relocation_for
 
 #: The directory that holds the ``snapstate_capture`` package: the child must import this copy.
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(snapstate_capture.__file__)))
+#: The replay child, started as a script rather than with ``-m``: ``runpy``'s frames would be
+#: beneath the program, deeper than ``snapstate record`` started it (``capture/start_depth``).
+CHILD_MAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py")
 
 
 #: Said with a divergence of a run recorded under a random hash secret (``hashseed.py``).
@@ -89,7 +92,7 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
                               remap_lines=remap_lines)
         config_path = os.path.join(scratch, "config.json")
         config.dump(config_path)
-        command = [sys.executable, "-m", "snapstate_capture.replay", config_path]
+        command = [sys.executable, CHILD_MAIN, config_path]
         try:
             if on_progress is None:
                 child = _run(command, cwd, child_environment(run), run.entry, capture_output)

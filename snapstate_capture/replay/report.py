@@ -17,22 +17,23 @@ Reprs come from previews (bounded, plain text); nothing here loads a payload.
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from ..values.addresses import blank_addresses
 
 #: Diff lines kept per variable.
 MAX_DIFF = 20
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def normalize(preview: Any) -> Any:
-    """``preview`` with memory addresses (`` at 0x7f…``) blanked, for comparing two processes."""
+    """``preview`` with memory addresses blanked in its texts (``addresses.blank_addresses``:
+    `` at 0x7f…``, ``<Template memory:7f…>``), for comparing two processes."""
     if isinstance(preview, dict):
         return {k: normalize(v) for k, v in preview.items()}
     if isinstance(preview, list):
         return [normalize(v) for v in preview]
     if isinstance(preview, str):
-        return _ADDRESS.sub(" at 0x…", preview)
+        return blank_addresses(preview)
     return preview
 
 

@@ -33,14 +33,13 @@ import dataclasses
 import gc
 import inspect
 import itertools
-import re
 import sys
 import types
 import weakref
 from typing import Any
 
 from ..options import ValueOptions
-from ..values.addresses import could_be_address, stack_addresses
+from ..values.addresses import blank_addresses, could_be_address, stack_addresses
 from ..values.preview import PreviewBuilder, redacted_preview
 from ..values.identity import _plain_pickling
 from ..values.registry import class_name
@@ -84,7 +83,6 @@ _BUILTIN = frozenset({dict, list, tuple, set, frozenset})
 #: ``obj.__eq__``) or a function that cannot be imported by name (a closure, a lambda).
 _BY_VALUE = frozenset({types.MethodType, types.BuiltinFunctionType, types.MethodWrapperType,
                        types.FunctionType})
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _CONTAINERS = (dict, list, tuple, set, frozenset)
 _BASES = {cls: cls for cls in _CONTAINERS}  # the containers themselves (subclasses: isinstance)
 
@@ -351,7 +349,7 @@ def shallow_key(obj: Any, limit: int, repr_of: Any = None) -> tuple | None:
         attrs = _class_attributes(obj) if issubclass(cls, type) else \
             (static_attributes(obj) or []) if _plain_pickling(cls) else []
         parts = tuple([(k, _part(v)) for k, v in attrs[:limit]])
-        return (cls, _ADDRESS.sub(" at 0x…", repr_of(obj)) if own else id(obj), parts)
+        return (cls, blank_addresses(repr_of(obj)) if own else id(obj), parts)
     except Exception:  # noqa: BLE001 - unreadable: the preview is built each time
         return None
 
@@ -408,9 +406,9 @@ def bounded_preview(obj: Any, options: ValueOptions, text: str | None = None
             node["repr"] = f"<{cls.__name__} of {total} items>"
         elif cls.__repr__ is object.__repr__:  # no address: the same text in every process
             node["repr"] = f"<{node['type']} object>"
-        else:  # its own repr, addresses blanked (" at 0x…"): the same text in every process
+        else:  # its own repr, addresses blanked (" at 0x…", "memory:…"): the same text in every process
             node["repr"] = (text if text is not None
-                            else _ADDRESS.sub(" at 0x…", builder.repr_of(obj)))
+                            else blank_addresses(builder.repr_of(obj)))
         kids = []
         for label, key, value in items:
             if key is not None and builder.is_secret(key) and options.redacts(key, value):
@@ -479,7 +477,7 @@ def _address_keys(pairs: list[tuple[Any, Any]]) -> dict[int, str]:
                         break
     rest = [k for k in ints if k not in found]
     if rest:
-        found.update(stack_addresses(rest))
+        found.update(stack_addresses(rest, memo=True))  # a dict's keys
     return found
 
 

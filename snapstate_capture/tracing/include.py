@@ -46,6 +46,7 @@ _HANDS_OVER_FILES = _files(
     ("snapstate_capture", "capture", "effects.py"),
     ("snapstate_capture", "capture", "retry.py"),
     ("snapstate_capture", "capture", "script.py"),
+    ("snapstate_capture", "capture", "start_depth.py"),
     ("snapstate_capture", "integrations", "base.py"),
     ("snapstate_capture", "integrations", "calls.py"),
     ("snapstate_capture", "replay", "child.py"),

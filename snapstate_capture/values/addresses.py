@@ -10,7 +10,8 @@ writes such an int as "an address" instead of its number when it is the id of
 - a part of the same value (the first walk of ``identity.identity`` collects them), or
 - a local of one of the program's frames on the capturing thread's stack
   (``stack_addresses``; module and class bodies count their namespace) — the set of ids of
-  the lists ``_flatten`` entered holds the id of its own argument.
+  the lists ``_flatten`` entered holds the id of its own argument — or an object a few steps
+  beneath such a local (pyparsing's ``seen`` set of the expressions it walked down).
 
 An address is written as what it names: the part's own digest, or the local's function and
 name — so two ids swapped between two values (``{id(a): 5, id(b): 7}`` against
@@ -24,9 +25,13 @@ int is never hidden. Which ints could be addresses is narrowed first by ``could_
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 import types
+from collections import deque
 from typing import Any, Iterable
+
+from .static import static_attributes
 
 #: Smallest and largest int taken for a possible address (CPython's ids are heap addresses).
 ADDRESS_MIN = 1 << 20
@@ -39,6 +44,33 @@ _OWN = ("snapstate_capture", "snapstate_inspect")
 def could_be_address(value: int) -> bool:
     """Whether the int ``value`` is in the range and alignment of a CPython object's id."""
     return ADDRESS_MIN <= value < ADDRESS_MAX and not value & 7
+
+
+#: An address in the default repr's form, anywhere in a text: ``<Foo object at 0x7f…>``.
+_AT_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+#: A hex number standing alone (``0x`` or not) in an object's repr: Jinja's
+#: ``<Template memory:7ffff45826d0>``, ``<Foo 0x7f…>``, ``id=0x7f…``.
+_HEX_WORD = re.compile(r"(?<![0-9A-Za-z_])(0x)?([0-9a-fA-F]{6,16})(?![0-9A-Za-z_])")
+_HEX_LETTER = re.compile(r"[a-fA-F]")
+
+
+def blank_addresses(text: str) -> str:
+    """``text`` — a value's repr — with the memory addresses in it blanked, so that two
+    processes write the same text for the same value: `` at 0x7f…`` anywhere (a string that
+    holds a default repr too), and in an object's repr (text starting with ``<``) any hex
+    number that could be an address (``could_be_address``), written with ``0x`` or, if it has
+    a hex letter, without (a bare decimal number is a number). The digits become ``…``."""
+    text = _AT_ADDRESS.sub(" at 0x…", text)
+    if text.startswith("<"):
+        text = _HEX_WORD.sub(_blank_hex, text)
+    return text
+
+
+def _blank_hex(match: re.Match[str]) -> str:
+    prefix, digits = match.group(1), match.group(2)
+    if (prefix or _HEX_LETTER.search(digits)) and could_be_address(int(digits, 16)):
+        return f"{prefix or ''}…"
+    return match.group(0)
 
 
 _FLAT = (set, frozenset, list, tuple)
@@ -60,7 +92,7 @@ def holds_stack_address(value: Any) -> bool:
     else:
         return False
     ints = [part for part in parts if type(part) is int and could_be_address(part)]
-    return bool(ints) and bool(stack_addresses(ints))
+    return bool(ints) and bool(stack_addresses(ints, memo=cls is not list and cls is not tuple))
 
 
 #: Program frames read for locals, innermost first (a deep recursion is not walked whole at
@@ -68,10 +100,15 @@ def holds_stack_address(value: Any) -> bool:
 STACK_DEPTH = 64
 
 
-def stack_addresses(candidates: Iterable[int]) -> dict[int, str]:
+def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[int, str]:
     """``{address: what it is the id of}`` for those of ``candidates`` (ints) that are the id
     of a local — the top-level value of a local name, ``"function.name"`` — of one of the
-    ``STACK_DEPTH`` innermost frames of the program on this thread's stack.
+    ``STACK_DEPTH`` innermost frames of the program on this thread's stack, or else of an
+    object a few steps beneath one (``"function.name.attr[2]"``: ``_beneath_locals``) — looked
+    for when one of the candidates is a local's id, or ``memo`` (they are a set's members or a
+    dict's keys: the form a memo of ids takes) and one is above ``HEAP_MIN`` — so that numbers
+    that merely look like addresses seldom cost a walk (a set of them that changes at every
+    traced step, beside locals holding thousands of objects, can: ~3x the recording's time).
 
     A frame's locals are read only where that leaves no trace: a module or class body's own
     namespace (an exact dict: a ``__prepare__`` mapping of the program's is not read), a frame
@@ -81,6 +118,7 @@ def stack_addresses(candidates: Iterable[int]) -> dict[int, str]:
     the program dropped."""
     wanted = set(candidates)
     found: dict[int, str] = {}
+    roots: list[tuple[str, Any]] = []
     tracing = sys.gettrace() is not None or sys.getprofile() is not None
     frame: types.FrameType | None = sys._getframe(1)
     depth = 0
@@ -97,12 +135,71 @@ def stack_addresses(candidates: Iterable[int]) -> dict[int, str]:
                         if id(value) in wanted:
                             wanted.discard(id(value))
                             found[id(value)] = f"{where}.{local}"
+                        if function:  # a module's namespace is the whole program
+                            roots.append((f"{where}.{local}", value))
                     value = None
                     if function and not tracing:
                         release_locals_snapshot(frame, snapshot)
                 snapshot = None
         frame = frame.f_back
+    if wanted and roots and (found or memo and max(wanted) >= HEAP_MIN):
+        _beneath_locals(roots, wanted, found)
     return found
+
+
+#: Below this no heap address of a 64-bit CPython is met in practice (a PIE binary's heap and
+#: mmap'd arenas lie far above): a memo of smaller ints is taken for numbers, not walked for.
+HEAP_MIN = 1 << 32
+#: How far beneath a local, and how many objects in all, ``_beneath_locals`` looks.
+REACH_DEPTH = 8
+REACH_BUDGET = 5_000
+#: Values with nothing beneath them to look at.
+_LEAVES = frozenset({type(None), bool, int, float, complex, str, bytes, bytearray, range,
+                     types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                     types.ModuleType, type})
+
+
+def _beneath_locals(roots: list[tuple[str, Any]], wanted: set[int],
+                    found: dict[int, str]) -> None:
+    """Name the ids in ``wanted`` that are of objects beneath the locals ``roots`` (path,
+    value), breadth first in the program's own order — list and tuple items, dict values,
+    instance attributes read statically — at most ``REACH_DEPTH`` steps down and
+    ``REACH_BUDGET`` objects in all. A search keeps ids of what it has entered: pyparsing's
+    ``And.streamline`` walks ``self.exprs[1]`` and what it leads to, a local no longer holding
+    the first of them, and a replay diverged on its ``seen`` set at every grammar."""
+    queue = deque((path, value, 0) for path, value in roots)
+    met = {id(value) for _, value in roots}
+    budget = REACH_BUDGET
+    while queue and wanted and budget > 0:
+        path, value, level = queue.popleft()
+        if level >= REACH_DEPTH:
+            continue
+        for label, child in _beneath(value):
+            budget -= 1
+            key = id(child)
+            if key in met or type(child) in _LEAVES:
+                continue
+            met.add(key)
+            if key in wanted:
+                wanted.discard(key)
+                found[key] = f"{path}{label}"
+            queue.append((f"{path}{label}", child, level + 1))
+
+
+def _beneath(value: Any) -> list[tuple[str, Any]]:
+    """What ``_beneath_locals`` looks at under ``value``, read without running its code."""
+    cls = type(value)
+    try:
+        if cls is list or cls is tuple:
+            return [(f"[{index}]", item) for index, item in enumerate(value)]
+        if cls is dict:
+            return [(f"[{key!r}]" if type(key) in (str, int) else "[…]", item)
+                    for key, item in dict.items(value)]
+        if cls in _LEAVES or cls in (set, frozenset):
+            return []
+        return [(f".{name}", item) for name, item in static_attributes(value) or []]
+    except Exception:  # noqa: BLE001 - an unreadable object: nothing beneath it
+        return []
 
 
 def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:

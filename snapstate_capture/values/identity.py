@@ -429,8 +429,10 @@ def identity(obj: Any, *, budget: int = DEFAULT_BUDGET) -> str | None:
             big = set(walker.big_ints)
             named = {k: b"part " + walker.done[k] for k in big if k in walker.done}
             if len(named) < len(big):
+                memo = type(obj) in (set, frozenset, dict)  # (addresses.stack_addresses)
                 named.update((k, b"local " + where.encode())
-                             for k, where in stack_addresses(big - named.keys()).items())
+                             for k, where in stack_addresses(big - named.keys(),
+                                                             memo=memo).items())
             if named:
                 digest = _Walker(budget, named).digest(obj)
         return digest.hex()

@@ -15,6 +15,7 @@ including the first, so two captures of the same value give the same preview.
 from __future__ import annotations
 
 import time
+import types
 import weakref
 from typing import Any
 
@@ -26,6 +27,17 @@ _SLOW: weakref.WeakKeyDictionary[type, float] = weakref.WeakKeyDictionary()
 #: Classes whose repr is C code of the interpreter, never slow and never user code.
 _TRUSTED_REPR = frozenset({int, float, complex, bool, type(None), type(Ellipsis),
                            type(NotImplemented), range, slice})
+#: Classes whose repr is the interpreter's C code reading only names and addresses — never
+#: user code — but not plain data: not timed. A call timed slow would be the machine's
+#: doing (the process descheduled, the GIL held elsewhere, a garbage collection), and would
+#: turn the class's every repr into ``SlowRepr`` for the rest of the process: under load a
+#: replay read ``<function …>`` as ``<repr failed: SlowRepr: took 0.60 s; …>`` and diverged.
+_UNTIMED_REPR = frozenset({
+    type, types.FunctionType, types.BuiltinFunctionType, types.CodeType, types.CellType,
+    types.WrapperDescriptorType, types.MethodWrapperType, types.MethodDescriptorType,
+    types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
+})
+_OBJECT_REPR = object.__repr__
 
 
 def clip(text: str, limit: int) -> str:
@@ -73,8 +85,8 @@ def safe_repr(obj: Any, limit: int, slow_seconds: float | None = None) -> str:
             return clip(str.__repr__(obj), limit) if cls is not str else clip(repr(obj), limit)
         if issubclass(cls, (bytes, bytearray)) and len(obj) > limit:
             return clip(repr(bytes(obj[:limit])), limit)
-        if slow_seconds is None:
-            return clip(repr(obj), limit)
+        if slow_seconds is None or cls in _UNTIMED_REPR or cls.__repr__ is _OBJECT_REPR:
+            return clip(repr(obj), limit)  # the last: ``<Foo object at 0x…>``, C code too
         note = slow_repr_note(cls)
         if note is not None:
             return note

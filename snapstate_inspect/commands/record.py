@@ -31,6 +31,7 @@ from snapstate_capture.capture import hashseed
 from snapstate_capture import record as record_block
 from snapstate_capture.capture.environment import entry_facts
 from snapstate_capture.capture.script import run_script
+from snapstate_capture.capture.start_depth import depth_for_callee
 from snapstate_capture.errors import SnapStateError
 
 from ..progress import bar as progress_bar, wanted as progress_wanted
@@ -160,6 +161,8 @@ def _run_program(block: record_block, module: str | None, target: str,
     else:
         sys.argv = [module, *argv]  # runpy puts the module's file name in argv[0]
         sys.path[0] = os.getcwd()
+    if block.entry is not None:  # the replay starts the program as deep (capture/start_depth)
+        block.entry["start_depth"] = depth_for_callee()
     try:
         with block:
             try:

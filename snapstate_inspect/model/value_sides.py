@@ -17,8 +17,8 @@ import sys
 from typing import Any
 
 from snapstate_capture.values import safe_repr
+from snapstate_capture.values.addresses import blank_addresses
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 META = "~"  # prefix of metadata keys in plain previews; labels start with "[", "." or "{"
 PARTIAL_PREVIEW = "the preview holds part of the value; --full compares whole values"
 
@@ -27,8 +27,9 @@ _SCALARS = (int, float, complex, bool, str, bytes, type(None))
 
 
 def normalize_repr(text: str) -> str:
-    """A repr with memory addresses blanked (``<Foo object at 0x…>``), for comparing runs."""
-    return _ADDRESS.sub(" at 0x…", text)
+    """A repr with memory addresses blanked (``<Foo object at 0x…>``, ``<Template memory:…>``:
+    ``addresses.blank_addresses``), for comparing runs."""
+    return blank_addresses(text)
 
 
 def short_type(type_name: str | None) -> str:

@@ -6,6 +6,8 @@ int is still a divergence. The replay of a whole package that keys memos by ``id
 
 from __future__ import annotations
 
+import sys
+
 import textwrap
 
 from snapstate_capture.values.addresses import could_be_address, holds_stack_address
@@ -74,3 +76,31 @@ def test_a_traced_memo_of_ids_replays_and_a_changed_big_int_diverges(tmp_path):
     program.write_text(PROGRAM.replace("SIZE", "BIG + 16"))  # a big int, not an address
     changed = run_cli("replay", str(tmp_path / "walk.snap"), "--allow-drift", cwd=tmp_path)
     assert "divergence at step" in changed.stdout, changed.stdout + changed.stderr
+
+
+def test_an_id_of_an_object_beneath_a_local_is_named_by_its_path():
+    """``stack_addresses`` looks beneath the locals too for a memo's ids (``_beneath_locals``):
+    list items, dict values and attributes read statically, a few steps down."""
+    from snapstate_capture.values.addresses import stack_addresses
+
+    class Holder:
+        def __init__(self, inner):
+            self.parts = [None, {"key": inner}]
+
+    inner = object()
+    holder = Holder(inner)
+    wanted = id(inner)
+    del inner
+    # (with a trace function left by another test in this worker, an untraced frame's
+    # locals are not read: this test's frame is read as the program's when none runs)
+    trace, profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(None)
+    sys.setprofile(None)
+    try:
+        assert stack_addresses([wanted]) == {}  # a list's numbers: not walked for
+        found = stack_addresses([wanted], memo=True)  # a set's members: a memo of ids
+    finally:
+        sys.settrace(trace)
+        sys.setprofile(profile)
+    assert found[wanted].endswith(".holder.parts[1]['key']"), found
+    assert holder

@@ -86,3 +86,46 @@ def test_resume_a_run_killed_with_sigkill(tmp_path):
     for i in range(rounds):  # every effect ran exactly once across the crash and the resume
         assert lines.count(f"llm question {i}") == 1
         assert lines.count(f"tool q{i}") == 1
+
+
+FORKED = '''\
+def make():
+    class Local:  # pickle refuses an instance of a local class: dill takes it
+        pass
+    return Local()
+
+
+def square(n):
+    return n * n
+
+
+def total(values, thing):
+    return sum(square(v) for v in values)
+
+
+print(total(range(5), make()))
+'''
+
+
+def test_a_fork_is_started_with_what_its_run_was(tmp_path):
+    """A run whose program never imports dill, and its live fork: SnapState imported dill for
+    the local class's instance after the run had started, the replay child before the fork
+    did, and ``snapstate diff`` listed ``package dill: (none) → 0.4.1`` as an input the two
+    runs differed in (SnapState's own packages are recorded whether loaded or not)."""
+    (tmp_path / "forked.py").write_text(FORKED)
+    path = tmp_path / "forked.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/forked.py", "-o", str(path),
+                   "forked.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        parent = timeline.runs[-1]
+        call = next(s.index for s in parent.steps if s.kind == "call" and s.function == "total")
+        parent_id = parent.id
+    forked = run_cli("replay", str(path), "--to", str(call), "--live", cwd=tmp_path, timeout=120)
+    assert forked.returncode == 0, forked.stdout + forked.stderr
+    with snap.open_timeline(path) as timeline:
+        fork_id = timeline.runs[-1].id
+    assert fork_id != parent_id
+    diff = run_cli("diff", str(path), "--run", parent_id, str(path), "--run", fork_id)
+    assert "started with" not in diff.stdout, diff.stdout
+    assert diff.returncode == 0, diff.stdout + diff.stderr

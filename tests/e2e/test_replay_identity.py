@@ -97,3 +97,91 @@ def _record_twice(path):
         with snap.record(target, trace="calls", include=[__file__]):
             render(20)
 
+
+
+BARE_ADDRESS = '''\
+class Big:
+    def __init__(self, n):
+        self.items = [object() for _ in range(n)]
+
+    def __repr__(self):
+        return f"<Big memory:{id(self):x}>"
+
+
+def make(n):
+    big = Big(n)
+    return big
+
+
+def use(big):
+    return len(big.items)
+
+
+print(use(make(400)))
+'''
+
+
+def test_a_big_value_whose_repr_names_its_address_without_0x_replays(tmp_path):
+    """A traced step's value of over 300 objects keeps no payload and is compared by its
+    preview; Jinja's ``<Template memory:7ffff45826d0>`` names its address without ``0x``, and
+    every replay of a ``from_string`` template diverged at the step that returned one."""
+    (tmp_path / "big.py").write_text(BARE_ADDRESS)
+    path = tmp_path / "big.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/big.py", "-o", str(path),
+                   "big.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        returned = [step.frames[-1].locals["big"].repr for step in steps
+                    if step.kind == "return" and step.function == "make"]
+        count = len(steps)
+    assert returned == ["<Big memory:…>"]
+    replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=120)
+    assert f"replayed {count} steps, no divergence" in replayed.stdout, (
+        replayed.stdout + replayed.stderr)
+
+
+SEEN_BENEATH = '''\
+class Node:
+    def __init__(self, name, first=None):
+        self.name = name
+        self.children = [first] if first is not None else []
+
+    def first(self):
+        return self.children[0] if self.children else None
+
+
+class Seq:
+    def __init__(self, *parts):
+        self.parts = list(parts)
+
+    def link(self):
+        count = 0
+        for prev, cur in zip(self.parts, self.parts[1:]):
+            seen = set()
+            while cur is not None and id(cur) not in seen:
+                seen.add(id(cur))  # ids of what it entered: beneath self, no local any more
+                cur = cur.first()
+                count += 1
+        return count
+
+
+leaf = Node("leaf")
+print(Seq(Node("a"), Node("b", Node("c", Node("d", leaf))), Node("e")).link())
+'''
+
+
+def test_a_set_of_the_ids_of_objects_beneath_a_local_replays(tmp_path):
+    """pyparsing's ``And.streamline`` keeps ``seen = {id(cur), ...}`` while ``cur`` walks down
+    ``self.exprs[1]``'s first expressions: the ids it entered are of objects beneath ``self``,
+    no local any more, and a traced replay diverged on ``seen`` at every grammar."""
+    (tmp_path / "seen.py").write_text(SEEN_BENEATH)
+    path = tmp_path / "seen.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/seen.py", "-o", str(path),
+                   "seen.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        count = len(timeline.runs[-1].steps)
+    replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=120)
+    assert f"replayed {count} steps, no divergence" in replayed.stdout, (
+        replayed.stdout + replayed.stderr)
