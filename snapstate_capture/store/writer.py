@@ -15,13 +15,13 @@ import socket
 import contextlib
 import functools
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..clocks import Clocks
 from ..errors import WriteFailed
 from .hashing import GENESIS, chain_hash  # noqa: F401 - GENESIS: bench imports it from here
 from . import blobs, sealing
@@ -90,7 +90,7 @@ def process_facts() -> dict[str, Any]:
     """What a run's header says of the process recording it, taken now: ``started`` (epoch
     seconds), ``pid``, ``host`` and ``proc_start`` (``process_start_marker``)."""
     pid = os.getpid()
-    return dict(started=time.time(), pid=pid, host=socket.gethostname(),
+    return dict(started=Clocks.time(), pid=pid, host=socket.gethostname(),
                 proc_start=_own_start_marker(pid))
 
 
@@ -478,7 +478,7 @@ class TimelineWriter:
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
         """Set the run's final ``status`` (``finished``/``failed``/``truncated``…) and end
         time, re-sealed in the same statement."""
-        ended, error_text = time.time(), json.dumps(error) if error else None
+        ended, error_text = Clocks.time(), json.dumps(error) if error else None
         with self._lock:
             state = self._states[run_id].with_end(status=status, ended=ended, error=error_text)
             seal, signature = self._seal(run_id, state)
