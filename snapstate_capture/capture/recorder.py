@@ -12,7 +12,6 @@ import functools
 import os
 import sys
 import threading
-import time
 import types
 import uuid
 from typing import Any
@@ -23,6 +22,7 @@ from .frames import FrameCapturer, StackCapture
 from .address_layout import address_facts
 from .hashseed import seed_facts
 from .tasks import call_site, current_task_name, current_thread_name
+from ..clocks import Clocks
 from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
 from ..options import CaptureOptions, traced_options
 from ..trust.signing import RunSigner
@@ -54,11 +54,6 @@ BOUNDED_VERSION = 1
 
 def _recording() -> bool:
     return bool(_active)
-
-# The clocks the recorder itself reads, bound before ``patch_nondeterminism`` can route the
-# module attributes through the effect journal.
-_wall_clock = time.time
-_mono_clock = time.monotonic
 
 
 class PreviewOnly:
@@ -501,7 +496,7 @@ class Recorder:
                      extra: dict[str, Any] | None, lineno: int | None,
                      frames: list[types.FrameType] | None = None) -> StepRecord:
         """Capture the stack ending at ``frame`` (and ``extra``) into a ``StepRecord``."""
-        wall, mono = _wall_clock(), _mono_clock()
+        wall, mono = Clocks.time(), Clocks.monotonic()  # not the program's (``clocks.py``)
         if frames is None:
             frames = self._frames.walk(frame, self.root)
             if self._tracer is not None:

@@ -22,11 +22,11 @@ import os
 import select
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+from ..clocks import Clocks
 from ..errors import TimelineError, WriteFailed
 from ..store.locations import location_label
 from ..store.spool import SpoolFile, spool_dir
@@ -177,10 +177,10 @@ class SpoolingWriter:
             if proc.stdin is not None:
                 proc.stdin.close()
             if self._ended and proc.stdout is not None:
-                deadline = time.monotonic() + _wait_seconds()
+                deadline = Clocks.monotonic() + _wait_seconds()
                 line, why = b"", ""
                 while True:
-                    line = _read_line(proc.stdout, max(deadline - time.monotonic(), 0.0))
+                    line = _read_line(proc.stdout, max(deadline - Clocks.monotonic(), 0.0))
                     if not line.startswith(b"waiting "):
                         break
                     why = f" ({line[8:].decode('utf-8', 'replace').strip()})"
@@ -233,12 +233,12 @@ class SpoolingWriter:
 
 def _read_line(stream: Any, timeout: float) -> bytes:
     """One line from ``stream`` if one comes within ``timeout`` seconds, else ``b""``."""
-    deadline = time.monotonic() + timeout
+    deadline = Clocks.monotonic() + timeout
     while True:
-        ready, _, _ = select.select([stream], [], [], max(deadline - time.monotonic(), 0))
+        ready, _, _ = select.select([stream], [], [], max(deadline - Clocks.monotonic(), 0))
         if ready:
             return stream.readline()
-        if time.monotonic() >= deadline:
+        if Clocks.monotonic() >= deadline:
             return b""
 
 

@@ -15,6 +15,7 @@ import threading
 import types
 from typing import TYPE_CHECKING, Any
 
+from ..clocks import Clocks
 from ..errors import PayloadLoadError, SnapStateError, TimelineError
 from ..capture import lineage
 from ..capture.recorder import Recorder, _recording, current_task_name, current_thread_name
@@ -316,14 +317,13 @@ class ReplayRecorder(Recorder):
         """``await_turn`` for an effect served in an asyncio task: yields to the other tasks
         (whose steps were recorded first) until its turn, at most ``TURN_WAIT`` s."""
         import asyncio
-        import time
 
         target = call.recorded_step
         if self._order.by_lineage:
             return  # steps are compared per lineage (``order.py``): no global turn to wait for
-        deadline = time.monotonic() + TURN_WAIT
+        deadline = Clocks.monotonic() + TURN_WAIT
         while (not self.live and target is not None and self.replayed < target
-               and time.monotonic() < deadline):
+               and Clocks.monotonic() < deadline):
             await asyncio.sleep(0.001)
 
     def _wait_for_live(self) -> bool:

@@ -22,10 +22,16 @@ def content_hash(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=DIGEST_SIZE).digest()
 
 
+#: ``canonical_json``'s encoder: SnapState's own instance, not ``json.dumps``, which a program
+#: may patch while it is recorded (a test's ``mock.patch("json.dumps")`` counted every preview
+#: and step capture among its calls). The same text ``json.dumps`` makes with these options.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              allow_nan=True)
+
+
 def canonical_json(obj: Any) -> bytes:
     """Serialize JSON-able ``obj`` deterministically (sorted keys, no spaces, UTF-8)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=True).encode("utf-8")
+    return _CANONICAL.encode(obj).encode("utf-8")
 
 
 def chain_hash(previous: bytes, record: dict[str, Any]) -> bytes:

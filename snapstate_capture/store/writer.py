@@ -15,13 +15,13 @@ import socket
 import contextlib
 import functools
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..clocks import Clocks
 from ..errors import WriteFailed
 from .hashing import GENESIS, chain_hash  # noqa: F401 - GENESIS: bench imports it from here
 from . import blobs, sealing
@@ -34,6 +34,11 @@ from .locations import location_label, open_write_engine
 #: Bytes of recently written blobs kept as delta bases, and the largest blob kept.
 RECENT_LIMIT = 32 * 1024 * 1024
 RECENT_MAX_BLOB = 4 * 1024 * 1024
+
+
+#: ``json.dumps`` with its defaults, as SnapState's own encoder: a program may patch
+#: ``json.dumps`` while it is recorded, and the steps written in its process must not call it.
+_json_text = json.JSONEncoder().encode
 
 
 @dataclass
@@ -82,15 +87,15 @@ chunk_chain_fields = sealing.chunk_fields
 def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tuple:
     return (run_id, index, record.kind, record.label, record.wall, record.mono, record.thread,
             record.task, record.function, record.filename, record.lineno, record.depth,
-            json.dumps(record.frames), json.dumps(record.extra) if record.extra else None,
-            json.dumps(record.errors) if record.errors else None, record.n_changed, digest)
+            _json_text(record.frames), _json_text(record.extra) if record.extra else None,
+            _json_text(record.errors) if record.errors else None, record.n_changed, digest)
 
 
 def process_facts() -> dict[str, Any]:
     """What a run's header says of the process recording it, taken now: ``started`` (epoch
     seconds), ``pid``, ``host`` and ``proc_start`` (``process_start_marker``)."""
     pid = os.getpid()
-    return dict(started=time.time(), pid=pid, host=socket.gethostname(),
+    return dict(started=Clocks.time(), pid=pid, host=socket.gethostname(),
                 proc_start=_own_start_marker(pid))
 
 
@@ -171,8 +176,8 @@ class TimelineWriter:
         run_id = run_id or uuid.uuid4().hex
         if claim is not None:
             env = {**env, "continues": claim[0]}
-        header = dict(name=name, **(facts or process_facts()), entry=json.dumps(entry),
-                      env=json.dumps(env), parent_run=parent[0] if parent else None,
+        header = dict(name=name, **(facts or process_facts()), entry=_json_text(entry),
+                      env=_json_text(env), parent_run=parent[0] if parent else None,
                       parent_step=parent[1] if parent else None)
         with self._lock:
             with self._transaction(immediate=True) as engine:
@@ -469,7 +474,7 @@ class TimelineWriter:
         fields = sealing.effect_fields(
             seq=seq, step=row.get("step"), site=row["site"], task=row.get("task"),
             ordinal=row["ordinal"], name=row["name"], args_hash=row.get("args_hash"),
-            outcome=row["outcome"], value=json.dumps(row.get("value")))
+            outcome=row["outcome"], value=_json_text(row.get("value")))
         self.engine.insert_effect(run_id, fields)
         self._effect_next[run_id] = seq + 1  # a row refused by the database takes no number
         used.add(seq)
@@ -478,7 +483,7 @@ class TimelineWriter:
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
         """Set the run's final ``status`` (``finished``/``failed``/``truncated``…) and end
         time, re-sealed in the same statement."""
-        ended, error_text = time.time(), json.dumps(error) if error else None
+        ended, error_text = Clocks.time(), _json_text(error) if error else None
         with self._lock:
             state = self._states[run_id].with_end(status=status, ended=ended, error=error_text)
             seal, signature = self._seal(run_id, state)

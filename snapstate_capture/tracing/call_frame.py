@@ -16,10 +16,10 @@ another tracer (coverage) asked for lines. Line tracing uses it too, for everyth
 
 from __future__ import annotations
 
-import time
 import types
 from typing import Any
 
+from ..clocks import Clocks
 from ..capture import chunked
 from ..capture.chunk_capture import identity as _identity
 from ..capture.detectors import IMMUTABLE
@@ -266,7 +266,7 @@ class CallFrame:
             if event == "return":
                 suspended = info.suspends and _is_yield(frame)
                 raised = arg is None and not suspended and _is_unwinding(frame)
-                out = [RETURN, fid, frame.f_lineno, time.time(), time.monotonic(),
+                out = [RETURN, fid, frame.f_lineno, Clocks.time(), Clocks.monotonic(),
                        "yield" if suspended else "raised" if raised else None, None]
                 # a returned local is captured once (``memo``): ``encoder.begin_event()``
                 # and ``end_event()``, inline (two calls less at every return)
@@ -302,7 +302,7 @@ class CallFrame:
                 if info.suspends and arg[0] is StopIteration and _ends_await(frame):
                     return self.local  # an await (yield from) finished: not an exception step
                 exc = arg[1]
-                out = [EXCEPTION, fid, frame.f_lineno, time.time(), time.monotonic(),
+                out = [EXCEPTION, fid, frame.f_lineno, Clocks.time(), Clocks.monotonic(),
                        type(exc).__name__, self.encoder.capture(exc, None)]
                 self._finish(frame, out)
                 self.app(tuple(out))

@@ -28,8 +28,9 @@ from __future__ import annotations
 import _thread
 import sys
 import threading
-import time
 from typing import Any
+
+from ..clocks import Clocks
 
 #: Seconds the thread waits for another stream once none is open, before it ends: a test
 #: suite's next test starts well within it.
@@ -73,14 +74,14 @@ class Flusher:
         """Stop flushing ``stream``; returns once no flush of it is running in the thread (at
         once when called from the thread itself, or when it was not added), or after
         ``timeout`` seconds of waiting for one (a flush stuck on the writer's pipe)."""
-        deadline = time.monotonic() + timeout
+        deadline = Clocks.monotonic() + timeout
         with self._cond:
             if stream in self._streams:
                 self._streams.remove(stream)
             if _thread.get_ident() == self._ident:
                 return
             while self._busy is stream:
-                left = deadline - time.monotonic()
+                left = deadline - Clocks.monotonic()
                 if left <= 0:
                     return
                 self._cond.wait(left)

@@ -49,9 +49,9 @@ import struct
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
+from ..clocks import Clocks
 from ..capture.chunked import chunk_size
 from ..store.hashing import canonical_json, content_hash
 from ..capture.detectors import STATE_ELSEWHERE, function_detector  # checkpoint path's
@@ -491,7 +491,7 @@ class Stream:
                 return
             batch = items[:count]
             del items[:count]
-            batch.append((TIME, time.time(), time.monotonic()))
+            batch.append((TIME, Clocks.time(), Clocks.monotonic()))
             try:
                 data = marshal.dumps(batch)
             except ValueError:

@@ -22,10 +22,10 @@ import gc
 import os
 import sys
 import threading
-import time
 import types
 from typing import Any, Callable
 
+from ..clocks import Clocks
 from ..capture.tasks import pending_tasks
 from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
@@ -156,7 +156,7 @@ class Tracer:
         if ident not in self._threads or ident in self._paused:
             return
         sys.settrace(self._hook)
-        self.items.append((GAP, self._threads[ident], time.time(), time.monotonic(),
+        self.items.append((GAP, self._threads[ident], Clocks.time(), Clocks.monotonic(),
                            "tracer reinstalled: Python had dropped it"))
 
     def _gc_check(self, phase: str, info: dict) -> None:
@@ -302,7 +302,7 @@ class Tracer:
         if keys is None:
             keys = self._code_keys(frame)
         self.items.append((code, fid, parent, thread, task, info.function, info.filename,
-                           keys[0], keys[1], frame.f_lineno, time.time(), time.monotonic(),
+                           keys[0], keys[1], frame.f_lineno, Clocks.time(), Clocks.monotonic(),
                            *pairs))
         if code == ADOPT and not self.lines:
             self.frame_state(frame, info, fid, known)  # registers its catch-up

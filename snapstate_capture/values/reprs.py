@@ -14,11 +14,11 @@ including the first, so two captures of the same value give the same preview.
 
 from __future__ import annotations
 
-import time
 import types
 import weakref
 from typing import Any
 
+from ..clocks import Clocks
 from .registry import class_name
 
 #: Classes whose ``__repr__`` was slow: class -> seconds the slow call took.
@@ -90,9 +90,9 @@ def safe_repr(obj: Any, limit: int, slow_seconds: float | None = None) -> str:
         note = slow_repr_note(cls)
         if note is not None:
             return note
-        start = time.perf_counter()
+        start = Clocks.perf_counter()
         text = repr(obj)
-        took = time.perf_counter() - start
+        took = Clocks.perf_counter() - start
         if took > slow_seconds:
             try:
                 _SLOW[cls] = took

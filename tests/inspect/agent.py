@@ -72,7 +72,7 @@ def record_fixed(path):
     import uuid
     from unittest import mock
 
-    from snapstate_capture.capture import recorder
+    from snapstate_capture.clocks import Clocks
 
     ticks = itertools.count()
 
@@ -80,7 +80,7 @@ def record_fixed(path):
         return 1_700_000_000.0 + next(ticks) * 0.25
 
     with mock.patch.object(time, "time", clock), \
-            mock.patch.object(recorder, "_wall_clock", clock), \
+            mock.patch.object(Clocks, "time", clock), \
             mock.patch.object(uuid, "uuid4", lambda: uuid.UUID(int=0x5EED)):
         try:
             with snap.record(path, name="agent"):

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ...clocks import Clocks
 from ...errors import TimelineError
 from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA
 
@@ -81,7 +82,7 @@ LOCKED_RETRY_SECONDS = 30.0
 def _connect_for_writing(path: Path) -> sqlite3.Connection:
     """A write connection in WAL mode; retries while another process switches the journal."""
     check_readable(path)
-    deadline = time.monotonic() + LOCKED_RETRY_SECONDS
+    deadline = Clocks.monotonic() + LOCKED_RETRY_SECONDS
     while True:
         try:
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
@@ -95,7 +96,7 @@ def _connect_for_writing(path: Path) -> sqlite3.Connection:
             conn.close()
             # Leaving rollback-journal mode for WAL needs the file to itself for a moment;
             # SQLite answers "locked" at once while another process opens or closes it.
-            if "locked" not in str(exc) or time.monotonic() > deadline:
+            if "locked" not in str(exc) or Clocks.monotonic() > deadline:
                 raise TimelineError(path, f"cannot write timeline ({db_error_text(exc)})") \
                     from None
             time.sleep(0.02)
