@@ -62,6 +62,46 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
                       timeout=timeout)
 
 
+def record_traced_script(tmp_path: Path, name: str, source: str) -> Path:
+    """Write ``source`` to ``tmp_path/name`` and record it with ``snapstate record --trace
+    calls`` (the script itself traced) into ``tmp_path/<stem>.snap``; returns that path."""
+    (tmp_path / name).write_text(source)
+    path = tmp_path / (Path(name).stem + ".snap")
+    done = run_cli("record", "--trace", "calls", "--include", f"*/{name}", "-o", str(path),
+                   name, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def cli_on_a_terminal(*args: str, cwd: Path, columns: int = 100,
+                      stdout_too: bool = False) -> tuple[int, str | None, str]:
+    """``snapstate ARGS`` with stderr (and, with ``stdout_too``, stdout) on a pseudo-terminal:
+    ``(exit code, stdout or None when it was on the terminal, what the terminal got)``."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": str(columns)}
+    proc = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", *args], cwd=cwd,
+                            env=env, stdin=subprocess.DEVNULL,
+                            stdout=slave if stdout_too else subprocess.PIPE, stderr=slave,
+                            text=True)
+    os.close(slave)
+    chunks = []
+    while select.select([master], [], [], 120)[0]:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the other side closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    out = None if stdout_too else proc.stdout.read()
+    proc.wait(timeout=60)
+    os.close(master)
+    return proc.returncode, out, b"".join(chunks).decode("utf-8", "replace")
+
+
 def _summing_loop(n: int) -> int:
     total = 0
     for i in range(n):

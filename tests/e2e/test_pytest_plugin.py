@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import snapstate_capture as snap
-from tests.conftest import run_cli, run_python
+from tests.conftest import cli_on_a_terminal, run_cli, run_python
 
 SUITE = textwrap.dedent('''
     def total(items):
@@ -346,41 +346,14 @@ def test_a_failing_tests_timeline_replays_that_test_alone_into_pdb(tmp_path):
             "test_basket.py--test_missing_price.snap"], workers
 
 
-def _on_a_terminal(*args: str, cwd: Path) -> str:
-    """What ``snapstate ARGS`` shows on a pseudo-terminal (stdout and stderr), escapes out."""
-    import os
-    import pty
-    import select
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", *args], cwd=cwd,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"},
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
-    os.close(slave)
-    chunks = []
-    while select.select([master], [], [], 120)[0]:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # the other side closed
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=60)
-    os.close(master)
-    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
-
-
 def test_a_tests_replay_says_its_outcome_on_a_line_of_its_own(tmp_path):
     """The replay ends at the test's last step, after pytest wrote ``test_basket.py `` and
     before the test's outcome: the verdict was printed on the end of that progress line."""
     done = _pytest(tmp_path, "--snapstate")
     _, path, _ = _failures(done.stdout)["test_basket.py::test_missing_price"]
-    shown = _on_a_terminal("replay", "--quiet", path, cwd=tmp_path)
+    _, _, shown = cli_on_a_terminal("replay", "--quiet", path, cwd=tmp_path, columns=120,
+                                    stdout_too=True)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
     lines = [line.strip() for line in shown.replace("\r", "\n").splitlines()]
     assert "test_basket.py" in lines, shown
     assert any(re.fullmatch(r"replayed \d+ steps, no divergence", line) for line in lines), shown

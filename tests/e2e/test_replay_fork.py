@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import snapstate_capture as snap
-from tests.conftest import PROGRAMS, ROOT, run_cli
+from tests.conftest import PROGRAMS, ROOT, record_traced_script, run_cli
 from tests.e2e.replay_helpers import record_agent, replay_json, runs_json, side_lines
 
 
@@ -112,11 +112,7 @@ def test_a_fork_is_started_with_what_its_run_was(tmp_path):
     the local class's instance after the run had started, the replay child before the fork
     did, and ``snapstate diff`` listed ``package dill: (none) → 0.4.1`` as an input the two
     runs differed in (SnapState's own packages are recorded whether loaded or not)."""
-    (tmp_path / "forked.py").write_text(FORKED)
-    path = tmp_path / "forked.snap"
-    done = run_cli("record", "--trace", "calls", "--include", "*/forked.py", "-o", str(path),
-                   "forked.py", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    path = record_traced_script(tmp_path, "forked.py", FORKED)
     with snap.open_timeline(path) as timeline:
         parent = timeline.runs[-1]
         call = next(s.index for s in parent.steps if s.kind == "call" and s.function == "total")

@@ -9,7 +9,7 @@ import json
 import shutil
 
 import snapstate_capture as snap
-from tests.conftest import PROGRAMS, run_cli
+from tests.conftest import PROGRAMS, record_traced_script, run_cli
 from tests.e2e.replay_helpers import replay_json
 
 
@@ -125,11 +125,7 @@ def test_a_big_value_whose_repr_names_its_address_without_0x_replays(tmp_path):
     """A traced step's value of over 300 objects keeps no payload and is compared by its
     preview; Jinja's ``<Template memory:7ffff45826d0>`` names its address without ``0x``, and
     every replay of a ``from_string`` template diverged at the step that returned one."""
-    (tmp_path / "big.py").write_text(BARE_ADDRESS)
-    path = tmp_path / "big.snap"
-    done = run_cli("record", "--trace", "calls", "--include", "*/big.py", "-o", str(path),
-                   "big.py", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    path = record_traced_script(tmp_path, "big.py", BARE_ADDRESS)
     with snap.open_timeline(path) as timeline:
         steps = timeline.runs[-1].steps
         returned = [step.frames[-1].locals["big"].repr for step in steps
@@ -175,11 +171,7 @@ def test_a_set_of_the_ids_of_objects_beneath_a_local_replays(tmp_path):
     """pyparsing's ``And.streamline`` keeps ``seen = {id(cur), ...}`` while ``cur`` walks down
     ``self.exprs[1]``'s first expressions: the ids it entered are of objects beneath ``self``,
     no local any more, and a traced replay diverged on ``seen`` at every grammar."""
-    (tmp_path / "seen.py").write_text(SEEN_BENEATH)
-    path = tmp_path / "seen.snap"
-    done = run_cli("record", "--trace", "calls", "--include", "*/seen.py", "-o", str(path),
-                   "seen.py", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    path = record_traced_script(tmp_path, "seen.py", SEEN_BENEATH)
     with snap.open_timeline(path) as timeline:
         count = len(timeline.runs[-1].steps)
     replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=120)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import snapstate_capture as snap
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, record_traced_script, run_cli
 
 DEPTH = '''\
 import sys
@@ -69,11 +69,7 @@ def test_a_console_script_recording_replays_at_its_depth(tmp_path, how):
 def test_a_deeper_recording_is_replayed_as_deep(tmp_path):
     """``python -m snapstate_inspect record`` starts the program above ``runpy``'s frames too:
     the replay puts frames of its own beneath the program until it is as deep."""
-    (tmp_path / "measure.py").write_text(DEPTH)
-    path = tmp_path / "measure.snap"
-    done = run_cli("record", "--trace", "calls", "--include", "*/measure.py", "-o", str(path),
-                   "measure.py", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    path = record_traced_script(tmp_path, "measure.py", DEPTH)
     with snap.open_timeline(path) as timeline:
         assert timeline.runs[-1].entry["start_depth"] > 4
     _assert_replays(path, tmp_path)

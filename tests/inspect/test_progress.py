@@ -3,11 +3,6 @@ with --quiet; the capture side reports progress through plain callbacks."""
 
 from __future__ import annotations
 
-import os
-import pty
-import select
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -16,7 +11,7 @@ from snapstate_capture.replay.launch import replay
 from snapstate_capture.store.maintenance import collect_garbage
 from snapstate_capture.trust.transfer import copy_run
 from snapstate_capture.trust.verify import verify_timeline
-from tests.conftest import ROOT, run_cli, run_python
+from tests.conftest import cli_on_a_terminal, run_cli, run_python
 
 PROGRAM = textwrap.dedent('''
     import sys
@@ -41,27 +36,8 @@ def _recorded(tmp_path: Path) -> Path:
 
 def _stderr_on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
     """``snapstate ARGS`` with stderr on a pseudo-terminal: (exit code, stdout, stderr)."""
-    master, slave = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
-    proc = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", *args], cwd=cwd,
-                            env=env, stdout=subprocess.PIPE, stderr=slave, text=True)
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        if not ready:
-            break
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # the other side closed
-            break
-        if not data:
-            break
-        chunks.append(data)
-    out = proc.stdout.read()
-    proc.wait(timeout=60)
-    os.close(master)
-    return proc.returncode, out, b"".join(chunks).decode("utf-8", "replace")
+    code, out, err = cli_on_a_terminal(*args, cwd=cwd)
+    return code, out or "", err
 
 
 def test_bars_on_a_terminal_and_never_when_piped_or_quiet(tmp_path):
