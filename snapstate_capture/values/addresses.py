@@ -118,7 +118,7 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
     the program dropped."""
     wanted = set(candidates)
     found: dict[int, str] = {}
-    roots: list[tuple[str, Any]] = []
+    roots: list[list[tuple[str, Any]]] = []  # per frame, innermost first
     tracing = sys.gettrace() is not None or sys.getprofile() is not None
     frame: types.FrameType | None = sys._getframe(1)
     depth = 0
@@ -131,12 +131,15 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
                 snapshot = frame.f_locals
                 if type(snapshot) is dict:
                     where = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+                    own: list[tuple[str, Any]] = []
                     for local, value in list(dict.items(snapshot)):
                         if id(value) in wanted:
                             wanted.discard(id(value))
                             found[id(value)] = f"{where}.{local}"
                         if function:  # a module's namespace is the whole program
-                            roots.append((f"{where}.{local}", value))
+                            own.append((f"{where}.{local}", value))
+                    if own:
+                        roots.append(own)
                     value = None
                     if function and not tracing:
                         release_locals_snapshot(frame, snapshot)
@@ -159,31 +162,35 @@ _LEAVES = frozenset({type(None), bool, int, float, complex, str, bytes, bytearra
                      types.ModuleType, type})
 
 
-def _beneath_locals(roots: list[tuple[str, Any]], wanted: set[int],
+def _beneath_locals(roots: list[list[tuple[str, Any]]], wanted: set[int],
                     found: dict[int, str]) -> None:
-    """Name the ids in ``wanted`` that are of objects beneath the locals ``roots`` (path,
-    value), breadth first in the program's own order — list and tuple items, dict values,
-    instance attributes read statically — at most ``REACH_DEPTH`` steps down and
-    ``REACH_BUDGET`` objects in all. A search keeps ids of what it has entered: pyparsing's
-    ``And.streamline`` walks ``self.exprs[1]`` and what it leads to, a local no longer holding
-    the first of them, and a replay diverged on its ``seen`` set at every grammar."""
-    queue = deque((path, value, 0) for path, value in roots)
-    met = {id(value) for _, value in roots}
+    """Name the ids in ``wanted`` that are of objects beneath the locals ``roots`` (per frame,
+    innermost first: ``(path, value)``), frame by frame and breadth first in the program's own
+    order — list and tuple items, dict values, instance attributes read statically — at most
+    ``REACH_DEPTH`` steps down and ``REACH_BUDGET`` objects in all. A search keeps ids of what
+    it has entered: pyparsing's ``And.streamline`` walks ``self.exprs[1]`` and what it leads
+    to, a local no longer holding the first of them, and a replay diverged on its ``seen`` set
+    at every grammar. The innermost frame is searched first: a memo of ids is made where its
+    objects are at hand, and one breadth-first pass over every frame spent the budget on the
+    outer frames' big graphs (pytest's session under a test) before reaching it."""
+    met = {id(value) for frame in roots for _, value in frame}
     budget = REACH_BUDGET
-    while queue and wanted and budget > 0:
-        path, value, level = queue.popleft()
-        if level >= REACH_DEPTH:
-            continue
-        for label, child in _beneath(value):
-            budget -= 1
-            key = id(child)
-            if key in met or type(child) in _LEAVES:
+    for frame in roots:
+        queue = deque((path, value, 0) for path, value in frame)
+        while queue and wanted and budget > 0:
+            path, value, level = queue.popleft()
+            if level >= REACH_DEPTH:
                 continue
-            met.add(key)
-            if key in wanted:
-                wanted.discard(key)
-                found[key] = f"{path}{label}"
-            queue.append((f"{path}{label}", child, level + 1))
+            for label, child in _beneath(value):
+                budget -= 1
+                key = id(child)
+                if key in met or type(child) in _LEAVES:
+                    continue
+                met.add(key)
+                if key in wanted:
+                    wanted.discard(key)
+                    found[key] = f"{path}{label}"
+                queue.append((f"{path}{label}", child, level + 1))
 
 
 def _beneath(value: Any) -> list[tuple[str, Any]]:

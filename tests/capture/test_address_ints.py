@@ -104,3 +104,37 @@ def test_an_id_of_an_object_beneath_a_local_is_named_by_its_path():
         sys.setprofile(profile)
     assert found[wanted].endswith(".holder.parts[1]['key']"), found
     assert holder
+
+
+def _memo_beside(inner_id):
+    from snapstate_capture.values.addresses import stack_addresses
+
+    class Holder:
+        def __init__(self, inner):
+            self.parts = [None, {"key": inner}]
+
+    holder = Holder(_KEPT[0])
+    found = stack_addresses([inner_id], memo=True)
+    assert holder
+    return found
+
+
+_KEPT: list = []
+
+
+def test_the_innermost_frame_is_searched_before_a_callers_big_graph():
+    """A caller holding a big graph (pytest's session under every test) spent the search's
+    whole budget before the frame that made the memo was looked beneath: the test above
+    failed in the full suite only."""
+    _KEPT[:] = [object()]
+    crowd = [{"row": index} for index in range(20_000)]  # a caller's big local
+    trace, profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(None)
+    sys.setprofile(None)
+    try:
+        found = _memo_beside(id(_KEPT[0]))
+    finally:
+        sys.settrace(trace)
+        sys.setprofile(profile)
+    assert found[id(_KEPT[0])].endswith(".holder.parts[1]['key']"), found
+    assert crowd
