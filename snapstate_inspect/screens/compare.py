@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from snapstate_capture import Run, SnapStateError
@@ -30,6 +30,7 @@ from ..model.value_diff import DiffOptions
 from ..safe_text import plain
 from ..widgets.aligned_timeline import AlignedTimeline
 from ..widgets.diff_view import DiffView
+from ..widgets.footer import KeysFooter
 
 
 class CompareScreen(Screen[None]):
@@ -46,6 +47,9 @@ class CompareScreen(Screen[None]):
         Binding("escape", "close", "Close the comparison"),
         Binding("q", "quit", "Quit"),  # as on every screen of the inspector
     ]
+    #: The footer's labels under ``footer.SHORT_BELOW`` columns.
+    SHORT_LABELS = {"First divergence": "First", "Next divergence": "Next",
+                    "Previous divergence": "Prev", "Close the comparison": "Close"}
 
     def __init__(self, run_a: Run, run_b: Run, *, options: DiffOptions | None = None) -> None:
         super().__init__()
@@ -60,7 +64,7 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="compare-main"):
             yield AlignedTimeline(id="aligned")
             yield DiffView(id="compare-diff")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#aligned").border_title = "A | B"

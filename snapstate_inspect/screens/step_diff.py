@@ -11,7 +11,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from snapstate_capture import SnapStateError, Step
 
@@ -19,6 +19,7 @@ from ..model.diff import StepDiff, StepDiffer
 from ..model.value_diff import DiffOptions
 from ..safe_text import plain
 from ..widgets.diff_view import DiffView
+from ..widgets.footer import KeysFooter
 
 
 class StepDiffScreen(Screen[None]):
@@ -39,7 +40,7 @@ class StepDiffScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="stepdiff-title")
         yield DiffView(id="stepdiff-body")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         title = Text("diff of the marked step → the selected step", style="bold")

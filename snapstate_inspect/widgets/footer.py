@@ -25,7 +25,9 @@ SHORT_BELOW = 100
 
 class KeysFooter(Footer):
     """A ``Footer`` that skips recomposing when its keys are unchanged, compact on narrow
-    terminals (``COMPACT_BELOW``)."""
+    terminals (``COMPACT_BELOW``), with short labels on narrower ones (``SHORT_BELOW``: the
+    commands' ``short``, and a screen's own bindings' from its ``SHORT_LABELS``, description
+    -> short label)."""
 
     _shown: tuple | None = None
     short = False
@@ -40,7 +42,10 @@ class KeysFooter(Footer):
             await self.recompose()  # the palette key and the labels change with a rebuild only
 
     def compose(self) -> ComposeResult:
-        labels = {c.title: c.short for c in keymap.COMMANDS if c.short} if self.short else {}
+        labels: dict[str, str] = {}
+        if self.short:  # the commands' short labels, and a screen's own (``SHORT_LABELS``)
+            labels = {c.title: c.short for c in keymap.COMMANDS if c.short}
+            labels.update(getattr(self.screen, "SHORT_LABELS", {}))
         for widget in super().compose():
             if isinstance(widget, FooterKey) and widget.description in labels:
                 widget.description = labels[widget.description]

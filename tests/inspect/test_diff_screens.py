@@ -212,3 +212,26 @@ async def _far_down(tmp_path):
             timeline.scroll_to(y=0, animate=False, immediate=True)
             timeline.move_to(first)
             await _settle(app, pilot, in_view)
+
+
+def test_the_comparisons_footer_fits_80_columns(pair):
+    """The compare screen had Textual's own footer: at 80 columns it ended "esc C▏^p palette",
+    Close cut and Quit gone. It has the inspector's, with its keys' short labels there."""
+    asyncio.run(_narrow_footer(pair))
+
+
+async def _narrow_footer(pair):
+    from textual.widgets._footer import FooterKey
+
+    from snapstate_inspect.app import SnapStateApp
+    from snapstate_inspect.widgets.footer import KeysFooter
+
+    with snap.open_timeline(pair["a"]) as ta, snap.open_timeline(pair["b"]) as tb:
+        app = SnapStateApp(ta, other=tb)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await _settle(app, pilot, lambda: isinstance(app.screen, CompareScreen))
+            footer = app.screen.query_one(KeysFooter)
+            keys = list(footer.query(FooterKey))
+            assert footer.max_scroll_x == 0 and all(key.region.right <= 80 for key in keys)
+            assert [key.description for key in keys] == ["First", "Next", "Prev", "Close",
+                                                         "Quit"]
