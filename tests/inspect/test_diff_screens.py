@@ -102,22 +102,28 @@ def test_q_in_the_compare_screen_quits(pair):
     asyncio.run(_quit(pair))
 
 
-async def _quit(pair):
+@contextlib.asynccontextmanager
+async def _inspecting_both(pair, size=(160, 40)):
+    """``snapstate inspect A B`` at ``size``, once its comparison is on screen: (app, pilot)."""
     from snapstate_inspect.app import SnapStateApp
-    from snapstate_inspect.screens.inspector import InspectorScreen
 
     with snap.open_timeline(pair["a"]) as ta, snap.open_timeline(pair["b"]) as tb:
         app = SnapStateApp(ta, other=tb)
-        async with app.run_test(size=(160, 40)) as pilot:
+        async with app.run_test(size=size) as pilot:
             await _settle(app, pilot, lambda: isinstance(app.screen, CompareScreen))
-            await pilot.press("escape")
-            assert isinstance(app.screen, InspectorScreen)
-        app = SnapStateApp(ta, other=tb)
-        async with app.run_test(size=(160, 40)) as pilot:
-            await _settle(app, pilot, lambda: isinstance(app.screen, CompareScreen))
-            await pilot.press("q")
-            await pilot.pause()
-            assert app.return_code == 0  # set by App.exit: the app is quitting
+            yield app, pilot
+
+
+async def _quit(pair):
+    from snapstate_inspect.screens.inspector import InspectorScreen
+
+    async with _inspecting_both(pair) as (app, pilot):
+        await pilot.press("escape")
+        assert isinstance(app.screen, InspectorScreen)
+    async with _inspecting_both(pair) as (app, pilot):
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_code == 0  # set by App.exit: the app is quitting
 
 
 def test_a_click_on_the_aligned_timeline_selects_the_row_clicked(pair):
@@ -223,15 +229,10 @@ def test_the_comparisons_footer_fits_80_columns(pair):
 async def _narrow_footer(pair):
     from textual.widgets._footer import FooterKey
 
-    from snapstate_inspect.app import SnapStateApp
     from snapstate_inspect.widgets.footer import KeysFooter
 
-    with snap.open_timeline(pair["a"]) as ta, snap.open_timeline(pair["b"]) as tb:
-        app = SnapStateApp(ta, other=tb)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await _settle(app, pilot, lambda: isinstance(app.screen, CompareScreen))
-            footer = app.screen.query_one(KeysFooter)
-            keys = list(footer.query(FooterKey))
-            assert footer.max_scroll_x == 0 and all(key.region.right <= 80 for key in keys)
-            assert [key.description for key in keys] == ["First", "Next", "Prev", "Close",
-                                                         "Quit"]
+    async with _inspecting_both(pair, size=(80, 24)) as (app, _):
+        footer = app.screen.query_one(KeysFooter)
+        keys = list(footer.query(FooterKey))
+        assert footer.max_scroll_x == 0 and all(key.region.right <= 80 for key in keys)
+        assert [key.description for key in keys] == ["First", "Next", "Prev", "Close", "Quit"]
