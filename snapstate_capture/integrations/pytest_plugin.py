@@ -107,10 +107,10 @@ class TimelinePlugin:
         #: A test's held recording reaches its file only when the test fails (``keep``): it
         #: is written under this hidden name beside the kept timelines, then renamed.
         self.scratch_prefix = f".recording-{worker}-{os.getpid()}-"
-        self.invocation = config.invocation_params
         self.kept: list[tuple[str, str, int]] = []
         self.include = tuple(config.getoption("snapstate_include", default=None) or ())
         self.exclude = tuple(config.getoption("snapstate_exclude", default=None) or ())
+        self._entry_base = self._session_entry(config.invocation_params)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
@@ -181,19 +181,25 @@ class TimelinePlugin:
         first), with output capture off so ``replay --pdb`` can talk to the terminal, and the
         invocation's options that decide what pytest loads. An xdist worker has no entry of
         its own to start again; this one does."""
-        from ..capture.environment import chosen_env
-
-        cwd = str(self.invocation.dir)
         nodeid = item.nodeid.split("::", 1)
         test = str(item.path) + ("::" + nodeid[1] if len(nodeid) > 1 else "")
+        base = self._entry_base
+        return {**base, "argv": [*base["argv"], test], "env": dict(base["env"])}
+
+    def _session_entry(self, invocation: Any) -> dict[str, Any]:
+        """What every test's ``replay_entry`` shares, taken once: the directory pytest was
+        started in, its options that decide what it loads, the environment it was started
+        with (a replay's pytest runs the test's fixtures again)."""
+        from ..capture.environment import chosen_env
+
         argv = ["-p", "no:cacheprovider", "--capture=no", f"--snapstate={self.mode}",
                 *(f"--snapstate-include={glob}" for glob in self.include),
                 *(f"--snapstate-exclude={glob}" for glob in self.exclude),
-                *_loading_options(self.invocation.args), test]
+                *_loading_options(invocation.args)]
         env = chosen_env(None)
         env.update({name: os.environ[name] for name in _PLUGIN_VARIABLES if name in os.environ})
-        return {"kind": "module", "module": "pytest", "argv": argv, "cwd": cwd, "env": env,
-                "block": 0}
+        return {"kind": "module", "module": "pytest", "argv": argv, "cwd": str(invocation.dir),
+                "env": env, "block": 0}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker_input is not None:
