@@ -68,7 +68,7 @@ def interact(mode: str, frame: types.FrameType, index: int, step: Step,
     elif mode == "pdb":
         return debug(frame, banner(index, step, f"pdb on the live frame{note}; `c` {then}, "
                                                 "`q` ends the replay here", fresh_line=fresh),
-                     values, step=step)
+                     values, step=step if fresh else None)
     else:
         console(frame, banner(index, step, f"console with the frame's locals and globals"
                                           f"{note}; Ctrl-D {then}", fresh_line=fresh), values)
@@ -79,7 +79,8 @@ def debug(frame: types.FrameType, message: str, values: dict[str, Any] | None = 
           step: Step | None = None) -> bool:
     """Enter pdb at ``frame`` now (not at its next line), with tracing set up so that ``n``,
     ``s``, breakpoints and ``c`` behave as after ``breakpoint()``. ``step``: the recorded step
-    stopped at; pdb's stack then starts where its recorded stack does (``recorded_bottom``).
+    stopped at, given for a test's timeline; pdb's stack then starts where its recorded stack
+    does (``recorded_bottom``).
     Returns True when the user quit at this stop (``q``, or the end of pdb's input)."""
     sys.stdout.write(message + "\n")
     if values:
@@ -213,27 +214,27 @@ def program_bottom(frame: types.FrameType) -> types.FrameType:
 
 def recorded_bottom(frame: types.FrameType, step: Step) -> types.FrameType | None:
     """The live frame that is the outermost frame of ``step``'s recorded stack, ``frame``
-    being its innermost: counted outward over the frames that are not machinery
-    (``_machinery``; the recorder leaves out the same ones), and confirmed by its function's
-    name. None when the stack is shorter or the name differs (pdb then starts at
-    ``program_bottom``), or when the step's frames cannot be read.
+    being its innermost: the recorded frames' functions are matched outward, innermost first,
+    against the live frames' (a live frame the recording left out — a comprehension, a
+    wrapper — is passed over). None when they do not all match, or when the step's frames
+    cannot be read (pdb then starts at ``program_bottom``).
 
-    A test's timeline records from the test function down; its replay runs pytest, whose own
-    forty frames would otherwise head every ``where``."""
+    Used for a test's timeline (``ends_mid_line``: the run is one test under pytest), whose
+    recording starts at the test function: pytest's own forty frames beneath it would
+    otherwise head every ``where``. A traced run of a script is not cut there: its recorded
+    stacks hold only the traced frames, and the script's own calling frames are the
+    program's."""
     try:
-        recorded = step.frames
+        names = [recorded.function for recorded in step.frames]
     except Exception:  # noqa: BLE001 - an unreadable frame record: the program's bottom
         return None
-    if not recorded:
-        return None
-    count, current = 0, frame
-    while current is not None:
-        if not _machinery(current):
-            count += 1
-            if count == len(recorded):
-                code = current.f_code
-                name = getattr(code, "co_qualname", code.co_name)
-                return current if name == recorded[0].function else None
+    current: types.FrameType | None = frame
+    while names and current is not None:
+        code = current.f_code
+        if getattr(code, "co_qualname", code.co_name) == names[-1]:
+            names.pop()
+            if not names:
+                return current
         current = current.f_back
     return None
 

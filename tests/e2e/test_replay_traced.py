@@ -375,3 +375,22 @@ def test_pdb_quit_ends_the_replay_there(tmp_path):
     assert f"replayed {index + 1} steps (0-{index}), no divergence; pdb quit there" \
         in result.stdout
     assert "total " not in result.stdout  # the program's last line never ran
+
+
+def test_pdb_in_a_traced_library_keeps_the_scripts_calling_frame(tmp_path):
+    """Only the included library's frames are on a traced step's recorded stack; pdb's
+    ``where`` at such a stop still starts at the script that called it (the recorded stack's
+    outermost frame is the bottom of pdb's stack only for a test's timeline)."""
+    (tmp_path / "shapes.py").write_text("def area(w, h):\n    return w * h\n")
+    (tmp_path / "caller.py").write_text("import shapes\n\nprint(shapes.area(3, 4))\n")
+    path = tmp_path / "caller.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/shapes.py", "-o", str(path),
+                   "caller.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        call = next(s.index for s in timeline.runs[-1].steps
+                    if s.kind == "call" and s.function == "area")
+    stopped = run_cli("replay", str(path), "--to", str(call), "--pdb", cwd=tmp_path,
+                      input="where\nc\n", timeout=120)
+    shown = stopped.stdout.split("(Pdb)", 1)[1]
+    assert "caller.py(3)<module>()" in shown and "area()" in shown, stopped.stdout
