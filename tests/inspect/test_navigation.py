@@ -115,6 +115,27 @@ async def test_back_and_forward(reader):
         assert step_of(app) == 28
 
 
+async def test_stack_rows_fit_a_narrow_panel_and_keep_the_line_number(reader):
+    """At 80 columns a frame that does not fit its row gets two lines, function then place,
+    each cut to the panel with ``…`` (the place from its start: the line number stays); at
+    160 columns it is one line, as it always was."""
+    app = SnapStateApp(reader)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "g", "1", "9", "enter")  # the ToolError inside call_tool
+        stack = app.screen.query_one(StackView)
+        width = stack.scrollable_content_region.width
+        prompts = [stack.get_option_at_index(i).prompt.plain for i in range(stack.option_count)]
+        assert len(prompts) == 3 and width < 25
+        for prompt in prompts:
+            function, place = prompt.split("\n")
+            assert len(function) <= width and len(place) <= width, prompts
+        assert prompts[2].startswith("#2 call_tool") and prompts[2].endswith(":25")
+        await pilot.resize_terminal(160, 40)
+        await settle(pilot)
+        assert stack.get_option_at_index(2).prompt.plain.endswith("#2 call_tool  agent.py:25")
+
+
 async def test_panels_follow_the_selection(reader):
     app = SnapStateApp(reader)
     async with app.run_test(size=SIZE) as pilot:
