@@ -7,7 +7,8 @@ Each row's step diff is computed in a worker too (exclusive: moving on cancels t
 with the differences both runs start with (inputs) set aside, as ``snapstate diff`` does.
 
 Keys: ↑ ↓ PgUp PgDn Home End move; ``f`` first divergence; ``n`` / ``p`` next / previous
-divergent row; ``tab`` between panels; ``q`` closes the screen.
+divergent row; ``tab`` between panels; ``?`` lists these keys; Escape closes the screen and
+``q`` quits, as everywhere in the inspector.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..safe_text import plain
 from ..widgets.aligned_timeline import AlignedTimeline
 from ..widgets.diff_view import DiffView
 from ..widgets.footer import KeysFooter
+from .help import HelpScreen, bindings_table
 
 
 class CompareScreen(Screen[None]):
@@ -45,8 +47,12 @@ class CompareScreen(Screen[None]):
         Binding("n", "next_divergence", "Next divergence"),
         Binding("p", "prev_divergence", "Previous divergence"),
         Binding("escape", "close", "Close the comparison"),
+        Binding("question_mark,f1", "help", "Help"),
         Binding("q", "quit", "Quit"),  # as on every screen of the inspector
     ]
+    #: Keys the panels handle themselves, for the help screen.
+    PANEL_KEYS = [("↑ ↓ PgUp PgDn Home End", "Move the selected pair of steps; its diff follows."),
+                  ("Tab, Shift+Tab", "Move between the aligned runs and the diff.")]
     #: The footer's labels under ``footer.SHORT_BELOW`` columns.
     SHORT_LABELS = {"First divergence": "First", "Next divergence": "Next",
                     "Previous divergence": "Prev", "Close the comparison": "Close"}
@@ -179,6 +185,10 @@ class CompareScreen(Screen[None]):
             if here.status != "same" and starts:
                 timeline.move_to(position)
                 return
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen("Comparing two runs — keys",
+                                        bindings_table(self.BINDINGS, self.PANEL_KEYS)))
 
     def action_close(self) -> None:
         self.dismiss()

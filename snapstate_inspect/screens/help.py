@@ -1,4 +1,5 @@
-"""The help screen: every binding of the inspector, grouped, generated from ``keymap``."""
+"""The help screen: every binding of the inspector, grouped, generated from ``keymap`` — or,
+from a screen of its own (comparison, step diff), that screen's bindings (``bindings_table``)."""
 
 from __future__ import annotations
 
@@ -32,19 +33,46 @@ def help_table() -> Table:
     return table
 
 
+def bindings_table(bindings: list[Binding], panel_keys: list[tuple[str, str]]) -> Table:
+    """A table of a screen's own ``bindings`` (keys as typed: ``?, F1``) and then of
+    ``panel_keys``: ``(keys, what they do)`` handled by its panels (moving, scrolling)."""
+    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for binding in bindings:
+        keys = ", ".join(keymap.KEY_NAMES.get(key.strip(), key.strip().capitalize()
+                                              if len(key.strip()) > 1 else key.strip())
+                         for key in binding.key.split(","))
+        table.add_row(Text(keys), Text(binding.description))
+    table.add_row("", "")
+    table.add_row(Text("In panels", style="bold underline"), "")
+    for keys, what in panel_keys:
+        table.add_row(Text(keys), Text(what))
+    return table
+
+
 class HelpScreen(ModalScreen[None]):
-    """Lists every binding; any of q, ?, Escape, Enter closes it."""
+    """Lists every binding; any of q, ?, Escape, Enter closes it. ``title`` and ``table``: a
+    screen's own (``bindings_table``); by default the inspector's, from ``keymap``."""
 
     BINDINGS = [Binding("q,question_mark,escape,enter,f1", "dismiss", "Close", show=True)]
 
+    def __init__(self, title: str = "SnapState inspector — keys",
+                 table: Table | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.table = table
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Static(Text.assemble(("SnapState inspector — keys", "bold"),
+            yield Static(Text.assemble((self.title_text, "bold"),
                                        ("   (q, ?, Esc or Enter closes this)", "dim")),
                          id="help-title")
-            yield Static(help_table(), id="help-table")
-            yield Static(Text("Close with q, ?, Esc or Enter. Every action is also in the command "
-                              "palette (: or Ctrl+P).", style="dim"))
+            yield Static(self.table if self.table is not None else help_table(),
+                         id="help-table")
+            palette = " Every action is also in the command palette (: or Ctrl+P)."
+            yield Static(Text("Close with q, ?, Esc or Enter." + (palette if self.table is None
+                                                                  else ""), style="dim"))
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

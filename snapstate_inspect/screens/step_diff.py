@@ -20,6 +20,7 @@ from ..model.value_diff import DiffOptions
 from ..safe_text import plain
 from ..widgets.diff_view import DiffView
 from ..widgets.footer import KeysFooter
+from .help import HelpScreen, bindings_table
 
 
 class StepDiffScreen(Screen[None]):
@@ -29,7 +30,9 @@ class StepDiffScreen(Screen[None]):
 
     CSS_PATH = "../compare.tcss"
     AUTO_FOCUS = "#stepdiff-body"
-    BINDINGS = [Binding("q", "close", "Close")]
+    BINDINGS = [Binding("q", "close", "Close"), Binding("question_mark,f1", "help", "Help")]
+    #: Keys the diff panel handles itself, for the help screen.
+    PANEL_KEYS = [("↑ ↓ PgUp PgDn Home End", "Scroll the diff.")]
 
     def __init__(self, a: Step, b: Step, *, options: DiffOptions | None = None) -> None:
         super().__init__()
@@ -66,6 +69,10 @@ class StepDiffScreen(Screen[None]):
         self.result = result
         self.query_one(DiffView).show_diff(result, same_message="the two steps hold the same "
                                                                 "values")
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen("Diff of two steps — keys",
+                                        bindings_table(self.BINDINGS, self.PANEL_KEYS)))
 
     def action_close(self) -> None:
         self.dismiss()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 
 import pytest
 from textual.app import App
@@ -235,4 +236,45 @@ async def _narrow_footer(pair):
         footer = app.screen.query_one(KeysFooter)
         keys = list(footer.query(FooterKey))
         assert footer.max_scroll_x == 0 and all(key.region.right <= 80 for key in keys)
-        assert [key.description for key in keys] == ["First", "Next", "Prev", "Close", "Quit"]
+        assert [key.description for key in keys] == ["First", "Next", "Prev", "Close", "Help",
+                                                      "Quit"]
+
+
+def test_question_mark_lists_the_keys_of_the_comparison_and_of_a_step_diff(pair):
+    """``?`` did nothing on the comparison and on a step diff (it is the inspector's help
+    key): it opens a help of that screen's own keys, and Escape goes back to it."""
+    asyncio.run(_help_keys(pair))
+
+
+async def _help_keys(pair):
+    from rich.console import Console
+
+    from snapstate_inspect.screens.help import HelpScreen
+
+    def shown(app) -> str:
+        console = Console(width=100, file=io.StringIO(), record=True)
+        console.print(app.screen.table)
+        return console.export_text() + str(app.screen.query_one("#help-title").render())
+
+    async with _inspecting_both(pair, size=(80, 24)) as (app, pilot):
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = shown(app)
+        assert "Comparing two runs" in text and "Next divergence" in text and "PgUp" in text
+        assert "Go to step" not in text  # the inspector's keys are not this screen's
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen)
+    with snap.open_timeline(pair["a"]) as ta:
+        steps = ta.run().steps
+        app = Host(lambda: StepDiffScreen(steps[0], steps[-1]))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await _settle(app, pilot, lambda: app.screen.result is not None)
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
+            assert "Diff of two steps" in shown(app) and "Scroll the diff" in shown(app)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, StepDiffScreen)
