@@ -16,6 +16,7 @@ child process, never in the inspector's.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from typing import Any
 
@@ -28,7 +29,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Label, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 
-from snapstate_capture import Run, SnapStateError
+from snapstate_capture import Run, SnapStateError, UntrustedPayloadError
 
 from .. import keymap
 from ..safe_text import plain
@@ -116,6 +117,9 @@ def _preflight(app: Any, run: Run) -> str | None:
     try:
         require_trust(run, trust=bool(getattr(app, "trust", False)), what="payloads for replay")
         drift = find_drift(run)
+    except UntrustedPayloadError as exc:  # the remedy here first: --trust is the inspector's
+        return (f"If you trust this file, open it with `snapstate inspect --trust "
+                f"{shlex.quote(str(run.timeline.path))}`.\n{exc}")
     except SnapStateError as exc:
         return str(exc)
     if drift:

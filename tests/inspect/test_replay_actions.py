@@ -172,3 +172,7 @@ async def test_a_refused_fork_says_its_command_whole(isolated_user_config):
             shown = " ".join(str(toast.render()) for toast in app.query(Toast))
             assert "Cannot fork" in shown and "signed by another key" in shown, shown
             assert "pip install 'snapstate[crypto]'" in shown, shown
+            # what makes it pass here comes first: the inspector's own --trust
+            remedy = shown.index("snapstate inspect --trust")
+            assert remedy < shown.index("signed by another key"), shown
+            assert "research_agent.snap" in shown[remedy:remedy + 200], shown
