@@ -203,8 +203,30 @@ class ReplaySession:
         self.finish("error", message, EXIT_ERROR)
 
     def succeed(self, message: str) -> None:
-        """End the replay with no divergence (exit code 0)."""
+        """End the replay with no divergence (exit code 0). A whole run replayed that was
+        recorded ending in an exception says so: the replay met that exception's steps too
+        (``; the run ends in ZeroDivisionError: division by zero, as recorded``)."""
+        if self.config.to is None and self.recording_complete:
+            message += recorded_ending(self.run)
         self.finish("ok", message, EXIT_OK)
+
+
+#: Longest exception message ``recorded_ending`` quotes, in characters.
+ENDING_MESSAGE_MAX = 120
+
+
+def recorded_ending(run: Any) -> str:
+    """``"; the run ends in KIND: MESSAGE, as recorded"`` for a run recorded ending in an
+    uncaught exception (its first line, cut to ``ENDING_MESSAGE_MAX``), else ``""``."""
+    error = run.error if run.status == "failed" else None
+    if not isinstance(error, dict) or not isinstance(error.get("type"), str):
+        return ""
+    kind = error["type"].rsplit(".", 1)[-1]
+    text = str(error.get("message") or "").strip().splitlines()
+    said = text[0] if text else ""
+    if len(said) > ENDING_MESSAGE_MAX:
+        said = said[:ENDING_MESSAGE_MAX - 1] + "…"
+    return f"; the run ends in {kind}{': ' + said if said else ''}, as recorded"
 
 
 def _on_terminal() -> bool:

@@ -356,7 +356,9 @@ def test_a_tests_replay_says_its_outcome_on_a_line_of_its_own(tmp_path):
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
     lines = [line.strip() for line in shown.replace("\r", "\n").splitlines()]
     assert "test_basket.py" in lines, shown
-    assert any(re.fullmatch(r"replayed \d+ steps, no divergence", line) for line in lines), shown
+    # the verdict names the failure the replay reproduced (it printed nothing of it)
+    assert any(re.fullmatch(r"replayed \d+ steps, no divergence; the run ends in KeyError: "
+                            r"'.+', as recorded", line) for line in lines), shown
 
 
 def test_pdb_at_a_tests_step_shows_the_tests_stack_not_pytests(tmp_path):

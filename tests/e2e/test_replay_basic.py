@@ -110,3 +110,24 @@ def test_a_run_signed_with_your_key_replays_without_trust(tmp_path):
     result = run_cli("replay", str(path))
     assert result.returncode == 0, result.stderr
     assert "no divergence" in result.stdout
+
+
+def test_a_failed_runs_replay_names_the_exception_it_ended_in(tmp_path):
+    """A run recorded ending in an exception replayed with nothing of that shown: "replayed
+    11 steps, no divergence" for a script whose recording said ZeroDivisionError. The verdict
+    of a whole replay names it; one that stops at ``--to N`` before it does not."""
+    (tmp_path / "average.py").write_text(
+        "def average(values):\n"
+        "    total = sum(values)\n"
+        "    return total / (len(values) - 3)\n"
+        "print(average([2, 4, 6]))\n")
+    path = tmp_path / "average.snap"
+    recorded = run_cli("record", "-o", str(path), "average.py", cwd=tmp_path)
+    assert recorded.returncode == 1 and "ZeroDivisionError" in recorded.stderr
+    whole = run_cli("replay", str(path), cwd=tmp_path)
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    assert whole.stdout.strip().endswith(
+        "no divergence; the run ends in ZeroDivisionError: division by zero, as recorded"), \
+        whole.stdout
+    part = run_cli("replay", str(path), "--to", "2", cwd=tmp_path)
+    assert part.stdout.strip().endswith("replayed 3 steps (0-2), no divergence"), part.stdout
