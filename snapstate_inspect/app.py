@@ -281,6 +281,8 @@ class SnapStateApp(App[None]):
                         for hit in item:
                             state.hits.append(hit.step)
                             state.where[hit.step] = hit.where
+                            if hit.frame is not None and hit.name is not None:
+                                state.locals_at[hit.step] = (hit.frame, hit.name)
         except SnapStateError as exc:  # a damaged file: keep the hits found, say why it stopped
             self.call_from_thread(self.notify, f"search stopped: {exc}", severity="error")
         state.finished = True

@@ -23,10 +23,15 @@ CHUNK = 5_000
 @dataclass(frozen=True)
 class Hit:
     """Step ``step`` matched; ``where`` says what matched (``function``/``file``/``label`` text
-    or ``value NAME``, with the path inside the value when a part of it matched)."""
+    or ``value NAME``, with the path inside the value when a part of it matched). For a value
+    of a step's stack, ``frame`` is the position of the frame holding it (0 = outermost) and
+    ``name`` its local's name; None when the match is not a local, or is a traced step's (the
+    local of its innermost frame)."""
 
     step: int
     where: str
+    frame: int | None = None
+    name: str | None = None
 
 
 def iter_search(run: Run, query: str, *, loader: PreviewLoader | None = None,
@@ -74,15 +79,17 @@ def _row_hits(run: Run, needle: str, matcher: _ValueMatcher, start: int, stop: i
             for summary in run.steps.summaries(min(found), max(found) + 1):
                 if summary.index in found:
                     found[summary.index] = _where(summary, needle)
+    locals_at: dict[int, tuple[int, str]] = {}
     if values:
         for index, frame_keys in (rows if rows is not None
                                   else run.steps.frame_keys(start, stop)):
             if index in found:
                 continue
-            name = matcher.match(frame_keys)
-            if name is not None:
-                found[index] = name
-    return [Hit(i, found[i]) for i in sorted(found)]
+            match = matcher.match(frame_keys)
+            if match is not None:
+                found[index], position, name = match
+                locals_at[index] = (position, name)
+    return [Hit(i, found[i], *locals_at.get(i, (None, None))) for i in sorted(found)]
 
 
 def _traced_search(run: Run, needle: str, matcher: _ValueMatcher, total: int, values: bool,
@@ -124,19 +131,21 @@ class _ValueMatcher:
         self.run = run
         self.needle = needle
         self.loader = loader
-        self._frames: dict[str, str | None] = {}
+        self._frames: dict[str, tuple[str, str] | None] = {}
         self._previews: dict[str, str | None] = {}
 
-    def match(self, frame_keys: list[str]) -> str | None:
-        """``value NAME[path]`` of the innermost frame's matching local, or None."""
-        for frame_key in reversed(frame_keys):
+    def match(self, frame_keys: list[str]) -> tuple[str, int, str] | None:
+        """``(where, frame position, local name)`` of the innermost frame's matching local
+        (``where``: ``value NAME[path]``; position 0 = outermost frame), or None."""
+        for position in range(len(frame_keys) - 1, -1, -1):
+            frame_key = frame_keys[position]
             if frame_key not in self._frames:
                 if len(self._frames) > 200_000:
                     self._frames.clear()
                 self._frames[frame_key] = self._frame_match(frame_key)
-            name = self._frames[frame_key]
-            if name is not None:
-                return name
+            matched = self._frames[frame_key]
+            if matched is not None:
+                return matched[0], position, matched[1]
         return None
 
     def local_where(self, name: str, ref: dict) -> str | None:
@@ -152,7 +161,9 @@ class _ValueMatcher:
         path = self._value_path(Value(self.run.timeline, name, ref))
         return None if path is None else f"value {name}{path}"
 
-    def _frame_match(self, frame_key: str) -> str | None:
+    def _frame_match(self, frame_key: str) -> tuple[str, str] | None:
+        """``(where, local name)`` of the first matching local of frame record
+        ``frame_key``, or None."""
         try:
             record = self.run.timeline.json_blob(frame_key)
         except SnapStateError:
@@ -164,7 +175,7 @@ class _ValueMatcher:
                 continue
             where = self.local_where(str(item[0]), item[1])
             if where is not None:
-                return where
+                return where, str(item[0])
         return None
 
     def _value_path(self, value: Value) -> str | None:

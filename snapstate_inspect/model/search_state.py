@@ -13,11 +13,14 @@ from dataclasses import dataclass, field
 @dataclass
 class SearchState:
     """``query``; ``hits`` (step indexes, ascending); ``where`` (step -> what matched);
+    ``locals_at`` (step -> the frame and local a value hit is in);
     ``done``/``total`` steps scanned; ``finished``; ``stopped``."""
 
     query: str = ""
     hits: list[int] = field(default_factory=list)
     where: dict[int, str] = field(default_factory=dict)
+    #: step -> (frame position, local name) of a hit in a local of a frame (``Hit.frame``)
+    locals_at: dict[int, tuple[int, str]] = field(default_factory=dict)
     done: int = 0
     total: int = 0
     finished: bool = False

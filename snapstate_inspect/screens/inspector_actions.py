@@ -206,15 +206,18 @@ class InspectorActions:
         self.refresh_hits()
         if step is None:
             return
-        frame, variable = self._matched_variable(step, self.app.search.where.get(step, ""))
+        frame, variable = self._matched_variable(step, self.app.search.where.get(step, ""),
+                                                 self.app.search.locals_at.get(step))
         if variable is not None:  # the variable the hit is in, selected on arrival
             self.app.variable = variable
         self.app.go(step, jump=True, frame=frame)
 
-    def _matched_variable(self, step: int, where: str) -> tuple[int | None, Any]:
-        """For a hit ``value NAME[path]``: the innermost frame of ``step`` holding a local
-        NAME and its ``VariableKey`` (the search names the innermost matching frame's local);
-        ``(None, None)`` for other hits or a step that cannot be read."""
+    def _matched_variable(self, step: int, where: str,
+                          local: tuple[int, str] | None = None) -> tuple[int | None, Any]:
+        """For a hit ``value NAME[path]``: the frame of ``step`` holding the local that
+        matched and its ``VariableKey`` — ``local`` (frame position, name) when the search
+        said which, else the innermost frame with a local NAME (a traced step's hit is its
+        innermost frame's); ``(None, None)`` for other hits or a step that cannot be read."""
         from ..model.values import VariableKey
 
         if not where.startswith("value "):
@@ -224,6 +227,9 @@ class InspectorActions:
             frames = self.app.current_run.steps[step].frames
         except Exception:  # noqa: BLE001 - an unreadable step: the hit still goes there
             return None, None
+        if local is not None and local[0] < len(frames) and local[1] in frames[local[0]].locals:
+            position, name = local
+            return position, VariableKey(position, frames[position].function or "", name)
         for position in range(len(frames) - 1, -1, -1):
             if name in frames[position].locals:
                 return position, VariableKey(position, frames[position].function or "", name)

@@ -74,7 +74,7 @@ def test_search_finds_columns_and_values(reader):
     run = reader.runs[-1]
     hits = [h for item in iter_search(run, "flaky", chunk=7) if isinstance(item, list)
             for h in item]
-    assert Hit(18, "value tool") in hits
+    assert Hit(18, "value tool", 2, "tool") in hits  # in call_tool's frame, the third
     assert all(h.step >= 17 for h in hits)
     labels = [h for item in iter_search(run, "planned") if isinstance(item, list) for h in item]
     assert [(h.step, h.where) for h in labels] == [(1, "label"), (8, "label"), (15, "label"),

@@ -565,3 +565,33 @@ async def test_a_value_hit_opens_with_its_variable_selected(reader):
         position = app.selection.frame
         assert position is not None and name in frames[position].locals
         assert app.screen.query_one(VariablesView).cursor_node.data.key.name == name
+
+
+async def test_a_value_hit_in_an_outer_frame_selects_that_frame(tmp_path):
+    """A recursive function's outer frame held the match (``word = 'needle-...'``) and its
+    inner frame a local of the same name that did not: the hit went to the inner frame's
+    ``word``, because the inspector chose the innermost frame with a local of that name. The
+    hit carries the frame the search matched in."""
+    path = tmp_path / "nested.snap"
+    with snap.record(path, name="nested"):
+        def descend(word: str, depth: int) -> None:
+            if depth == 0:
+                snap.checkpoint("bottom")
+                return
+            descend("plain", depth - 1)
+
+        descend("needle-in-the-outer-frame", 2)
+    with snap.open_timeline(path) as reader:
+        app = SnapStateApp(reader)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await press(pilot, "slash", *"needle-in", "enter")
+            step = app.search.hits[0]
+            assert app.search.where[step] == "value word"
+            await press(pilot, "tab", "enter")
+            await settle(pilot)
+            frames = app.current_step().frames
+            position = app.selection.frame
+            assert frames[position].locals["word"].preview["repr"] == \
+                "'needle-in-the-outer-frame'"
+            assert app.variable is not None and app.variable.position == position
