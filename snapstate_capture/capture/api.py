@@ -32,6 +32,11 @@ def attach_replay(session: Any) -> None:
     _replay_session = session
 
 
+def replaying() -> bool:
+    """Whether this process is a replay child (``snapstate replay`` re-executing a run)."""
+    return _replay_session is not None
+
+
 #: ``record`` blocks begun in this process so far: a run's entry stores its block's number so
 #: that replay knows which block of the re-executed program is the run.
 _blocks = 0

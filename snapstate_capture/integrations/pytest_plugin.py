@@ -165,6 +165,11 @@ class TimelinePlugin:
     def pytest_report_header(self) -> str:
         import importlib.util
 
+        from ..capture.api import replaying
+
+        if replaying():  # ``snapstate replay`` of a kept timeline: nothing is kept this time
+            return ("snapstate: replaying this test's timeline (effects served from it, each "
+                    "step checked against it)")
         deadline = ("; Hypothesis deadlines are off while recording"
                     if importlib.util.find_spec("hypothesis") is not None else "")
         return (f"snapstate: recording each test ({self.mode}), the timelines of failing tests "

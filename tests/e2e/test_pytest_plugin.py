@@ -337,6 +337,10 @@ def test_a_failing_tests_timeline_replays_that_test_alone_into_pdb(tmp_path):
         replayed = run_cli("replay", path, cwd=tmp_path, timeout=120)
         assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
         assert "1 item" in replayed.stdout or "collected 1 item" in replayed.stdout
+        # the header says what this run is: a replay keeps nothing (it said "recording each
+        # test ... kept in .snapstate/tests")
+        assert "replaying this test's timeline" in replayed.stdout, replayed.stdout
+        assert "recording each test" not in replayed.stdout, replayed.stdout
         call = _call_of_total(tmp_path, path)
         stopped = _replay_in_pdb(tmp_path, path, call)
         assert f"replay reached step {call} (call in total" in stopped.stdout, stopped.stdout
