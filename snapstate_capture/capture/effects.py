@@ -134,6 +134,10 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                     finally:
                         _inside.reset(token)
                         check_rng(call)
+                else:  # replay: return in the recorded order (``replay/effect_turns.py``)
+                    turn = getattr(recorder, "served_turn_async", None)
+                    if turn is not None:
+                        await turn(call)
                 return end_call(recorder, call)
 
             @functools.wraps(fn)
@@ -259,6 +263,9 @@ def end_call(recorder: Any, call: EffectCall) -> Any:
     wait = getattr(recorder, "await_turn", None)
     if wait is not None and call.served:
         wait(call)
+    returned = getattr(recorder, "effect_returned", None)
+    if returned is not None and call.served:
+        returned(call)
     recorder.capture("effect", call.frame, label=call.name, extra=extra, effect=call.row())
     if call.outcome == "raise":
         raise call.value

@@ -24,6 +24,7 @@ from ..capture.rng import restore_states
 from ..store.reader import Step, Value
 from ..values import capture_value
 from .fork import open_fork
+from .effect_turns import EffectTurns
 from .fastpath import FastMatcher
 from .order import StepOrder
 from .report import diff_previews, divergence, step_facts, steps
@@ -62,6 +63,9 @@ class ReplayRecorder(Recorder):
         self._turn = threading.Condition()
         self._read_lock = threading.Lock()
         self._order = recorded_order(session)
+        #: Served ``async`` effects return in the recorded order (``effect_turns.py``).
+        self._effect_turns = EffectTurns((entry.step for entry in session.journal.entries),
+                                         TURN_WAIT)
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
@@ -245,6 +249,7 @@ class ReplayRecorder(Recorder):
         self.run_id = fork_id
         self.parent = (session.run.id, index)
         session.fork = {"run": fork_id, "parent": session.run.id, "step": index}
+        self._effect_turns.open()  # live: effects return when they return
         turn = getattr(self, "_turn", None)
         if turn is None:
             self.live = True
@@ -326,6 +331,22 @@ class ReplayRecorder(Recorder):
                and Clocks.monotonic() < deadline):
             await asyncio.sleep(0.001)
 
+    def effect_returned(self, call: EffectCall) -> None:
+        """``call`` (served from the journal) returns now: the served ``async`` effects
+        recorded as returning after it may return (``effect_turns.py``)."""
+        self._effect_turns.returned(call.recorded_step)
+
+    async def served_turn_async(self, call: EffectCall) -> None:
+        """A served ``async`` effect, before it returns: suspend as the recorded call did,
+        and until the effects recorded as returning before it have returned
+        (``effect_turns.py``). Never raises into the program."""
+        if self.live:
+            return
+        try:
+            await self._effect_turns.turn(call.recorded_step)
+        except Exception:  # noqa: BLE001 - ordering is best effort; the comparison decides
+            pass
+
     def _wait_for_live(self) -> bool:
         """A call the journal has nothing more for, made while a live continuation is due
         (``--live``/resume at a step not reached yet — another thread takes it): wait, at most
@@ -384,6 +405,7 @@ class ReplayRecorder(Recorder):
                 effect={**actual, "expected_name": entry.name, "expected_site": entry.site,
                         "arguments": diff}))
         if call.name in session.live_effects:
+            self._effect_turns.returned(entry.step)  # runs for real: its return is not ordered
             return  # runs for real (``--live-effects``); its step is still compared
         try:
             value = session.journal.value(entry).load(trust=session.config.trust)

@@ -78,3 +78,25 @@ def test_a_planted_change_is_reported_at_its_first_step(tmp_path, name, traced):
     _, data = replay_json(path, "--allow-drift")
     assert data["status"] == "divergence", data["message"]
     assert data["divergence"]["step"] == _planted_step(name, _steps(path))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_workers_sharing_a_queue_take_what_they_took_when_recorded(tmp_path, traced):
+    """Three asyncio workers take URLs from one queue; which takes which depends on which
+    fetch (an effect) came back first. Served at once, the first worker's fetch returned
+    before the others had taken a URL, it took the next one too, and the replay diverged
+    at its second fetch. Served effects now suspend and return in the recorded order."""
+    program = PROGRAMS / "async_workers.py"
+    path = _record(tmp_path, program, 0, traced)
+    with snap.open_timeline(path) as timeline:
+        takers = {s.extra["url"].repr: s.extra["worker"].repr
+                  for s in timeline.runs[-1].steps if s.label == "fetched"}
+    # the fixed delays bring the second worker's fetch back first: it took URL 3
+    assert takers["'https://example.org/3'"] == "'w1'", takers
+    _, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
+    for n in range(1, 4):  # random delays: a schedule of their own at each recording
+        path = tmp_path / f"random-{n}.snap"
+        assert run_python(str(program), str(path), "random", cwd=tmp_path).returncode == 0
+        _, data = replay_json(path)
+        assert data["status"] == "ok", data["message"]

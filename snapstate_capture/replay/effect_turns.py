@@ -1,0 +1,105 @@
+"""Served ``async`` effects return in the order the recorded calls returned.
+
+Recorded, an ``async`` effect suspends its task until the result arrives, and the other tasks
+run meanwhile; which call comes back first decides what each task does next — which URL a
+worker takes from a shared ``asyncio.Queue``, which answer ``asyncio.as_completed`` yields
+first. On replay the journal has every result at hand: a served call that returned at once
+would let the first task to call run on and take the next item from the queue, and from there
+each task's steps differ from the recording (a divergence that timing alone caused).
+
+``EffectTurns`` gives a served ``async`` effect back the two things that decided the recorded
+schedule: it suspends once, as the real call did, and it returns only when every effect whose
+step was recorded before its own has returned in this replay. An effect's step is written when
+its call returns, so the recorded steps' order is the order the calls completed in. The task
+whose call returns runs on until it suspends again before the next task's call returns (the
+release goes through the event loop's queue behind it), as when the program was recorded.
+
+A call whose turn does not come within ``wait`` seconds — the program took another path, which
+the step comparison reports as a divergence — returns anyway. After ``open()`` (the replay went
+live) nothing waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterable
+
+
+class EffectTurns:
+    """The recorded return order of a run's effects, and which have returned on replay.
+
+    ``steps``: the recorded step of each journal entry (None for an entry without one: it
+    takes part in no order); ``wait``: the most seconds a call waits for its turn.
+    Thread-safe: effects return in any thread; waiters are released on their own loop.
+    """
+
+    def __init__(self, steps: Iterable[int | None], wait: float) -> None:
+        self._order = sorted(step for step in steps if step is not None)
+        self._returned: set[int] = set()
+        self._low = 0  # position in ``_order`` of the first effect step not returned yet
+        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
+        self._lock = threading.Lock()
+        self._open = False
+        self.wait = wait
+
+    def returned(self, step: int | None) -> None:
+        """The effect recorded at ``step`` returned in this replay (served, or run live):
+        release the calls whose turn that makes, in their recorded order."""
+        if step is None:
+            return
+        with self._lock:
+            self._returned.add(step)
+            while self._low < len(self._order) and self._order[self._low] in self._returned:
+                self._low += 1
+            due = sorted((entry for entry in self._waiting if self._due(entry[0])),
+                         key=lambda entry: entry[0])
+            for entry in due:
+                self._waiting.remove(entry)
+        for _, future in due:
+            _release(future)
+
+    def open(self) -> None:
+        """Stop ordering (the replay went live): every waiting call returns now."""
+        with self._lock:
+            self._open = True
+            waiting, self._waiting = self._waiting, []
+        for _, future in sorted(waiting, key=lambda entry: entry[0]):
+            _release(future)
+
+    async def turn(self, step: int | None) -> None:
+        """Suspend once, then until every effect recorded before ``step`` has returned (at
+        most ``wait`` seconds). ``step`` None (no recorded step): only the suspension."""
+        await asyncio.sleep(0)  # the recorded call suspended its task: the others ran
+        if step is None:
+            return
+        with self._lock:
+            if self._open or self._due(step):
+                return
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            entry = (step, future)
+            self._waiting.append(entry)
+        try:
+            await asyncio.wait_for(asyncio.shield(future), self.wait)
+        except asyncio.TimeoutError:
+            pass  # another path than the recording's: the step comparison says where
+        finally:
+            with self._lock:
+                if entry in self._waiting:
+                    self._waiting.remove(entry)
+
+    def _due(self, step: int) -> bool:
+        """Whether every effect step recorded before ``step`` has returned (lock held)."""
+        return self._low >= len(self._order) or self._order[self._low] >= step
+
+
+def _release(future: asyncio.Future[None]) -> None:
+    """Resolve ``future`` on its own loop, behind what that loop has queued already."""
+    def resolve() -> None:
+        if not future.done():
+            future.set_result(None)
+
+    try:
+        future.get_loop().call_soon_threadsafe(resolve)
+    except RuntimeError:  # its loop is closed: nobody waits any more
+        pass
