@@ -67,6 +67,19 @@ class EffectTurns:
         for _, future in sorted(waiting, key=lambda entry: entry[0]):
             _release(future)
 
+    async def served(self, step: int | None) -> None:
+        """``turn(step)`` for a served call in an asyncio task; nothing under another event
+        loop (trio's scheduler is not asyncio's to order). Never raises."""
+        try:
+            if asyncio.current_task() is None:
+                return
+        except RuntimeError:  # no running asyncio loop
+            return
+        try:
+            await self.turn(step)
+        except Exception:  # noqa: BLE001 - ordering is best effort; the comparison decides
+            pass
+
     async def turn(self, step: int | None) -> None:
         """Suspend once, then until every effect recorded before ``step`` has returned (at
         most ``wait`` seconds). ``step`` None (no recorded step): only the suspension."""
