@@ -457,8 +457,10 @@ _DICT_TAG = len(b"dict").to_bytes(4, "little") + b"dict"
 
 def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
     """``identity`` of an exact dict whose keys and values are all scalars, or None for any
-    other dict (or one holding an int that could be an address: ``identity`` decides what it
-    is). Each item's digest is ``_h(_scalar(key), _scalar(value))`` (what the walker
+    other dict (or one holding an int that is an address, ``_names_an_address``: ``identity``
+    digests it as what it names; in the incremental case below only the ints that changed are
+    looked up — one that stays while an object comes to live at its address is not). Each
+    item's digest is ``_h(_scalar(key), _scalar(value))`` (what the walker
     computes) and the dict's is the hash of those digests sorted (any order of items gives the
     same). ``memo`` holds the previous call's keys and values (kept alive: their ids cannot be
     reused), the item digests, their sorted list and the dict's digest. When the keys are the
@@ -473,9 +475,9 @@ def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
         changed = list(compress(range(len(values)), map(_is_not, values, old_values)))
         if changed:
             kinds = {type(values[i]) for i in changed}
-            if not kinds <= _SCALAR_TYPES or (int in kinds and any(
-                    type(values[i]) is int and could_be_address(values[i]) for i in changed)):
-                memo.clear()  # (a possible address: ``identity`` decides what it is)
+            if not kinds <= _SCALAR_TYPES or (int in kinds and _names_an_address(
+                    obj, [values[i] for i in changed])):
+                memo.clear()  # (an address: ``identity`` digests it as what it names)
                 return None
             parts, ordered = list(parts), list(ordered)
             for i in changed:
@@ -488,8 +490,7 @@ def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
         return digest
     key_kinds, value_kinds = set(map(type, keys)), set(map(type, values))
     if not (key_kinds <= _SCALAR_TYPES and value_kinds <= _SCALAR_TYPES) or (
-            int in key_kinds | value_kinds and any(type(part) is int and could_be_address(part)
-                                                   for part in (*keys, *values))):
+            int in key_kinds | value_kinds and _names_an_address(obj, [*keys, *values])):
         memo.clear()
         return None
     if memo:
@@ -507,6 +508,17 @@ def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
     digest = _blake(_DICT_TAG + b"".join(ordered), digest_size=16).hexdigest()
     memo[:] = [keys, values, parts, ordered, digest]
     return digest
+
+
+def _names_an_address(obj: dict, parts: list[Any]) -> bool:
+    """Whether an int among ``parts`` (``obj``'s keys and values, scalars) is an address that
+    ``identity`` would digest as what it names: the dict's own id, or a local's or an object's
+    beneath the locals (``addresses.stack_addresses``, as ``identity`` looks them up). Ints
+    that merely could be addresses (a byte count, a timestamp in ms: one in eight is aligned)
+    stay plain, so such a dict keeps its incremental digest; before, any of them sent every
+    capture of it through the whole walk and the stack search."""
+    big = {part for part in parts if type(part) is int and could_be_address(part)}
+    return bool(big) and (id(obj) in big or bool(stack_addresses(big, memo=True)))
 
 
 _OVER_BUDGET: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()

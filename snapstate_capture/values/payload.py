@@ -370,6 +370,8 @@ def _any_secret(names: list[Any], options: ValueOptions) -> bool:
     found = list(map(cache.get, names))
     if True in found:
         return True
+    if None not in found:  # every name known already (the same keys at every step)
+        return False
     for name, known in zip(names, found):
         if known is None and type(name) is str:
             if len(cache) > 20_000:

@@ -284,7 +284,7 @@ class PreviewBuilder:
         node["children"] = kids
         if total > len(kids):
             node["more"] = total - len(kids)
-        node["repr"] = self._container_repr(obj, cls, items, total, kids)
+        node["repr"], span = self.container_repr_span(obj, cls, items, total, kids)
         if reuse is not None and cls is dict:
             reuse.pop(_AGAIN, None)
             if not self.secret_values:
@@ -293,7 +293,7 @@ class PreviewBuilder:
                 # see), so the memo never keeps a program's object alive.
                 if (len(keys) == total and set(map(type, keys)) <= _IMMUTABLE
                         and set(map(type, values)) <= _IMMUTABLE):
-                    reuse[_AGAIN] = (keys, values, items, kids)
+                    reuse[_AGAIN] = (keys, values, items, kids, node["repr"], span)
         return node
 
     def _dict_again(self, obj: dict, node: dict[str, Any], path_ids: set[int]
@@ -345,11 +345,17 @@ class PreviewBuilder:
     def _container_repr(self, obj: Any, cls: type, items: list, total: int | None,
                         kids: list | None) -> str:
         """A repr built from previews, so huge builtin containers never run a full ``repr``."""
+        return self.container_repr_span(obj, cls, items, total, kids)[0]
+
+    def container_repr_span(self, obj: Any, cls: type, items: list, total: int | None,
+                            kids: list | None) -> tuple[str, int]:
+        """``_container_repr`` and how many of the first children it is made of: a child
+        from that position on changes nothing in it (``preview_again.dict_again``)."""
         limit = self.options.max_repr
         if cls not in (dict, list, tuple, set, frozenset):
-            return self.repr_of(obj)
+            return self.repr_of(obj), len(kids or ())
         if kids is None:
-            return clip(f"<{cls.__name__} of {total} items>", limit)
+            return clip(f"<{cls.__name__} of {total} items>", limit), 0
         parts: list[str] = []
         size = 0
         for item, (_, child) in zip(items, kids):
@@ -359,6 +365,7 @@ class PreviewBuilder:
             size += len(part) + 2
             if size > limit:
                 break
+        span = len(parts)
         if (total is not None and total > len(parts)) or len(parts) < len(kids):
             parts.append("…")
         inner = ", ".join(parts)
@@ -370,7 +377,7 @@ class PreviewBuilder:
             text = "(" + inner + ("," if total == 1 else "") + ")"
         else:
             text = ("{" + inner + "}") if total else f"{cls.__name__}()"
-        return clip(text, limit)
+        return clip(text, limit), span
 
 
 _SECRET_CACHES: dict[tuple, dict[Any, bool]] = {}

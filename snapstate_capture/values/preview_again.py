@@ -31,7 +31,7 @@ def dict_again(builder: "PreviewBuilder", obj: dict, node: dict[str, Any], path_
     last = memo.get(_AGAIN)  # type: ignore[union-attr]
     if last is None:
         return None
-    old_keys, old_values, old_items, old_kids = last
+    old_keys, old_values, old_items, old_kids, old_repr, span = last
     try:
         keys, values = list(obj), list(dict.values(obj))
     except RuntimeError:  # changed size while read (another thread)
@@ -45,8 +45,8 @@ def dict_again(builder: "PreviewBuilder", obj: dict, node: dict[str, Any], path_
     items, kids = list(old_items), list(old_kids)
     text_limit = min(builder.options.max_string, builder.options.max_repr)
     shapes = builder.options.secret_shapes and builder.options.redact_secrets
-    for position in compress(range(min(total, limit)),
-                             map(not_, map(is_, values, old_values))):
+    changed = list(compress(range(min(total, limit)), map(not_, map(is_, values, old_values))))
+    for position in changed:
         label, key, _ = items[position]
         value = values[position]
         if key is not None and builder.is_secret(key):
@@ -66,10 +66,12 @@ def dict_again(builder: "PreviewBuilder", obj: dict, node: dict[str, Any], path_
         items[position] = (label, key, value)
         kids[position] = [label, child]
         memo[position] = [label, value, child, None]  # type: ignore[index]
-    memo[_AGAIN] = (keys, values[:limit], items, kids)  # type: ignore[index]
     node["len"] = total
     node["children"] = kids
     if total > len(kids):
         node["more"] = total - len(kids)
-    node["repr"] = builder._container_repr(obj, dict, items, total, kids)
+    if changed and changed[0] < span:
+        old_repr, span = builder.container_repr_span(obj, dict, items, total, kids)
+    node["repr"] = old_repr  # the children it is made of are the same objects: the same text
+    memo[_AGAIN] = (keys, values[:limit], items, kids, old_repr, span)  # type: ignore[index]
     return node

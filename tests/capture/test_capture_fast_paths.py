@@ -220,6 +220,38 @@ def test_a_dict_with_one_value_set_gives_the_preview_and_identity_of_a_fresh_cap
     assert "u" * 20 not in json.dumps(capture_value(creds, name="c", options=OPTIONS).preview)
 
 
+def test_ints_that_look_like_addresses_keep_a_dicts_digest_incremental(monkeypatch):
+    """Ints of 2**20 and more that are multiples of 8 could be addresses (a byte count, a
+    timestamp in ms): one among a dict's values sent every capture of it through the whole
+    identity walk and the search of the stack. Only one that is an address — the id of a
+    local, here — does now; each digest is still a fresh capture's, byte for byte."""
+    from snapstate_capture.capture.valuecache import ValueCache
+    from snapstate_capture.options import CaptureOptions
+    from snapstate_capture.store.hashing import canonical_json
+    from snapstate_capture.values import identity as identity_module
+
+    walks = []
+    original = identity_module.identity
+
+    def counting(obj, **kwargs):
+        walks.append(type(obj))
+        return original(obj, **kwargs)
+
+    monkeypatch.setattr(identity_module, "identity", counting)
+    cache = ValueCache(CaptureOptions())
+    table = {f"row{i}": (1 << 21) + 8 * i for i in range(100)}  # each could be an address
+    held = object()  # a local: its id in the table is an address
+    for step in range(40):
+        table[f"row{step % 100}"] = id(held) if step == 30 else (1 << 30) + 8 * step
+        ref, out = _slot_ref(cache, table, "table")
+        monkeypatch.setattr(identity_module, "identity", original)
+        fresh = capture_value(table, name="table", options=OPTIONS)
+        monkeypatch.setattr(identity_module, "identity", counting)
+        assert out.blobs[ref["p"]] == canonical_json(fresh.preview), step
+    # walked only while it holds the local's id (steps 30-39); before, at all 40 steps
+    assert walks.count(dict) == 10, walks
+
+
 def test_a_secret_key_at_a_reused_position_is_redacted():
     from snapstate_capture.options import CaptureOptions
     from snapstate_capture.capture.valuecache import ValueCache
