@@ -21,9 +21,12 @@ live) nothing waits.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where a call waits: a replay child must not import asyncio
+    import asyncio  # before the program does (a program traced into it replays its import)
 
 
 class EffectTurns:
@@ -70,6 +73,8 @@ class EffectTurns:
     async def served(self, step: int | None) -> None:
         """``turn(step)`` for a served call in an asyncio task; nothing under another event
         loop (trio's scheduler is not asyncio's to order). Never raises."""
+        import asyncio
+
         try:
             if asyncio.current_task() is None:
                 return
@@ -83,6 +88,8 @@ class EffectTurns:
     async def turn(self, step: int | None) -> None:
         """Suspend once, then until every effect recorded before ``step`` has returned (at
         most ``wait`` seconds). ``step`` None (no recorded step): only the suspension."""
+        import asyncio
+
         await asyncio.sleep(0)  # the recorded call suspended its task: the others ran
         if step is None:
             return

@@ -63,9 +63,8 @@ class ReplayRecorder(Recorder):
         self._turn = threading.Condition()
         self._read_lock = threading.Lock()
         self._order = recorded_order(session)
-        #: Served ``async`` effects return in the recorded order (``effect_turns.py``).
-        self._effect_turns = EffectTurns((entry.step for entry in session.journal.entries),
-                                         TURN_WAIT)
+        #: Served ``async`` effects return in the recorded order (``effect_turns``).
+        self._effect_turns: EffectTurns | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bool:
@@ -249,7 +248,8 @@ class ReplayRecorder(Recorder):
         self.run_id = fork_id
         self.parent = (session.run.id, index)
         session.fork = {"run": fork_id, "parent": session.run.id, "step": index}
-        self._effect_turns.open()  # live: effects return when they return
+        if self._effect_turns is not None:
+            self._effect_turns.open()  # live: effects return when they return
         turn = getattr(self, "_turn", None)
         if turn is None:
             self.live = True
@@ -331,17 +331,25 @@ class ReplayRecorder(Recorder):
                and Clocks.monotonic() < deadline):
             await asyncio.sleep(0.001)
 
+    def effect_turns(self) -> EffectTurns:
+        """The order served ``async`` effects return in (``effect_turns.py``), made from the
+        journal on first use."""
+        if self._effect_turns is None:
+            self._effect_turns = EffectTurns(
+                (entry.step for entry in self.session.journal.entries), TURN_WAIT)
+        return self._effect_turns
+
     def effect_returned(self, call: EffectCall) -> None:
         """``call`` (served from the journal) returns now: the served ``async`` effects
         recorded as returning after it may return (``effect_turns.py``)."""
-        self._effect_turns.returned(call.recorded_step)
+        self.effect_turns().returned(call.recorded_step)
 
     async def served_turn_async(self, call: EffectCall) -> None:
         """A served ``async`` effect, before it returns: suspend as the recorded call did,
         and until the effects recorded as returning before it have returned
         (``effect_turns.py``). Never raises into the program."""
         if not self.live:
-            await self._effect_turns.served(call.recorded_step)
+            await self.effect_turns().served(call.recorded_step)
 
     def _wait_for_live(self) -> bool:
         """A call the journal has nothing more for, made while a live continuation is due
@@ -401,7 +409,7 @@ class ReplayRecorder(Recorder):
                 effect={**actual, "expected_name": entry.name, "expected_site": entry.site,
                         "arguments": diff}))
         if call.name in session.live_effects:
-            self._effect_turns.returned(entry.step)  # runs for real: its return is not ordered
+            self.effect_turns().returned(entry.step)  # runs for real: its return is not ordered
             return  # runs for real (``--live-effects``); its step is still compared
         try:
             value = session.journal.value(entry).load(trust=session.config.trust)

@@ -33,7 +33,7 @@ from ..capture.recorder import Recorder
 from ..store.chunk_scan import has_chunked_values
 from ..trust.gate import open_timeline
 from .effect_turns import EffectTurns
-from .recorder import TURN_WAIT, ReplayRecorder, restore_recorded_rng
+from .recorder import ReplayRecorder, restore_recorded_rng
 from .report import steps
 from .traced_compare import TracedComparison
 
@@ -66,6 +66,7 @@ class TracedReplayRecorder(Recorder):
     _wait_for_live = ReplayRecorder._wait_for_live
     lane = ReplayRecorder.lane
     take_resumption = ReplayRecorder.take_resumption
+    effect_turns = ReplayRecorder.effect_turns
     effect_returned = ReplayRecorder.effect_returned
     served_turn_async = ReplayRecorder.served_turn_async
     live = False
@@ -84,9 +85,8 @@ class TracedReplayRecorder(Recorder):
                          entry=session.run.entry)
         self.session = session
         self._served_exceptions: set[int] = set()
-        #: Served ``async`` effects return in the recorded order (``effect_turns.py``).
-        self._effect_turns = EffectTurns((entry.step for entry in session.journal.entries),
-                                         TURN_WAIT)
+        #: Served ``async`` effects return in the recorded order (``effect_turns``).
+        self._effect_turns: EffectTurns | None = None
         #: Notified when the replay goes live (a call in flight waits for it: ``_serve``).
         self._turn = threading.Condition()
         self._point: Any = None
@@ -209,7 +209,8 @@ class TracedReplayRecorder(Recorder):
         self.parent = (session.run.id, index)
         self.path = session.config.file
         session.fork = {"run": fork_id, "parent": session.run.id, "step": index}
-        self._effect_turns.open()  # live: effects return when they return
+        if self._effect_turns is not None:
+            self._effect_turns.open()  # live: effects return when they return
         with self._turn:
             self.live = True
             self._turn.notify_all()
