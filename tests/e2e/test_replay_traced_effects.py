@@ -3,7 +3,8 @@ running it, so the recorded steps of its body are skipped, whichever frames were
 
 from __future__ import annotations
 
-from tests.conftest import run_cli
+import snapstate_capture as snap
+from tests.conftest import record_traced_script, run_cli
 from tests.e2e.replay_helpers import replay_json
 
 #: A library the effect calls; only it is traced (``--include '*/shop_api.py'``), as with
@@ -55,3 +56,24 @@ def test_an_effects_traced_library_body_is_skipped_when_its_callers_are_not_trac
     result, data = replay_json(path)
     assert data is not None, result.stderr
     assert data["status"] == "ok", data.get("message")
+
+
+def test_a_stop_inside_an_effects_body_is_refused_at_the_effect(tmp_path):
+    """The call of an effect's own function is a recorded step replay never makes (the effect
+    is served): stopping or forking there ends at the effect with a way out, instead of
+    running the program to its end and saying the step was never reached."""
+    (tmp_path / "shop_api.py").write_text(SHOP_API)
+    path = record_traced_script(tmp_path, "shop.py", SHOP)
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        inside = next(s.index for s in steps if s.kind == "call" and s.function == "price")
+        effect = next(s.index for s in steps if s.kind == "effect")
+    assert inside < effect
+    for mode, verb in (("--pdb", "stop"), ("--live", "fork")):
+        result = run_cli("replay", str(path), "--to", str(inside), mode, cwd=tmp_path,
+                         input="c\n")
+        assert result.returncode == 2, result.stderr
+        assert result.stdout == "", result.stdout  # the program did not run on to its end
+        assert (f"step {inside} is inside effect 'price' (step {effect}): replay serves the "
+                f"effect's recorded result without running its body, so it cannot {verb} "
+                f"there; {verb} at the effect (--to {effect})") in result.stderr
