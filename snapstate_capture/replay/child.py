@@ -35,6 +35,7 @@ def main(argv: list[str]) -> int:
         return 2
     take_hidden_seed()  # the program sees the environment it was recorded with
     config = ReplayConfig.load(argv[0])
+    config.restore_pythonpath()
     try:
         session = ReplaySession(config)
     except SnapStateError as exc:

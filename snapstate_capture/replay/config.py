@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 
 #: What happens at step ``to``: only stop (``check``), pdb, a console, an IDE's debugger
@@ -26,7 +27,9 @@ class ReplayConfig:
     pickle | None, "by": who}``; ``lease``: ``{"run", "token", "ttl"}`` of the lease this replay
     holds (renewed by the child, claimed when the continuation is created, released at its
     end); ``name``: the continuation's name; ``remap_lines``: the code changed inside
-    ``patched`` blocks, compare recorded lines where they are now (``linemap.py``).
+    ``patched`` blocks, compare recorded lines where they are now (``linemap.py``);
+    ``pythonpath``: the ``PYTHONPATH`` the program is to see (None: unset) — the child's own
+    starts with this snapstate's folder, which the recording never had (``restore_pythonpath``).
     """
 
     file: str
@@ -43,6 +46,7 @@ class ReplayConfig:
     lease: dict | None = None
     name: str | None = None
     remap_lines: bool = False
+    pythonpath: str | None = None
 
     def dump(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as handle:
@@ -53,3 +57,12 @@ class ReplayConfig:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
         return cls(**data)
+
+    def restore_pythonpath(self) -> None:
+        """Give the program the ``PYTHONPATH`` it was recorded with in ``os.environ`` (this
+        process's imports already follow the one it was started with): rich's ``Console``
+        keeps ``os.environ``, and a traced replay diverged on the entry the parent added."""
+        if self.pythonpath is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = self.pythonpath

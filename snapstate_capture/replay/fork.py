@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..capture.environment import environment_facts
+from ..capture.environment import OWN_PACKAGES, environment_facts
 from ..store.leases import LeaseLost
 from ..store.reader import Run
 from ..store.step_copy import copy_steps
@@ -32,7 +32,8 @@ def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | No
     ``sqlite3.Error``/``TimelineError`` if the file cannot be written.
     """
     run_id = writer.begin_run(name=name or f"{parent.name} fork@{step}", entry=parent.entry,
-                              env=environment_facts(), parent=(parent.id, step), claim=claim)
+                              env=fork_environment(parent), parent=(parent.id, step),
+                              claim=claim)
     copy_steps(parent, 0, step + 1, writer, run_id)
     rows = parent.timeline.engine.effect_rows(parent.id, max_step=step)
     for seq, at, site, task, ordinal, effect_name, args_hash, outcome, value in rows:
@@ -41,6 +42,19 @@ def start_fork(writer: TimelineWriter, parent: Run, step: int, *, name: str | No
                                    "args_hash": args_hash, "outcome": outcome,
                                    "value": json.loads(value) if value else None}, {})
     return run_id
+
+
+def fork_environment(parent: Run) -> dict[str, Any]:
+    """This process's environment facts, its key packages those ``parent`` was started with
+    (at this process's versions): the program imported others on its way to the fork point,
+    as the parent's did after it started, and ``snapstate diff`` of a run and its fork
+    listed ``package httpx: (none) → 0.29.0`` as an input the two differed in."""
+    env = environment_facts()
+    listed = parent.env.get("packages")
+    if isinstance(listed, dict) and isinstance(env.get("packages"), dict):
+        env["packages"] = {dist: version for dist, version in env["packages"].items()
+                           if dist in listed or dist in OWN_PACKAGES}
+    return env
 
 
 def open_fork(session: ReplaySession, step: int, key: Any) -> tuple[TimelineWriter, str] | None:

@@ -46,6 +46,16 @@ class ReplayError(SnapStateError):
     """A replay could not be started or ended without a result."""
 
 
+def program_pythonpath(run: Run) -> str | None:
+    """The ``PYTHONPATH`` the replayed program sees in ``os.environ``: the recorded one, else
+    this process's (None: unset) — as any variable, without the entry ``child_environment``
+    puts first for the child's own imports (the child sets it back: ``ReplayConfig``)."""
+    recorded = run.entry.get("env") or {}
+    if "PYTHONPATH" in recorded:
+        return str(recorded["PYTHONPATH"])
+    return os.environ.get("PYTHONPATH")
+
+
 def child_environment(run: Run) -> dict[str, str]:
     """This process's environment with the run's recorded variables set again, and a
     ``PYTHONPATH`` that finds this snapstate first, then the recorded one, and the run's
@@ -89,7 +99,7 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
                               progress=progress, listen=listen,
                               progress_file=os.path.join(scratch, "progress")
                               if on_progress else None, lease=lease, resume=resume, name=name,
-                              remap_lines=remap_lines)
+                              remap_lines=remap_lines, pythonpath=program_pythonpath(run))
         config_path = os.path.join(scratch, "config.json")
         config.dump(config_path)
         command = [sys.executable, CHILD_MAIN, config_path]

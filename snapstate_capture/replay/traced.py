@@ -60,7 +60,6 @@ def _recorded_chunked(session: ReplaySession) -> bool:
 class TracedReplayRecorder(Recorder):
     """Records the replayed traced run into ``session.scratch`` (see module docstring)."""
 
-    serve_effect = ReplayRecorder.serve_effect
     _serve = ReplayRecorder._serve
     _recorded_site = ReplayRecorder._recorded_site
     _wait_for_live = ReplayRecorder._wait_for_live
@@ -92,6 +91,23 @@ class TracedReplayRecorder(Recorder):
         self._point: Any = None
         #: The ``waiting`` step a resume stops at, once reached (``take_resumption``).
         self._resume_at: int | None = None
+
+    def serve_effect(self, call: Any) -> None:
+        """Serve ``call`` from the journal (``ReplayRecorder.serve_effect``); end the replay
+        when the stop, not reached yet, was recorded before this effect's step: it is a step of
+        the effect's own body (or of code the replay did not run), which replay never runs."""
+        ReplayRecorder.serve_effect(self, call)
+        point, step = self._point, getattr(call, "recorded_step", None)
+        if (point is None or point.reached or self.live or not call.served
+                or step is None or step <= point.index):
+            return
+        self._stream.request_index()
+        self._follower.catch_up()  # a divergence in the steps made so far is reported first
+        mode = "fork" if self.session.config.mode == "live" else "stop"
+        self.session.fail(
+            f"step {point.index} is inside effect '{call.name}' (step {step}): replay serves "
+            f"the effect's recorded result without running its body, so it cannot {mode} "
+            f"there; {mode} at the effect (--to {step}) or at a step before its call")
 
     def effect_step(self, entry: Any) -> int:
         """The step an effect divergence is reported at: the recorded call's step."""

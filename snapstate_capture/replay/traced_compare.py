@@ -9,8 +9,10 @@ queue per lineage. Skipped on both sides: ``gap`` steps (tracer bookkeeping) and
 task's lineage, the suspensions of its coroutines at an ``await`` (``return`` steps labelled
 ``yield``): whether an await suspends is timing — a served effect or a finished future does
 not. The recorded steps inside an effect's own body are skipped too — also those of threads
-and tasks the effect's work spawned, and in a thread-pool call those of functions not on the
-stack the effect is sited at (replay serves the effect without running it).
+and tasks the effect's work spawned, in a thread-pool call those of functions not on the
+stack the effect is sited at, and those whose saved stack does not hold the effect's calling
+frame (a traced library called by an untraced effect) — replay serves the effect without
+running it.
 The first difference ends the replay (``session.diverge``); ``end`` checks that no recorded
 step was left over.
 """
@@ -100,9 +102,11 @@ class TracedComparison:
             # steps deeper than the effect's call — in a pool call, whose effect is sited at
             # the code that submitted it (``lineage.origin``), those not on that stack
             sited = _pool_call(lane) and {f.function for f in actual.frames}
+            caller = self._caller(actual)
             while (expected is not None and expected.kind != "effect"
                    and (expected.depth > actual.depth
-                        or (sited and expected.function not in sited))):
+                        or (sited and expected.function not in sited)
+                        or not self._passes_through(expected, caller))):
                 self.replayed += 1
                 expected = self._next(lane)
         if expected is None:
@@ -130,6 +134,26 @@ class TracedComparison:
             self.matched_at = actual.index
         self.replayed += 1
         session.progress(self.replayed - 1)  # the index of the last step replayed, as before
+
+    def _caller(self, effect: Step) -> tuple[str | None, str] | None:
+        """The frame an effect step was made in, as ``(function, absolute path)``."""
+        frames = effect.frames
+        if not frames:
+            return None
+        return frames[-1].function, self._path(frames[-1].filename, recorded=False)
+
+    def _passes_through(self, expected: Step, caller: tuple[str | None, str] | None) -> bool:
+        """True when the recorded step's saved stack holds the effect's calling frame (or the
+        effect's caller is unknown). A traced step of the effect's own body whose callers
+        were not traced (``--include`` on the library an effect calls: httpx under an
+        ``@effect``) holds only the library's frames — counted from 1, so no deeper than the
+        effect step's stack of untraced callers — and is the effect's work all the same."""
+        if caller is None:
+            return True
+        stack = (expected.stack_view() if isinstance(expected, TracedStep)
+                 else [(f.function, f.filename) for f in expected.frames])
+        return any(frame[0] == caller[0] and self._path(frame[1]) == caller[1]
+                   for frame in stack)
 
     def _identical(self, expected: Step, actual: Step) -> bool:
         """True when two traced steps hold the very same stored data (kind, label, lines,

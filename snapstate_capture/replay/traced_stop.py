@@ -77,6 +77,8 @@ class StopPoint:
                                                             step.lineno):
                     self.occurrence += 1
         self._seen = 0
+        #: The replay made the stop's step (the stop happened, or the fork went live).
+        self.reached = False
 
     def _matches(self, function: str | None, filename: str | None, lineno: int | None) -> bool:
         return (function == self.function and lineno == self.lineno
@@ -88,7 +90,10 @@ class StopPoint:
         if not self.full or (kind, label, lane) != self.key:
             return False
         self._seen += 1
-        return self._seen == self.occurrence + 1  # once: the later ones are other steps
+        if self._seen == self.occurrence + 1:  # once: the later ones are other steps
+            self.reached = True
+            return True
+        return False
 
     def install(self, recorder: TracedReplayRecorder) -> None:
         """Wrap the recorder's tracer so that the stop's call hands its frame to ``_stop``
@@ -110,6 +115,7 @@ class StopPoint:
                 seen += 1
                 if seen > point.occurrence:
                     tracer._call = original  # one stop per replay
+                    point.reached = True
                     if recorder.session.config.mode == "live":
                         recorder.go_live(point.index, in_trace_event=True)  # traced on
                         return result

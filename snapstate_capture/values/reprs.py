@@ -20,6 +20,7 @@ from typing import Any
 
 from ..clocks import Clocks
 from .registry import class_name
+from .static import own_namespace, static_attributes
 
 #: Classes whose ``__repr__`` was slow: class -> seconds the slow call took.
 _SLOW: weakref.WeakKeyDictionary[type, float] = weakref.WeakKeyDictionary()
@@ -38,6 +39,11 @@ _UNTIMED_REPR = frozenset({
     types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
 })
 _OBJECT_REPR = object.__repr__
+#: Modules whose iterator types ``live_iterator_held`` knows (C iterators: reading one
+#: advances it), and ``type``'s own descriptors for a class's module and name.
+_ITERATOR_MODULES = frozenset({"builtins", "itertools"})
+_TYPE_MODULE = type.__dict__["__module__"]
+_TYPE_NAME = type.__dict__["__name__"]
 
 
 def clip(text: str, limit: int) -> str:
@@ -85,8 +91,13 @@ def safe_repr(obj: Any, limit: int, slow_seconds: float | None = None) -> str:
             return clip(str.__repr__(obj), limit) if cls is not str else clip(repr(obj), limit)
         if issubclass(cls, (bytes, bytearray)) and len(obj) > limit:
             return clip(repr(bytes(obj[:limit])), limit)
-        if slow_seconds is None or cls in _UNTIMED_REPR or cls.__repr__ is _OBJECT_REPR:
+        if cls in _UNTIMED_REPR or cls.__repr__ is _OBJECT_REPR:
             return clip(repr(obj), limit)  # the last: ``<Foo object at 0x…>``, C code too
+        held = live_iterator_held(obj)
+        if held is not None:
+            return f"<repr not called: it could advance {held}>"
+        if slow_seconds is None:
+            return clip(repr(obj), limit)
         note = slow_repr_note(cls)
         if note is not None:
             return note
@@ -102,6 +113,38 @@ def safe_repr(obj: Any, limit: int, slow_seconds: float | None = None) -> str:
         return clip(text, limit)
     except Exception as exc:  # noqa: BLE001 - a user's __repr__ may raise anything
         return failed(exc)
+
+
+def live_iterator_held(obj: Any) -> str | None:
+    """Name the first instance attribute of ``obj`` (read statically) that holds a live
+    iterator — a generator, or an iterator of the interpreter's own (``map``, a list
+    iterator, ``itertools.chain`` …) — as ``".name (a generator)"``; None when there is none.
+
+    A ``__repr__`` that reads such an attribute consumes it: sqlparse's ``Statement`` holds
+    its output filter's generator in ``.tokens`` and its repr joins the tokens, so a captured
+    repr emptied ``sqlparse.format(sql, output_format="python")``. Such an object's repr is
+    not called. Only the object's own attributes are looked at, not what they hold."""
+    attributes = static_attributes(obj)
+    for name, value in attributes or ():
+        kind = _live_iterator_kind(type(value))
+        if kind is not None:
+            return f".{name} ({kind})"
+    return None
+
+
+def _live_iterator_kind(cls: type) -> str | None:
+    """``"a generator"``, ``"a map iterator"``, ``"a list_iterator"`` … for the interpreter's iterator types (read
+    through ``type``'s own slots: no metaclass code runs), else None."""
+    if cls is types.GeneratorType:
+        return "a generator"
+    try:
+        module = _TYPE_MODULE.__get__(cls)
+        if module in _ITERATOR_MODULES and "__next__" in own_namespace(cls):
+            name = _TYPE_NAME.__get__(cls)
+            return f"a {name}" if name.endswith("iterator") else f"a {name} iterator"
+    except Exception:  # noqa: BLE001 - an exotic class: not an iterator of ours to know
+        return None
+    return None
 
 
 def type_name(obj: Any) -> str:

@@ -292,3 +292,25 @@ def test_a_private_slot_is_read_under_its_mangled_name():
             self.shown = 2
 
     assert dict(static_attributes(Slotted())) == {"_Slotted__hidden": 1, "shown": 2}
+
+
+class Rows:
+    """Holds a generator its repr would drain (sqlparse's ``Statement.tokens`` after an output
+    filter: its repr joined the tokens)."""
+
+    def __init__(self, rows):
+        self.rows = (row for row in rows)
+        self.pending = map(str, rows)
+
+    def __repr__(self):
+        return f"Rows({list(self.rows)}, {list(self.pending)})"
+
+
+def test_a_repr_that_would_drain_a_held_generator_is_not_called(snap_path):
+    with snap.record(snap_path):
+        held = Rows([1, 2, 3])
+        snap.checkpoint("held")
+    assert list(held.rows) == [1, 2, 3]
+    assert list(held.pending) == ["1", "2", "3"]
+    got = read_locals(snap_path)["held"]
+    assert got["preview"]["repr"] == "<repr not called: it could advance .rows (a generator)>"

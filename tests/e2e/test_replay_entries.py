@@ -4,7 +4,7 @@ run with ``-m`` and its argv, and an importable workflow function with its pickl
 from __future__ import annotations
 
 import snapstate_capture as snap
-from tests.conftest import ROOT, run_python
+from tests.conftest import ROOT, run_cli, run_python
 from tests.e2e.replay_helpers import replay_json, side_lines
 
 CALL = ("from tests.programs.workflow import research; import sys; "
@@ -55,3 +55,33 @@ def test_a_run_without_a_replayable_entry_is_refused(tmp_path):
     result, data = replay_json(path)
     assert result.returncode == 2
     assert "no replayable entry" in result.stderr
+
+
+ENVIRON_READER = '''\
+import os
+
+
+def main():
+    seen = os.environ.get("PYTHONPATH")
+    return seen
+
+
+main()
+'''
+
+
+def test_the_program_sees_the_pythonpath_it_was_recorded_with(tmp_path):
+    """The replay child's own PYTHONPATH starts with this snapstate's folder; the program's
+    ``os.environ`` has the recorded one (rich's Console keeps ``os.environ``: a traced replay
+    diverged on the extra entry)."""
+    (tmp_path / "reader.py").write_text(ENVIRON_READER)
+    path = tmp_path / "reader.snap"
+    done = run_cli("record", "--trace", "calls", "--include", "*/reader.py", "-o", str(path),
+                   "reader.py", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        recorded = timeline.runs[-1].entry["env"]["PYTHONPATH"]
+    assert recorded.endswith(str(tmp_path)) and recorded != str(ROOT)
+    result, data = replay_json(path)
+    assert data is not None, result.stderr
+    assert data["status"] == "ok", data.get("message")

@@ -125,3 +125,37 @@ def test_a_fork_is_started_with_what_its_run_was(tmp_path):
     diff = run_cli("diff", str(path), "--run", parent_id, str(path), "--run", fork_id)
     assert "started with" not in diff.stdout, diff.stdout
     assert diff.returncode == 0, diff.stdout + diff.stderr
+
+
+IMPORTS_LATER = '''\
+def total(values):
+    return int(values.sum())
+
+
+def main():
+    import numpy
+
+    return total(numpy.arange(4))
+
+
+print(main())
+'''
+
+
+def test_a_fork_lists_the_packages_its_run_was_started_with(tmp_path):
+    """numpy, imported by the program after its run started, was loaded when the fork
+    started: ``snapstate diff`` of the run and its fork listed ``package numpy: (none) → …``
+    as an input the two runs differed in."""
+    path = record_traced_script(tmp_path, "later.py", IMPORTS_LATER)
+    with snap.open_timeline(path) as timeline:
+        parent = timeline.runs[-1]
+        assert "numpy" not in parent.env["packages"]
+        call = next(s.index for s in parent.steps if s.kind == "call" and s.function == "total")
+        parent_id = parent.id
+    forked = run_cli("replay", str(path), "--to", str(call), "--live", cwd=tmp_path, timeout=120)
+    assert forked.returncode == 0, forked.stdout + forked.stderr
+    with snap.open_timeline(path) as timeline:
+        fork_id = timeline.runs[-1].id
+    diff = run_cli("diff", str(path), "--run", parent_id, str(path), "--run", fork_id)
+    assert "package numpy" not in diff.stdout, diff.stdout
+    assert diff.returncode == 0, diff.stdout + diff.stderr
