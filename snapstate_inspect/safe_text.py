@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 
-from rich.text import Text
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where a Text is made: ``snapstate record`` imports this module
+    from rich.text import Text  # before the program, which must find no rich loaded by us
 
 # C0 controls except tab/newline, DEL, C1 controls, and bidi/invisible format characters.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -47,6 +50,8 @@ def plain(text: object, style: str = "", *, single_line: bool = True,
     """Return a Rich ``Text`` holding ``text`` literally (never parsed as markup), control
     characters escaped and cut to ``limit`` characters (default ``MAX_LINE`` for one line,
     ``MAX_TEXT`` otherwise)."""
+    from rich.text import Text
+
     bound = limit if limit is not None else MAX_LINE if single_line else MAX_TEXT
     return Text(escape_controls(clip_text(str(text), bound), keep_newlines=not single_line),
                 style=style)

@@ -6,11 +6,13 @@ import argparse
 import io
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 
 from snapstate_capture import NotFoundError, Run, Step, Timeline, open_timeline
+
+if TYPE_CHECKING:  # imported where a console is made: ``snapstate record`` imports this
+    from rich.console import Console  # module before the program, which must find no rich
 
 
 def add_file_argument(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +58,8 @@ def console() -> Console:
     terminal, lines wrap at its width; piped or redirected, a line is never broken (Rich
     would otherwise cut it at 80 columns, in the middle of ``… 146 steps)``) and ends where
     its text does (``_Unpadded``)."""
+    from rich.console import Console
+
     terminal = sys.stdout.isatty()
     return Console(markup=False, emoji=False, highlight=False, soft_wrap=not terminal,
                    width=None if terminal else 10_000,

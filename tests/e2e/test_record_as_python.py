@@ -239,3 +239,21 @@ def test_a_catch_all_include_notes_no_compiled_module(tmp_path):
                        str(program), cwd=tmp_path)
     assert recorded.returncode == 0, recorded.stderr
     assert "compiled to C" not in recorded.stderr, recorded.stderr
+
+
+def test_the_program_finds_the_modules_python_would_have_loaded(tmp_path):
+    """``snapstate record`` loaded ~40 of rich's modules before the program (its output
+    helpers imported rich at import): the program found them in ``sys.modules``, and their
+    import-time work (``rich.style`` draws from ``random``) was done outside it — a program
+    importing rich then replayed under ``--patch-nondeterminism`` diverged. Without a
+    terminal (no progress bar) the program now sees what ``python`` gives it."""
+    program = _write(tmp_path / "mods.py", """\
+        import sys
+        print(sorted(m for m in sys.modules if m.split(".")[0] in ("rich", "textual")))
+        """)
+    plain = run_python(str(program), cwd=tmp_path)
+    for trace in ("lines", "calls"):
+        recorded = run_cli("record", "--trace", trace, "-o", str(tmp_path / f"{trace}.snap"),
+                           str(program), cwd=tmp_path)
+        assert recorded.returncode == 0, recorded.stderr
+        assert recorded.stdout == plain.stdout == "[]\n", (trace, recorded.stdout)
