@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import re
-import sys
 from typing import Any
 
 from rich.console import Group
@@ -141,8 +140,8 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
     if result.get("status") == "error":
         raise SnapStateError(f"{timeline.path}: {result.get('message')}")
     if not args.json:
-        if ends_mid_line(chosen.entry) and sys.stdout.isatty():
-            out.print()  # after pytest's "test_x.py " progress, not at its end
+        if ends_mid_line(chosen.entry):
+            out.print()  # after pytest's "test_x.py " progress, not at its end (piped too)
         for note in result.get("notes") or []:
             out.print(plain(f"note: {note}", "yellow"), soft_wrap=True)
         out.print(render_result(result, timeline=str(timeline.path)), soft_wrap=True)

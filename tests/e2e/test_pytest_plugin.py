@@ -361,8 +361,11 @@ def test_a_tests_replay_says_its_outcome_on_a_line_of_its_own(tmp_path):
     lines = [line.strip() for line in shown.replace("\r", "\n").splitlines()]
     assert "test_basket.py" in lines, shown
     # the verdict names the failure the replay reproduced (it printed nothing of it)
-    assert any(re.fullmatch(r"replayed \d+ steps, no divergence; the run ends in KeyError: "
-                            r"'.+', as recorded", line) for line in lines), shown
+    verdict = r"replayed \d+ steps, no divergence; the run ends in KeyError: '.+', as recorded"
+    assert any(re.fullmatch(verdict, line) for line in lines), shown
+    piped = run_cli("replay", "--quiet", path, cwd=tmp_path)  # piped: a line of its own too
+    assert any(re.fullmatch(verdict, line.strip()) for line in piped.stdout.splitlines()), \
+        piped.stdout
 
 
 def test_pdb_at_a_tests_step_shows_the_tests_stack_not_pytests(tmp_path):
