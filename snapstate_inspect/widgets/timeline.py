@@ -11,6 +11,8 @@ exception step: its own marker in the error colour.
 
 from __future__ import annotations
 
+import os
+
 from rich.segment import Segment
 from textual.binding import Binding
 from textual.cache import LRUCache
@@ -262,7 +264,8 @@ class TimelineView(ScrollView, can_focus=True):
                 segments.append(Segment("⑂", base + get("timeline--offset", partial=True)))
             marker = RAISED_EFFECT_MARKER if raised else MARKERS.get(row.kind, "?")
             segments.append(Segment(marker + " ", kind_style))
-            function = escape_controls(row.function or "?", keep_newlines=False)
+            function = escape_controls(_shown_function(row.function, row.filename),
+                                       keep_newlines=False)
             segments.append(Segment(function[:40], kind_style))
             if row.label:
                 label = escape_controls(row.label, keep_newlines=False)[:60]
@@ -294,3 +297,11 @@ class TimelineView(ScrollView, can_focus=True):
         index = int(self.scroll_offset.y) + offset.y if offset is not None else -1
         if 0 <= index < self._count:
             self.post_message(self.Move(target=index))
+
+
+def _shown_function(function: str | None, filename: str | None) -> str:
+    """A row's function: a module body names its file (``<module> runners.py``) — traced
+    into a library, every module's body read ``<module>`` alike."""
+    if function == "<module>" and filename:
+        return f"<module> {os.path.basename(filename)}"
+    return function or "?"

@@ -117,3 +117,30 @@ async def test_the_cursor_rows_label_is_drawn_in_the_cursors_colours(tmp_path):
                          s.text.strip() in str(timeline.runs[-1].steps[labelled].label))
             assert label.style.color != label.style.bgcolor
             assert label.style.color == _marker(_row(view, labelled)).style.color
+
+
+async def test_a_module_body_row_names_its_file(tmp_path):
+    """Traced into a package, every module body's row read ``<module>`` alike; it names its
+    file now (``<module> helper.py``), and a function's row is as it was."""
+    from tests.conftest import run_cli
+
+    (tmp_path / "helper.py").write_text("VALUE = 3\n\ndef double(x):\n    return 2 * x\n")
+    (tmp_path / "main.py").write_text("import helper\nprint(helper.double(2))\n")
+    path = tmp_path / "main.snap"
+    assert run_cli("record", "--trace", "calls", "-o", str(path), "main.py",
+                   cwd=tmp_path).returncode == 0
+    with snap.open_timeline(path) as timeline:
+        steps = list(timeline.runs[-1].steps)
+        modules = {s.filename.rsplit("/", 1)[-1]: s.index for s in steps
+                   if s.function == "<module>" and s.kind == "call"}
+        double = next(s.index for s in steps if s.function == "double")
+        app = SnapStateApp(timeline)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            view = app.screen.query_one(TimelineView)
+            for name, index in modules.items():
+                shown = "".join(segment.text for segment in _row(view, index))
+                assert f"<module> {name}" in shown, shown
+            assert sorted(modules) == ["helper.py", "main.py"]
+            shown = "".join(segment.text for segment in _row(view, double))
+            assert "double" in shown and "<module>" not in shown, shown
