@@ -100,3 +100,17 @@ def test_workers_sharing_a_queue_take_what_they_took_when_recorded(tmp_path, tra
         assert run_python(str(program), str(path), "random", cwd=tmp_path).returncode == 0
         _, data = replay_json(path)
         assert data["status"] == "ok", data["message"]
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_answers_taken_as_they_complete_come_in_the_recorded_order(tmp_path, traced):
+    """``asyncio.as_completed`` yields each answer as its call returns: served at once, the
+    answers came in the order they were asked in, and the first checkpoint diverged. They
+    come back in the recorded order now."""
+    path = _record(tmp_path, PROGRAMS / "async_as_completed.py", 0, traced)
+    with snap.open_timeline(path) as timeline:
+        answers = [s.extra["answer"].repr for s in timeline.runs[-1].steps
+                   if s.label == "answer"]
+    assert answers[0] == "'weather: done'" and answers[-1] == "'calendar: done'", answers
+    _, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
