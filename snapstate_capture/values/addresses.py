@@ -89,13 +89,27 @@ def _blank_hex(match: re.Match[str]) -> str:
 _FLAT = (set, frozenset, list, tuple)
 
 
+def local_address(value: Any) -> str | None:
+    """For an int that is the id of a local of one of the program's frames on this thread's
+    stack (``stack_addresses``, top-level values only): ``"function.name"`` of that local,
+    else None (any other value, or an int equal to no local's id). pyparsing's
+    ``ParserElement.__hash__`` returns ``id(self)``, ``json``'s encoder keeps
+    ``markerid = id(dct)``: a bare int holding an address, which capture stores as what it
+    names (``identity.capture_identity``) instead of inline, compared by number."""
+    if type(value) is not int or not could_be_address(value):
+        return None
+    return stack_addresses((value,)).get(value)
+
+
 def holds_stack_address(value: Any) -> bool:
-    """Whether ``value`` — a set, frozenset, list or tuple, or a dict by its keys and values —
-    holds at its top level an int that is the id of a local on this thread's stack
+    """Whether ``value`` — an int, a set, frozenset, list or tuple, or a dict by its keys and
+    values — is or holds at its top level an int that is the id of a local on this thread's stack
     (``stack_addresses``). The tracer asks before storing a container of scalars as its
     plain bytes, which would compare by number; ``set(map(type, ...))`` runs at C speed, and
     the stack is read only when a possible address is there."""
     cls = type(value)
+    if cls is int:  # a bare int: ``local_address``
+        return local_address(value) is not None
     if cls is dict:
         kinds = set(map(type, value))
         kinds.update(map(type, dict.values(value)))

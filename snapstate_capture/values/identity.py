@@ -46,7 +46,8 @@ import types
 import weakref
 from typing import Any, Callable
 
-from .addresses import could_be_address, stack_addresses, text_without_addresses
+from .addresses import (could_be_address, local_address, stack_addresses,
+                        text_without_addresses)
 from .reducers import REDUCERS, REFUSED_BY_TYPE
 from .registry import MACHINERY
 from .static import own_namespace, static_attributes
@@ -528,13 +529,17 @@ _SIZED = (list, tuple, dict, set, frozenset)
 
 def capture_identity(obj: Any, memo: list[Any] | None = None) -> str | None:
     """``identity(obj)`` within ``CAPTURE_BUDGET``, as stored in a preview (``"identity"``);
-    None for scalars (their pickle is canonical), for values over budget, and at once for builtin containers longer than the budget
+    for an int that is the id of a local on the stack, "an address" and the local's function
+    and name (``addresses.local_address``); None for other scalars (their pickle is canonical), for values over budget, and at once for builtin containers longer than the budget
     and for classes whose instances went over it ``OVER_BUDGET_LIMIT`` times.
     ``memo``: kept by the caller between captures of the same slot (start with ``[]``); an
     exact dict of scalars then re-hashes only the items that are not the same objects as at
     the last call (``_flat_dict``)."""
     cls = type(obj)
     if cls in _SCALAR_TYPES:
+        where = local_address(obj) if cls is int else None
+        if where is not None:  # the id of a local: an address, named as ``identity`` does
+            return _h(b"v", _h(_ADDRESS, b"local " + where.encode())).hex()
         return None  # a scalar's payload pickle is its canonical form already
     if cls in _SIZED and len(obj) > CAPTURE_BUDGET:
         return None
