@@ -104,21 +104,30 @@ def local_address(value: Any) -> str | None:
 def holds_stack_address(value: Any) -> bool:
     """Whether ``value`` — an int, a set, frozenset, list or tuple, or a dict by its keys and
     values — is or holds at its top level an int that is the id of a local on this thread's stack
-    (``stack_addresses``). The tracer asks before storing a container of scalars as its
-    plain bytes, which would compare by number; ``set(map(type, ...))`` runs at C speed, and
-    the stack is read only when a possible address is there."""
+    (``stack_addresses``), or, in a set's members or a dict's keys — the form a memo of ids
+    takes — in a tuple there (dataclasses' ``repr_running``: ``{(id(self), thread)}``). The
+    tracer asks before storing a container of scalars as its plain bytes, which would compare
+    by number; ``set(map(type, ...))`` runs at C speed, and the stack is read only when a
+    possible address is there."""
     cls = type(value)
     if cls is int:  # a bare int: ``local_address``
         return local_address(value) is not None
+    keyed = ()
     if cls is dict:
         kinds = set(map(type, value))
+        keyed = value if tuple in kinds else ()
         kinds.update(map(type, dict.values(value)))
         parts: Any = (*value, *dict.values(value)) if int in kinds else ()
     elif cls in _FLAT:
-        parts = value if int in set(map(type, value)) else ()
+        kinds = set(map(type, value))
+        parts = value if int in kinds else ()
+        if cls is set or cls is frozenset:
+            keyed = value if tuple in kinds else ()
     else:
         return False
     ints = [part for part in parts if type(part) is int and could_be_address(part)]
+    ints += [item for part in keyed if type(part) is tuple for item in part
+             if type(item) is int and could_be_address(item)]
     return bool(ints) and bool(stack_addresses(ints, memo=cls is not list and cls is not tuple))
 
 

@@ -60,6 +60,14 @@ def test_a_bare_int_that_is_the_id_of_a_local_names_that_local():
     assert capture_identity(1 << 40) is None and local_address(1 << 40) is None
 
 
+def test_a_memo_of_id_keyed_tuples_holds_a_stack_address():
+    """dataclasses' ``repr_running``: ``{(id(self), thread ident)}`` — a set's tuple members
+    and a dict's tuple keys are looked into, a list's tuples are not (no memo's shape)."""
+    node = Node("n")
+    assert holds_stack_address({(id(node), 7)}) and holds_stack_address({(id(node), 7): 1})
+    assert not holds_stack_address({(1 << 40, 7)}) and not holds_stack_address([(id(node), 7)])
+
+
 def test_big_ints_that_are_no_address_compare_by_number():
     big = 1 << 40
     assert could_be_address(big) and not could_be_address(big + 1)

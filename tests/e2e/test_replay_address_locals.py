@@ -78,3 +78,46 @@ def test_an_id_kept_in_a_checkpointed_local_replays(tmp_path):
     (tmp_path / "in.txt").write_text("other")
     changed = _replay(tmp_path)
     assert "divergence at step 0: 1 value(s) differ: key" in changed, changed
+
+
+#: dataclasses' ``_recursive_repr`` (3.11; ``reprlib.recursive_repr`` alike): a set of
+#: ``(id(self), thread)`` keys, a memo of ids one tuple down.
+RECURSIVE_REPR = """
+import _thread
+
+
+def recursive_repr(user_function):
+    repr_running = set()
+
+    def wrapper(self):
+        key = id(self), _thread.get_ident()
+        if key in repr_running:
+            return "..."
+        repr_running.add(key)
+        try:
+            result = user_function(self)
+        finally:
+            repr_running.discard(key)
+        return result
+    return wrapper
+
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+    @recursive_repr
+    def __repr__(self):
+        return f"Point({self.x!r})"
+
+
+print(repr(Point(1)))
+"""
+
+
+def test_a_set_of_id_keyed_tuples_in_a_traced_closure_replays(tmp_path):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(RECURSIVE_REPR))
+    done = run_cli("record", "--trace", "lines", "--include", "*/prog.py", "-o", "run.snap",
+                   "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no divergence" in _replay(tmp_path)
