@@ -49,6 +49,7 @@ from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
 from ..store.blobs import manifest_bytes, manifest_hash
 from ..values import capture_value, chunk_layout, secret_shapes
+from ..values.addresses import ADDRESS_MIN, local_address
 from ..values.payload import is_plain_payload, serialize
 from ..values.preview import MACHINERY, PreviewBuilder
 from .preview_json import encode_preview
@@ -180,6 +181,9 @@ class ValueCache:
         if name is not None and self.options.values.is_secret(name):
             return self._capture(slot, value, name, out, None)
         if cls is str and secret_shapes.find(value):  # a credential: cut out by capture_value
+            return self._capture(slot, value, name, out, None)
+        if cls is int and value >= ADDRESS_MIN and local_address(value) is not None:
+            # the id of a local (``key = id(node)``): named by it, not its number (identity)
             return self._capture(slot, value, name, out, None)
         if inline and cls in _INLINE and self.options.payloads and (
                 cls is not str or len(value) <= self._inline_str) and (

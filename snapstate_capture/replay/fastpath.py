@@ -13,7 +13,6 @@ captures through the recorder's value cache, so unchanged values cost a pickle).
 
 from __future__ import annotations
 
-import json
 import os
 import types
 from typing import Any
@@ -24,6 +23,7 @@ from ..options import ValueOptions
 from ..capture.recorder import PreviewOnly
 from ..store.reader import Step, Timeline
 from ..values.payload import serialize
+from .compare import inline_digest
 from .relocate import Relocation
 
 
@@ -83,11 +83,10 @@ class FastMatcher:
         return True
 
     def _same(self, ref: dict[str, Any], name: str, value: Any) -> bool:
-        if "v" in ref:  # an inline scalar (``valuecache._INLINE``): compared as Value.digest does
+        if "v" in ref:  # an inline scalar (``valuecache._INLINE``): as ``compare`` does
             recorded = ref["v"]
             return type(value) is type(recorded) and \
-                json.dumps([type(value).__name__, value]) == \
-                json.dumps([type(recorded).__name__, recorded])
+                inline_digest(value) == inline_digest(recorded)
         payload = ref.get("b")
         if not payload or ref.get("x") or self.options.is_secret(name):
             return False

@@ -27,7 +27,7 @@ from ..values import secret_shapes
 from .bounded import local_class
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
-from .stream import CHUNKED_MIN_LENGTH, INLINE_STR, SCALAR_TYPES
+from .stream import ADDRESS_FLOOR, CHUNKED_MIN_LENGTH, INLINE_STR, SCALAR_TYPES, addressed
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
 #: The instructions a frame returns by (3.12 adds RETURN_CONST); any other last instruction at
@@ -51,6 +51,8 @@ _MISSING = object()
 _thread_id = __import__("threading").get_ident
 _SCALAR = SCALAR_TYPES
 _INLINE = INLINE_STR
+#: An int from ``_FLOOR`` up that is the id of a local is no scalar here (``stream.addressed``).
+_FLOOR = ADDRESS_FLOOR
 _SHAPED = secret_shapes.find
 #: Containers whose length a module body's catch-up compares (``CallFrame._rebound``).
 _SIZED = frozenset({list, dict, set, bytearray})
@@ -183,7 +185,8 @@ class CallFrame:
         for name, value in list(values.items()):
             if module and name.startswith("__") and name.endswith("__"):
                 continue
-            if value.__class__ in _SCALAR and not (secret and name in secret):
+            if value.__class__ in _SCALAR and not (secret and name in secret) and not (
+                    value.__class__ is int and value >= _FLOOR and addressed(value)):
                 # ``_snapshot_one``'s scalar case, inline: most locals of most calls
                 last = known.get(name)
                 if last is None or last[0].__class__ is not value.__class__ or last[0] != value:
@@ -222,7 +225,8 @@ class CallFrame:
                 known[name] = (value, None)
                 out.append(name)
                 out.append(self.encoder.redacted(value))
-        elif cls in _SCALAR or (cls is str and len(value) <= _INLINE and not _SHAPED(value)):
+        elif (cls in _SCALAR and not (cls is int and value >= _FLOOR and addressed(value))
+              or (cls is str and len(value) <= _INLINE and not _SHAPED(value))):
             last = known.get(name)
             if last is not None and last[0].__class__ is cls and last[0] == value:
                 return
@@ -279,7 +283,8 @@ class CallFrame:
                         self._finish(frame, out)
                     else:
                         self._snapshot_changes(frame, out)
-                    if not raised and arg.__class__ not in _SCALAR:
+                    if not raised and (arg.__class__ not in _SCALAR or (
+                            arg.__class__ is int and arg >= _FLOOR and addressed(arg))):
                         out[6] = self._encode_value(arg, "return")
                     else:
                         out[6] = arg  # a scalar as itself, or None (raised)
@@ -349,7 +354,8 @@ class CallFrame:
         """A step value (``return``): a scalar as itself, else a reference — the one a local
         holding the same object got in this event, if one did."""
         cls = value.__class__
-        if cls in _SCALAR or (cls is str and len(value) <= _INLINE and not _SHAPED(value)):
+        if (cls in _SCALAR and not (cls is int and value >= _FLOOR and addressed(value))
+                or (cls is str and len(value) <= _INLINE and not _SHAPED(value))):
             return value
         return self.encoder.capture(value, name, any_name=True)
 
@@ -376,7 +382,8 @@ class CallFrame:
                 return
             names = store
         value = frame.f_locals.get(names, _MISSING)
-        if value.__class__ in _SCALAR:
+        if value.__class__ in _SCALAR and (value.__class__ is not int or value < _FLOOR
+                                           or value & 7):
             self.tracer.items.extend((names, value, key))
         else:
             self._line_step(frame, names, key)
@@ -407,7 +414,8 @@ class CallFrame:
                 out.append(name)
                 out.append(self.encoder.redacted(value))
                 known.pop(name, None)
-            elif cls in _SCALAR or (cls is str and len(value) <= _INLINE and not _SHAPED(value)):
+            elif (cls in _SCALAR and not (cls is int and value >= _FLOOR and addressed(value))
+                  or (cls is str and len(value) <= _INLINE and not _SHAPED(value))):
                 out.append(name)
                 out.append(value)
                 known.pop(name, None)
@@ -425,8 +433,8 @@ class CallFrame:
             if name in known:  # held a non-scalar: maybe changed in place
                 value = loc.get(name, _MISSING)
                 cls = value.__class__
-                if cls in _SCALAR or (cls is str and len(value) <= _INLINE
-                                      and not _SHAPED(value)):
+                if (cls in _SCALAR and not (cls is int and value >= _FLOOR and addressed(value))
+                        or (cls is str and len(value) <= _INLINE and not _SHAPED(value))):
                     del known[name]
                 elif value is not _MISSING:
                     ref = self._changed_ref(name, value)

@@ -21,7 +21,7 @@ from typing import Any
 
 from .codeinfo import CodeInfo
 from ..store.trace_items import LINE_BITS
-from .stream import SCALAR_TYPES
+from .stream import ADDRESS_FLOOR, SCALAR_TYPES
 
 _MISSING = object()
 
@@ -41,6 +41,7 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
     app = tracer.items.append
     ext = tracer.items.extend
     scalar = SCALAR_TYPES
+    floor = ADDRESS_FLOOR  # an int from here up may be a local's id: the full check decides
     fkey = fid << LINE_BITS
     known = state.known
     line_step = state._line_step
@@ -71,7 +72,8 @@ def local_trace_function(tracer: Any, frame: types.FrameType, info: CodeInfo, fi
                     return local
                 names = store
             value = frame.f_locals.get(names, _MISSING)
-            if value.__class__ in scalar:
+            if value.__class__ in scalar and (value.__class__ is not int or value < floor
+                                                or value & 7):
                 # (a stale ``known`` entry for ``names`` is dropped by the next full check)
                 # Flat (name, value, key): no tuple kept alive per step, so no work for the
                 # cyclic GC; one ``extend`` call, so threads never interleave inside it.

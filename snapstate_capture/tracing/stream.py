@@ -61,7 +61,7 @@ from ..options import CaptureOptions
 from ..store.trace_items import BLOB, TIME, VALUE
 from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
-from ..values.addresses import holds_stack_address
+from ..values.addresses import ADDRESS_MIN, holds_stack_address, local_address
 from ..values.identity import live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, REFUSED_BY_TYPE
@@ -73,6 +73,17 @@ FLUSH_SECONDS = 0.02
 #: Strings up to this length travel inline as scalars; longer ones become blobs.
 INLINE_STR = 200
 SCALAR_TYPES = frozenset({int, float, bool, type(None)})
+#: Ints from here up may be an object's address: the tracer asks ``addressed`` before it
+#: stores one inline.
+ADDRESS_FLOOR = ADDRESS_MIN
+
+
+def addressed(value: int) -> bool:
+    """Whether the int ``value`` is the id of a local on the stack
+    (``addresses.local_address``: ``key = id(node)``, pyparsing's ``__hash__`` returning
+    ``id(self)``): stored as a value of its own, whose identity digest names that local —
+    never inline, where it would compare by its number, another in every process."""
+    return local_address(value) is not None
 _HEADER = struct.Struct("<I")
 #: Buffer of the pipe to the writer process (Linux ``F_SETPIPE_SZ``; 1 MiB is the default cap).
 PIPE_BYTES = 1 << 20
@@ -218,7 +229,8 @@ class ValueEncoder:
         if self._big.is_big(value):
             return self.bounded(value, name)
         pickled = True
-        if cls in STATE_ELSEWHERE:  # its pickle does not change with it: no cached capture
+        if cls in STATE_ELSEWHERE or cls is int:  # its pickle does not change with it, or
+            # an int named by the local it is the id of (``addressed``), here now: no cache
             digest, pickled = None, False
         else:
             try:
@@ -348,9 +360,11 @@ class ValueEncoder:
 
 
 def _inline(value: Any) -> bool:
-    """Whether ``value`` travels in a step as itself: a number, bool, None or a short str
-    without a credential's shape."""
+    """Whether ``value`` travels in a step as itself: a number (but an int that is the id of
+    a local: ``addressed``), bool, None or a short str without a credential's shape."""
     cls = type(value)
+    if cls is int:
+        return value < ADDRESS_FLOOR or not addressed(value)
     return cls in SCALAR_TYPES or (cls is str and len(value) <= INLINE_STR
                                    and not secret_shapes.find(value))
 

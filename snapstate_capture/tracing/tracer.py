@@ -36,7 +36,7 @@ from ..capture import lineage
 from ..store import task_column
 from ..store.trace_items import ADOPT, BLOB, GAP, OPEN, TASKS
 from .call_frame import CallFrame
-from .stream import SCALAR_TYPES, Stream, ValueEncoder
+from .stream import ADDRESS_FLOOR, SCALAR_TYPES, Stream, ValueEncoder
 
 _SUSPENDED_LIMIT = 10_000
 
@@ -336,7 +336,8 @@ class Tracer:
         for name, value in list(values.items()):
             if module and name.startswith("__") and name.endswith("__"):
                 continue
-            if value.__class__ in scalar and name not in secret:
+            if value.__class__ in scalar and name not in secret and (
+                    value.__class__ is not int or value < ADDRESS_FLOOR or value & 7):
                 ref = value  # ``encode``'s first case, inline: most locals of most calls
             elif name in secret and self.encoder.options.values.redacts(name, value):
                 ref = self.encoder.redacted(value)

@@ -66,6 +66,19 @@ def blank_addresses(text: str) -> str:
     return text
 
 
+def text_without_addresses(text: str) -> str:
+    """``blank_addresses(text)`` for a string *value* (not a repr), read by every comparison
+    of a recorded string with a live one — the identity digest (``identity._scalar``), inline
+    scalars in replay's step checks (``replay/compare.py``, ``replay/fastpath.py``,
+    ``replay/traced_compare.py``) — so that a text a program built from an address
+    (pyparsing names an element ``Re:(<function <lambda> at 0x7f…>)``) is the same text in
+    two processes, and any other difference in it is still one. Returns ``text`` itself
+    (no regex runs) when it could hold no address: no `` at 0x``, not starting with ``<``."""
+    if " at 0x" in text or text[:1] == "<":
+        return blank_addresses(text)
+    return text
+
+
 def _blank_hex(match: re.Match[str]) -> str:
     prefix, digits = match.group(1), match.group(2)
     if (prefix or _HEX_LETTER.search(digits)) and could_be_address(int(digits, 16)):
@@ -76,22 +89,45 @@ def _blank_hex(match: re.Match[str]) -> str:
 _FLAT = (set, frozenset, list, tuple)
 
 
+def local_address(value: Any) -> str | None:
+    """For an int that is the id of a local of one of the program's frames on this thread's
+    stack (``stack_addresses``, top-level values only): ``"function.name"`` of that local,
+    else None (any other value, or an int equal to no local's id). pyparsing's
+    ``ParserElement.__hash__`` returns ``id(self)``, ``json``'s encoder keeps
+    ``markerid = id(dct)``: a bare int holding an address, which capture stores as what it
+    names (``identity.capture_identity``) instead of inline, compared by number."""
+    if type(value) is not int or not could_be_address(value):
+        return None
+    return stack_addresses((value,)).get(value)
+
+
 def holds_stack_address(value: Any) -> bool:
-    """Whether ``value`` — a set, frozenset, list or tuple, or a dict by its keys and values —
-    holds at its top level an int that is the id of a local on this thread's stack
-    (``stack_addresses``). The tracer asks before storing a container of scalars as its
-    plain bytes, which would compare by number; ``set(map(type, ...))`` runs at C speed, and
-    the stack is read only when a possible address is there."""
+    """Whether ``value`` — an int, a set, frozenset, list or tuple, or a dict by its keys and
+    values — is or holds at its top level an int that is the id of a local on this thread's stack
+    (``stack_addresses``), or, in a set's members or a dict's keys — the form a memo of ids
+    takes — in a tuple there (dataclasses' ``repr_running``: ``{(id(self), thread)}``). The
+    tracer asks before storing a container of scalars as its plain bytes, which would compare
+    by number; ``set(map(type, ...))`` runs at C speed, and the stack is read only when a
+    possible address is there."""
     cls = type(value)
+    if cls is int:  # a bare int: ``local_address``
+        return local_address(value) is not None
+    keyed = ()
     if cls is dict:
         kinds = set(map(type, value))
+        keyed = value if tuple in kinds else ()
         kinds.update(map(type, dict.values(value)))
         parts: Any = (*value, *dict.values(value)) if int in kinds else ()
     elif cls in _FLAT:
-        parts = value if int in set(map(type, value)) else ()
+        kinds = set(map(type, value))
+        parts = value if int in kinds else ()
+        if cls is set or cls is frozenset:
+            keyed = value if tuple in kinds else ()
     else:
         return False
     ints = [part for part in parts if type(part) is int and could_be_address(part)]
+    ints += [item for part in keyed if type(part) is tuple for item in part
+             if type(item) is int and could_be_address(item)]
     return bool(ints) and bool(stack_addresses(ints, memo=cls is not list and cls is not tuple))
 
 

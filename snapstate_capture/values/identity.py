@@ -46,7 +46,8 @@ import types
 import weakref
 from typing import Any, Callable
 
-from .addresses import could_be_address, stack_addresses
+from .addresses import (could_be_address, local_address, stack_addresses,
+                        text_without_addresses)
 from .reducers import REDUCERS, REFUSED_BY_TYPE
 from .registry import MACHINERY
 from .static import own_namespace, static_attributes
@@ -283,8 +284,8 @@ class _Walker:
 
 
 def _scalar(obj: Any, cls: type) -> bytes:
-    if cls is str:
-        data = obj.encode("utf-8", "surrogatepass")
+    if cls is str:  # by its text, memory addresses in it blanked (``text_without_addresses``)
+        data = text_without_addresses(obj).encode("utf-8", "surrogatepass")
         return b"s" + data if len(data) < 16 else _h(b"s", data)
     if cls is bytes:
         return b"b" + obj if len(obj) < 16 else _h(b"b", obj)
@@ -305,16 +306,29 @@ def _scalars_only(walker: _Walker, values: Any) -> bool:
     return True
 
 
+def _marshalled(walker: _Walker, values: Any) -> bool:
+    """Whether a list's or tuple's ``values`` are digested as one ``marshal`` of them: all
+    scalars (``_scalars_only``) and no string that could hold an address (marshal would
+    write its digits; each is digested by ``_scalar`` instead, addresses blanked)."""
+    if not _scalars_only(walker, values):
+        return False
+    return str not in set(map(type, values)) or not any(map(_may_hold_address, values))
+
+
+def _may_hold_address(value: Any) -> bool:
+    return type(value) is str and (" at 0x" in value or value[:1] == "<")
+
+
 def _list(walker: _Walker, obj: list) -> bytes:
     items = list.copy(obj)
-    if _scalars_only(walker, items):
+    if _marshalled(walker, items):
         walker.budget -= len(items) // 8
         return _h(b"list", marshal.dumps(items, 0))
     return _h(b"list", *walker.items(items))
 
 
 def _tuple(walker: _Walker, obj: tuple) -> bytes:
-    if _scalars_only(walker, obj):
+    if _marshalled(walker, obj):
         walker.budget -= len(obj) // 8
         return _h(b"tuple", marshal.dumps(obj, 0))
     return _h(b"tuple", *walker.items(obj))
@@ -527,13 +541,17 @@ _SIZED = (list, tuple, dict, set, frozenset)
 
 def capture_identity(obj: Any, memo: list[Any] | None = None) -> str | None:
     """``identity(obj)`` within ``CAPTURE_BUDGET``, as stored in a preview (``"identity"``);
-    None for scalars (their pickle is canonical), for values over budget, and at once for builtin containers longer than the budget
+    for an int that is the id of a local on the stack, "an address" and the local's function
+    and name (``addresses.local_address``); None for other scalars (their pickle is canonical), for values over budget, and at once for builtin containers longer than the budget
     and for classes whose instances went over it ``OVER_BUDGET_LIMIT`` times.
     ``memo``: kept by the caller between captures of the same slot (start with ``[]``); an
     exact dict of scalars then re-hashes only the items that are not the same objects as at
     the last call (``_flat_dict``)."""
     cls = type(obj)
     if cls in _SCALAR_TYPES:
+        where = local_address(obj) if cls is int else None
+        if where is not None:  # the id of a local: an address, named as ``identity`` does
+            return _h(b"v", _h(_ADDRESS, b"local " + where.encode())).hex()
         return None  # a scalar's payload pickle is its canonical form already
     if cls in _SIZED and len(obj) > CAPTURE_BUDGET:
         return None

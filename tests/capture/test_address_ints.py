@@ -10,7 +10,8 @@ import sys
 
 import textwrap
 
-from snapstate_capture.values.addresses import could_be_address, holds_stack_address
+from snapstate_capture.values.addresses import (could_be_address, holds_stack_address,
+                                                local_address)
 from snapstate_capture.values.identity import capture_identity, identity
 from tests.conftest import run_cli
 
@@ -42,6 +43,29 @@ def test_an_id_of_a_local_on_the_stack_digests_as_that_local():
     assert once == again and once[2] and once[3]
     # the values under two ids swapped: another value (an address names its local)
     assert _seen_digests(7, 5)[1] != once[1]
+
+
+def _bare_ids(which: str) -> tuple:
+    """A bare int, the id of a local (``key = id(node)``), captured anew at each call."""
+    node, other = Node("n"), Node("o")
+    key = id(node) if which == "node" else id(other)
+    return capture_identity(key), holds_stack_address(key), local_address(key)
+
+
+def test_a_bare_int_that_is_the_id_of_a_local_names_that_local():
+    once = _bare_ids("node")
+    assert once == _bare_ids("node") and once[0] is not None and once[1]
+    assert once[2] == "_bare_ids.node"
+    assert _bare_ids("other")[0] != once[0]  # the id of another local: another value
+    assert capture_identity(1 << 40) is None and local_address(1 << 40) is None
+
+
+def test_a_memo_of_id_keyed_tuples_holds_a_stack_address():
+    """dataclasses' ``repr_running``: ``{(id(self), thread ident)}`` — a set's tuple members
+    and a dict's tuple keys are looked into, a list's tuples are not (no memo's shape)."""
+    node = Node("n")
+    assert holds_stack_address({(id(node), 7)}) and holds_stack_address({(id(node), 7): 1})
+    assert not holds_stack_address({(1 << 40, 7)}) and not holds_stack_address([(id(node), 7)])
 
 
 def test_big_ints_that_are_no_address_compare_by_number():

@@ -1,0 +1,123 @@
+"""A bare int that is the id of a local — pyparsing's ``ParserElement.__hash__`` returns
+``id(self)`` (called by its packrat cache), ``json``'s pure-Python encoder keeps
+``markerid = id(dct)`` (``json.dumps(..., indent=2)``) — is another number in every process:
+capture stores it as the local it names (``addresses.local_address``), so a traced or
+checkpointed replay does not diverge on it, and an id naming another local still does."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.conftest import run_cli, run_python
+
+TRACED = """
+class Element:
+    def __hash__(self):  # pyparsing's ParserElement.__hash__
+        return id(self)
+
+
+def encode(dct, other):
+    markerid = id(dct) if open("in.txt").read() == "dct" else id(other)  # json's encoder
+    return markerid != 0
+
+
+def main():
+    cache = {Element(): 1}
+    return [hash(element) > 0 for element in cache], encode({"a": 1}, ["b"])
+
+
+print(main())
+"""
+
+CHECKPOINTED = """
+import snapstate_capture as snap
+
+
+class Node:
+    pass
+
+
+def main():
+    node, other = Node(), Node()
+    key = id(node) if open("in.txt").read().strip() == "node" else id(other)
+    snap.checkpoint("keyed")
+    return key
+
+
+with snap.record("run.snap"):
+    main()
+"""
+
+
+def _replay(tmp_path):
+    done = run_cli("replay", "run.snap", "--trust", cwd=tmp_path)
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("trace", ["calls", "lines"])
+def test_an_id_kept_in_a_traced_local_or_returned_replays(tmp_path, trace):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(TRACED))
+    (tmp_path / "in.txt").write_text("dct")
+    done = run_cli("record", "--trace", trace, "--include", "*/prog.py", "-o", "run.snap",
+                   "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no divergence" in _replay(tmp_path)
+    (tmp_path / "in.txt").write_text("other")  # the id of another local: a real difference
+    changed = _replay(tmp_path)
+    assert "divergence at step" in changed and "encode: markerid" in changed, changed
+
+
+def test_an_id_kept_in_a_checkpointed_local_replays(tmp_path):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(CHECKPOINTED))
+    (tmp_path / "in.txt").write_text("node")
+    done = run_python("prog.py", cwd=tmp_path, env={"PYTHONHASHSEED": "0"})
+    assert done.returncode == 0, done.stderr
+    assert "replayed 1 step, no divergence" in _replay(tmp_path)
+    (tmp_path / "in.txt").write_text("other")
+    changed = _replay(tmp_path)
+    assert "divergence at step 0: 1 value(s) differ: key" in changed, changed
+
+
+#: dataclasses' ``_recursive_repr`` (3.11; ``reprlib.recursive_repr`` alike): a set of
+#: ``(id(self), thread)`` keys, a memo of ids one tuple down.
+RECURSIVE_REPR = """
+import _thread
+
+
+def recursive_repr(user_function):
+    repr_running = set()
+
+    def wrapper(self):
+        key = id(self), _thread.get_ident()
+        if key in repr_running:
+            return "..."
+        repr_running.add(key)
+        try:
+            result = user_function(self)
+        finally:
+            repr_running.discard(key)
+        return result
+    return wrapper
+
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+    @recursive_repr
+    def __repr__(self):
+        return f"Point({self.x!r})"
+
+
+print(repr(Point(1)))
+"""
+
+
+def test_a_set_of_id_keyed_tuples_in_a_traced_closure_replays(tmp_path):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(RECURSIVE_REPR))
+    done = run_cli("record", "--trace", "lines", "--include", "*/prog.py", "-o", "run.snap",
+                   "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no divergence" in _replay(tmp_path)
