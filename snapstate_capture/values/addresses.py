@@ -29,6 +29,7 @@ import re
 import sys
 import types
 from collections import deque
+from operator import itemgetter
 from typing import Any, Iterable
 
 from .static import static_attributes
@@ -44,6 +45,33 @@ _OWN = ("snapstate_capture", "snapstate_inspect")
 def could_be_address(value: int) -> bool:
     """Whether the int ``value`` is in the range and alignment of a CPython object's id."""
     return ADDRESS_MIN <= value < ADDRESS_MAX and not value & 7
+
+
+def _lowest_writable() -> int:
+    """The lowest address of this process's writable memory (Linux ``/proc/self/maps``),
+    where every object lives — the interpreter's data segment, its heap and its arenas;
+    ``ADDRESS_MIN`` where that cannot be read. New memory is mapped above it (a 64-bit
+    process maps from the top down, or up from above its heap)."""
+    try:
+        with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
+            starts = [int(line.split("-", 1)[0], 16) for line in maps
+                      if line.split(maxsplit=2)[1:2] and line.split(maxsplit=2)[1][:2] == "rw"]
+    except (OSError, ValueError, IndexError):
+        return ADDRESS_MIN
+    return max(min(starts, default=ADDRESS_MIN), ADDRESS_MIN)
+
+
+#: This process's lowest object address (``_lowest_writable``): a PIE interpreter's is above
+#: 2**46, so counters, byte counts and ms timestamps are never taken for ids of locals.
+LOWEST_OBJECT = _lowest_writable()
+
+
+def could_be_live_address(value: int) -> bool:
+    """``could_be_address``, and within this process's writable memory: the pre-filter of
+    the searches for what an int is the id of (``local_address``, ``holds_stack_address``),
+    which cost a walk of the stack — never of text, whose rule is the same in every process
+    (``blank_addresses``)."""
+    return LOWEST_OBJECT <= value < ADDRESS_MAX and not value & 7 and value >= ADDRESS_MIN
 
 
 #: An address in the default repr's form, anywhere in a text: ``<Foo object at 0x7f…>``.
@@ -96,7 +124,7 @@ def local_address(value: Any) -> str | None:
     ``ParserElement.__hash__`` returns ``id(self)``, ``json``'s encoder keeps
     ``markerid = id(dct)``: a bare int holding an address, which capture stores as what it
     names (``identity.capture_identity``) instead of inline, compared by number."""
-    if type(value) is not int or not could_be_address(value):
+    if type(value) is not int or not could_be_live_address(value):
         return None
     return stack_addresses((value,)).get(value)
 
@@ -125,9 +153,9 @@ def holds_stack_address(value: Any) -> bool:
             keyed = value if tuple in kinds else ()
     else:
         return False
-    ints = [part for part in parts if type(part) is int and could_be_address(part)]
+    ints = [part for part in parts if type(part) is int and could_be_live_address(part)]
     ints += [item for part in keyed if type(part) is tuple for item in part
-             if type(item) is int and could_be_address(item)]
+             if type(item) is int and could_be_live_address(item)]
     return bool(ints) and bool(stack_addresses(ints, memo=cls is not list and cls is not tuple))
 
 
@@ -154,7 +182,8 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
     the program dropped."""
     wanted = set(candidates)
     found: dict[int, str] = {}
-    roots: list[list[tuple[str, Any]]] = []  # per frame, innermost first
+    # per frame, innermost first: (function, its locals), named as paths only if walked
+    frames: list[tuple[str, list[tuple[str, Any]]]] = []
     tracing = sys.gettrace() is not None or sys.getprofile() is not None
     frame: types.FrameType | None = sys._getframe(1)
     depth = 0
@@ -167,23 +196,28 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
                 snapshot = frame.f_locals
                 if type(snapshot) is dict:
                     where = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
-                    own: list[tuple[str, Any]] = []
-                    for local, value in list(dict.items(snapshot)):
-                        if id(value) in wanted:
-                            wanted.discard(id(value))
-                            found[id(value)] = f"{where}.{local}"
-                        if function:  # a module's namespace is the whole program
-                            own.append((f"{where}.{local}", value))
-                    if own:
-                        roots.append(own)
-                    value = None
+                    items = list(dict.items(snapshot))
+                    if not wanted.isdisjoint(map(id, map(_second, items))):  # at C speed
+                        for local, value in items:
+                            if id(value) in wanted:
+                                wanted.discard(id(value))
+                                found[id(value)] = f"{where}.{local}"
+                        value = None
+                    if function and items:  # a module's namespace is the whole program
+                        frames.append((where, items))
+                    items = []
                     if function and not tracing:
                         release_locals_snapshot(frame, snapshot)
                 snapshot = None
         frame = frame.f_back
-    if wanted and roots and (found or memo and max(wanted) >= HEAP_MIN):
+    if wanted and frames and (found or memo and max(wanted) >= HEAP_MIN):
+        roots = [[(f"{where}.{local}", value) for local, value in items]
+                 for where, items in frames]
         _beneath_locals(roots, wanted, found)
     return found
+
+
+_second = itemgetter(1)
 
 
 #: Below this no heap address of a 64-bit CPython is met in practice (a PIE binary's heap and

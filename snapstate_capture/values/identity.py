@@ -46,8 +46,8 @@ import types
 import weakref
 from typing import Any, Callable
 
-from .addresses import (could_be_address, local_address, stack_addresses,
-                        text_without_addresses)
+from .addresses import (could_be_address, could_be_live_address, local_address,
+                        stack_addresses, text_without_addresses)
 from .reducers import REDUCERS, REFUSED_BY_TYPE
 from .registry import MACHINERY
 from .static import own_namespace, static_attributes
@@ -531,7 +531,7 @@ def _names_an_address(obj: dict, parts: list[Any]) -> bool:
     that merely could be addresses (a byte count, a timestamp in ms: one in eight is aligned)
     stay plain, so such a dict keeps its incremental digest; before, any of them sent every
     capture of it through the whole walk and the stack search."""
-    big = {part for part in parts if type(part) is int and could_be_address(part)}
+    big = {part for part in parts if type(part) is int and could_be_live_address(part)}
     return bool(big) and (id(obj) in big or bool(stack_addresses(big, memo=True)))
 
 
