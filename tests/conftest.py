@@ -73,6 +73,26 @@ def record_traced_script(tmp_path: Path, name: str, source: str) -> Path:
     return path
 
 
+def count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list:
+    """Replace ``owner.name`` (for the test) with a wrapper that calls it and notes each
+    call's first argument; returns that list (``.counting``: the wrapper, ``.original``: the
+    function, to set either back)."""
+    original = getattr(owner, name)
+
+    class Calls(list):
+        pass
+
+    calls = Calls()
+
+    def counting(first, *args, **kwargs):
+        calls.append(first)
+        return original(first, *args, **kwargs)
+
+    calls.counting, calls.original = counting, original
+    monkeypatch.setattr(owner, name, counting)
+    return calls
+
+
 def cli_on_a_terminal(*args: str, cwd: Path, columns: int = 100,
                       stdout_too: bool = False) -> tuple[int, str | None, str]:
     """``snapstate ARGS`` with stderr (and, with ``stdout_too``, stdout) on a pseudo-terminal:

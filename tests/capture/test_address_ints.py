@@ -172,14 +172,9 @@ def test_ints_below_the_processs_memory_are_never_searched_for(monkeypatch):
 
     from snapstate_capture.values import addresses
 
-    searched = []
-    original = addresses.stack_addresses
+    from tests.conftest import count_calls
 
-    def counting(candidates, **kwargs):
-        searched.append(list(candidates))
-        return original(candidates, **kwargs)
-
-    monkeypatch.setattr(addresses, "stack_addresses", counting)
+    searched = count_calls(monkeypatch, addresses, "stack_addresses")
     held = object()
     assert addresses.local_address(id(held)) == \
         "test_ints_below_the_processs_memory_are_never_searched_for.held"
