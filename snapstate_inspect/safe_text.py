@@ -45,6 +45,12 @@ def clip_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
+def place(filename: str, lineno: int | None) -> str:
+    """``agent.py:14``: where a frame is, as shown; a module body's call step, which CPython
+    3.11 records at line 0 (before its first line runs), reads ``agent.py`` alone."""
+    return f"{filename}:{lineno}" if lineno and lineno > 0 else filename
+
+
 def plain(text: object, style: str = "", *, single_line: bool = True,
           limit: int | None = None) -> Text:
     """Return a Rich ``Text`` holding ``text`` literally (never parsed as markup), control

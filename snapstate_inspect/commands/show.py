@@ -13,7 +13,7 @@ from rich.text import Text
 from snapstate_capture import SnapStateError, Step, Value
 
 from ..model.records import step_json
-from ..safe_text import plain
+from ..safe_text import place, plain
 from .common import add_file_argument, add_run_argument, console, open_file, pick_step, print_json
 
 
@@ -95,7 +95,7 @@ def render_step(step: Step, *, total: int, run_name: str, run_id: str, status: s
     for depth, frame in enumerate(step.frames):
         title = Text(f"{'  ' * 0}#{depth} ", style="dim")
         title.append_text(plain(frame.function, "bold green"))
-        title.append_text(plain(f"  {frame.filename}:{frame.lineno}", "dim"))
+        title.append_text(plain(f"  {place(frame.filename, frame.lineno)}", "dim"))
         parts.append(title)
         if 0 < frame.lineno <= len(frame.source):
             parts.append(plain(f"    {frame.lineno:>5} │ {frame.source[frame.lineno - 1].strip()}",

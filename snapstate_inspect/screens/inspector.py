@@ -26,7 +26,7 @@ from .. import keymap
 from ..model.history import Selection
 from ..model.trust_state import SYNC_TRUST_STEPS, trust_verdict
 from ..model.values import REMOVED, SAME, frame_changes, matching_frame
-from ..safe_text import plain
+from ..safe_text import place, plain
 from ..widgets.detail import DetailView
 from ..widgets.footer import KeysFooter
 from ..widgets.sparkline import RunPlot
@@ -200,7 +200,7 @@ class InspectorScreen(InspectorActions, Screen[None]):
         source_view = self.query_one(SourceView)
         source_view.show(frame.source_hash, source, frame.filename, frame.lineno)
         source_view.border_title = Text.assemble(
-            "Source ", plain(f"{os.path.basename(frame.filename)}:{frame.lineno}", "dim"))
+            "Source ", plain(place(os.path.basename(frame.filename), frame.lineno), "dim"))
         self.query_one(VariablesView).border_title = Text.assemble(
             "Variables ", plain(frame.function, "dim"))
         self._load_variables(selection, position)

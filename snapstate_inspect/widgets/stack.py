@@ -11,7 +11,7 @@ from textual.widgets.option_list import Option
 
 from snapstate_capture import Frame
 
-from ..safe_text import plain
+from ..safe_text import place, plain
 
 
 def frame_text(position: int, frame: Frame, width: int | None = None) -> Text:
@@ -22,18 +22,18 @@ def frame_text(position: int, frame: Frame, width: int | None = None) -> Text:
     function at its end, the place at its start, so the file's end and the line number stay
     (``…_agent.py:213``), where wrapping would have split the file name anywhere."""
     number = f"#{position} "
-    place = f"{os.path.basename(frame.filename)}:{frame.lineno}"
+    where = place(os.path.basename(frame.filename), frame.lineno)
     function = frame.function or "?"
-    if width is None or len(number) + len(function) + 2 + len(place) <= width:
+    if width is None or len(number) + len(function) + 2 + len(where) <= width:
         text = Text(number, style="dim")
         text.append_text(plain(function, "bold"))
-        text.append_text(plain(f"  {place}", "dim"))
+        text.append_text(plain(f"  {where}", "dim"))
         return text
     indent = " " * len(number)
     text = Text(number, style="dim")
     text.append_text(plain(_cut_end(function, width - len(number)), "bold"))
     text.append("\n")
-    text.append_text(plain(indent + _cut_start(place, width - len(indent)), "dim"))
+    text.append_text(plain(indent + _cut_start(where, width - len(indent)), "dim"))
     return text
 
 

@@ -122,6 +122,7 @@ async def test_the_cursor_rows_label_is_drawn_in_the_cursors_colours(tmp_path):
 async def test_a_module_body_row_names_its_file(tmp_path):
     """Traced into a package, every module body's row read ``<module>`` alike; it names its
     file now (``<module> helper.py``), and a function's row is as it was."""
+    from snapstate_inspect.widgets.stack import frame_text
     from tests.conftest import run_cli
 
     (tmp_path / "helper.py").write_text("VALUE = 3\n\ndef double(x):\n    return 2 * x\n")
@@ -144,3 +145,10 @@ async def test_a_module_body_row_names_its_file(tmp_path):
             assert sorted(modules) == ["helper.py", "main.py"]
             shown = "".join(segment.text for segment in _row(view, double))
             assert "double" in shown and "<module>" not in shown, shown
+        # its call step is at line 0 (CPython 3.11, before the first line runs): the stack
+        # and `snapstate show` name the file alone, not "main.py:0"
+        start = timeline.runs[-1].steps[modules["main.py"]]
+        assert start.lineno == 0
+        assert frame_text(0, start.frames[-1]).plain == "#0 <module>  main.py"
+    shown = run_cli("show", str(path), str(modules["main.py"]), cwd=tmp_path).stdout
+    assert "main.py" in shown and "main.py:0" not in shown, shown
