@@ -135,9 +135,9 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                         _inside.reset(token)
                         check_rng(call)
                 else:  # replay: return in the recorded order (``replay/effect_turns.py``)
-                    turn = getattr(recorder, "served_turn_async", None)
-                    if turn is not None:
-                        await turn(call)
+                    wait = getattr(recorder, "await_turn_async", None)
+                    if wait is not None:
+                        await wait(call)
                 return end_call(recorder, call)
 
             @functools.wraps(fn)

@@ -319,13 +319,18 @@ class ReplayRecorder(Recorder):
             self._turn.wait_for(lambda: self.replayed >= target or self.live, TURN_WAIT)
 
     async def await_turn_async(self, call: EffectCall) -> None:
-        """``await_turn`` for an effect served in an asyncio task: yields to the other tasks
-        (whose steps were recorded first) until its turn, at most ``TURN_WAIT`` s."""
+        """An effect served in an asyncio task (``@snap.effect``'s or a framework
+        integration's), before it returns: in a run compared per lineage, suspend as the
+        recorded call did and until the effects recorded as returning before it have returned
+        (``served_in_order``); in one compared in global order (recorded before lineages),
+        yield to the other tasks until every step recorded before it was replayed. At most
+        ``TURN_WAIT`` s either way."""
         import asyncio
 
-        target = call.recorded_step
         if self._order.by_lineage:
-            return  # steps are compared per lineage (``order.py``): no global turn to wait for
+            await self.served_in_order(call)
+            return
+        target = call.recorded_step
         deadline = Clocks.monotonic() + TURN_WAIT
         while (not self.live and target is not None and self.replayed < target
                and Clocks.monotonic() < deadline):
@@ -344,7 +349,7 @@ class ReplayRecorder(Recorder):
         recorded as returning after it may return (``effect_turns.py``)."""
         self.effect_turns().returned(call.recorded_step)
 
-    async def served_turn_async(self, call: EffectCall) -> None:
+    async def served_in_order(self, call: EffectCall) -> None:
         """A served ``async`` effect, before it returns: suspend as the recorded call did,
         and until the effects recorded as returning before it have returned
         (``effect_turns.py``). Never raises into the program."""

@@ -67,7 +67,8 @@ class TracedReplayRecorder(Recorder):
     take_resumption = ReplayRecorder.take_resumption
     effect_turns = ReplayRecorder.effect_turns
     effect_returned = ReplayRecorder.effect_returned
-    served_turn_async = ReplayRecorder.served_turn_async
+    served_in_order = ReplayRecorder.served_in_order
+    await_turn_async = ReplayRecorder.served_in_order  # traced runs compare per lineage
     live = False
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,

@@ -52,18 +52,22 @@ def _lowest_writable() -> int:
     where every object lives — the interpreter's data segment, its heap and its arenas;
     ``ADDRESS_MIN`` where that cannot be read. New memory is mapped above it (a 64-bit
     process maps from the top down, or up from above its heap)."""
+    starts = []
     try:
         with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
-            starts = [int(line.split("-", 1)[0], 16) for line in maps
-                      if line.split(maxsplit=2)[1:2] and line.split(maxsplit=2)[1][:2] == "rw"]
-    except (OSError, ValueError, IndexError):
+            for line in maps:
+                fields = line.split(maxsplit=2)
+                if len(fields) > 1 and fields[1].startswith("rw"):
+                    starts.append(int(fields[0].split("-", 1)[0], 16))
+    except (OSError, ValueError):
         return ADDRESS_MIN
     return max(min(starts, default=ADDRESS_MIN), ADDRESS_MIN)
 
 
-#: This process's lowest object address (``_lowest_writable``): a PIE interpreter's is above
-#: 2**46, so counters, byte counts and ms timestamps are never taken for ids of locals.
-LOWEST_OBJECT = _lowest_writable()
+#: This process's lowest object address (``_lowest_writable``), read at the first int that
+#: could be an address: a PIE interpreter's is above 2**46, so counters, byte counts and ms
+#: timestamps are never taken for ids of locals.
+_lowest_object: int | None = None
 
 
 def could_be_live_address(value: int) -> bool:
@@ -71,7 +75,15 @@ def could_be_live_address(value: int) -> bool:
     the searches for what an int is the id of (``local_address``, ``holds_stack_address``),
     which cost a walk of the stack — never of text, whose rule is the same in every process
     (``blank_addresses``)."""
-    return LOWEST_OBJECT <= value < ADDRESS_MAX and not value & 7 and value >= ADDRESS_MIN
+    return could_be_address(value) and value >= (_lowest_object or lowest_object())
+
+
+def lowest_object() -> int:
+    """This process's lowest object address (``_lowest_writable``), read once."""
+    global _lowest_object
+    if _lowest_object is None:
+        _lowest_object = _lowest_writable()
+    return _lowest_object
 
 
 #: An address in the default repr's form, anywhere in a text: ``<Foo object at 0x7f…>``.

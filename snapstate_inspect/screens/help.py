@@ -40,9 +40,9 @@ def bindings_table(bindings: list[Binding], panel_keys: list[tuple[str, str]]) -
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column()
     for binding in bindings:
-        keys = ", ".join(keymap.KEY_NAMES.get(key.strip(), key.strip().capitalize()
-                                              if len(key.strip()) > 1 else key.strip())
-                         for key in binding.key.split(","))
+        names = [key.strip() for key in binding.key.split(",")]
+        keys = ", ".join(keymap.KEY_NAMES.get(name, name.capitalize() if len(name) > 1 else name)
+                         for name in names)
         table.add_row(Text(keys), Text(binding.description))
     table.add_row("", "")
     table.add_row(Text("In panels", style="bold underline"), "")

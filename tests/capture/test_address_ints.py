@@ -178,12 +178,13 @@ def test_ints_below_the_processs_memory_are_never_searched_for(monkeypatch):
     held = object()
     assert addresses.local_address(id(held)) == \
         "test_ints_below_the_processs_memory_are_never_searched_for.held"
+    lowest = addresses.lowest_object()
     if sys.platform == "linux":  # /proc/self/maps: the interpreter's data segment and up
-        assert addresses.LOWEST_OBJECT > addresses.ADDRESS_MIN
-        assert addresses.LOWEST_OBJECT <= min(id(None), id(held), id(sys))
+        assert lowest > addresses.ADDRESS_MIN
+        assert lowest <= min(id(None), id(held), id(sys))
     else:
-        assert addresses.LOWEST_OBJECT == addresses.ADDRESS_MIN
-    below = addresses.LOWEST_OBJECT - 8 - addresses.LOWEST_OBJECT % 8
+        assert lowest == addresses.ADDRESS_MIN
+    below = lowest - 8 - lowest % 8
     searched.clear()
     if below >= addresses.ADDRESS_MIN:
         assert addresses.local_address(below) is None and searched == []
