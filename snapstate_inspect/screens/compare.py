@@ -35,10 +35,11 @@ from ..widgets.footer import KeysFooter
 from .help import HelpScreen, bindings_table
 
 
-class CompareScreen(Screen[None]):
+class CompareScreen(Screen[int | None]):
     """Runs ``run_a`` and ``run_b`` (from one file or two) aligned, with the diff of the
     selected pair. ``result`` is the ``RunDiff`` once the alignment is done (None before);
-    ``shown`` the ``StepDiff`` in the diff panel."""
+    ``shown`` the ``StepDiff`` in the diff panel. Closed (Escape), it gives the step of run A
+    its selected row is at (``selected_a_step``), for the inspector to show."""
 
     CSS_PATH = "../compare.tcss"
     AUTO_FOCUS = "#aligned"
@@ -191,7 +192,14 @@ class CompareScreen(Screen[None]):
                                         bindings_table(self.BINDINGS, self.PANEL_KEYS)))
 
     def action_close(self) -> None:
-        self.dismiss()
+        self.dismiss(self.selected_a_step())
+
+    def selected_a_step(self) -> int | None:
+        """Run A's step of the selected row; for a row only in B, A's step above it; None
+        before the alignment or above A's first step."""
+        position = self.query_one(AlignedTimeline).cursor
+        return next((row.a for row in reversed(self.rows[:position + 1]) if row.a is not None),
+                    None)
 
     def action_quit(self) -> None:
         self.app.exit()

@@ -94,7 +94,8 @@ def open_comparison(app: Any) -> None:
         return
     from .compare import CompareScreen
 
-    app.push_screen(CompareScreen(current, other))
+    # closed, the inspector shows run A where the comparison was (not where it was before)
+    app.push_screen(CompareScreen(current, other), lambda step: app.go(step, jump=True))
 
 
 keymap.register(keymap.Command(

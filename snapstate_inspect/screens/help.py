@@ -70,9 +70,9 @@ class HelpScreen(ModalScreen[None]):
                          id="help-title")
             yield Static(self.table if self.table is not None else help_table(),
                          id="help-table")
-            palette = " Every action is also in the command palette (: or Ctrl+P)."
-            yield Static(Text("Close with q, ?, Esc or Enter." + (palette if self.table is None
-                                                                  else ""), style="dim"))
+            if self.table is None:  # the title says how to close it already
+                yield Static(Text("Every action is also in the command palette (: or Ctrl+P).",
+                                  style="dim"))
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -119,8 +119,13 @@ async def _quit(pair):
     from snapstate_inspect.screens.inspector import InspectorScreen
 
     async with _inspecting_both(pair) as (app, pilot):
+        comparison = app.screen
+        await _settle(app, pilot, lambda: comparison.result is not None)
+        at = comparison.selected_a_step()  # the first divergence's row, selected on arrival
         await pilot.press("escape")
+        await pilot.pause()
         assert isinstance(app.screen, InspectorScreen)
+        assert at and app.selection.step == at  # where the comparison was, not step 0
     async with _inspecting_both(pair) as (app, pilot):
         await pilot.press("q")
         await pilot.pause()
