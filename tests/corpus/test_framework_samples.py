@@ -8,7 +8,7 @@ import pytest
 
 import snapstate_capture as snap
 from examples.make_samples import FRAMEWORK_SAMPLES, sample_path
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_cli
 from tests.corpus.frameworks import placeholders
 
 SHOWN = {
@@ -39,3 +39,17 @@ def test_framework_sample_shows_effects_checkpoints_and_messages(sample):
         if sample.name != "openai_agents_agent":
             assert reply.repr == "assistant: tool call read_notes, get_weather"
     assert placeholders(path) == []
+
+
+@pytest.mark.parametrize("sample", FRAMEWORK_SAMPLES, ids=lambda s: s.name)
+def test_framework_sample_replays_with_the_installed_framework(sample, tmp_path):
+    """What a user of the README does with a sample — replay it — holds with the framework
+    versions the ``test`` extra installs today. A framework release that changes what its
+    model calls are given (pydantic-ai-slim 2.78 added ``deferred_capabilities``) fails here:
+    record the samples again (``python -m examples.make_samples``)."""
+    path = sample_path(ROOT, sample)
+    with snap.open_timeline(path) as timeline:
+        steps = len(timeline.runs[-1].steps)
+    done = run_cli("replay", str(path), "--trust", cwd=tmp_path, timeout=180)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"replayed {steps} steps, no divergence" in done.stdout
