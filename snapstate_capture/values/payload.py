@@ -3,11 +3,12 @@
 Two paths (DESIGN.md "Capture rules"):
 
 1. **Fast path** — one C pickle (protocol 5) of the whole value, modules by reference
-   (``reducer_override``). Taken as is unless (a) it raised, (b) the pickler's memo holds a
-   string that is a secret name (a dict key or attribute name such as ``api_key``: its value
-   must be redacted), or (c) the static load check (``loadability``) failed. Plain data (W1's
-   chat messages) only ever takes this path, at C speed; the memo check costs one pass over
-   the distinct objects.
+   (``reducer_override``). Taken as is unless (a) it raised, (b) it wrote a secret name (a
+   dict key or attribute name such as ``api_key``) over a value that name redacts — a string
+   that looks like one (a class named ``Token``, a note about a token) is settled by the
+   names the pickle really holds (``_written_names_secret``) — or (c) the static load check
+   (``loadability``) failed. Plain data (W1's chat messages) only ever takes this path, at C
+   speed; the memo check costs one pass over the distinct objects.
 2. **Part-by-part path** (``walk.PartWalker``) — every part that neither pickle nor dill can
    write becomes a ``Placeholder`` at its path, secret-named parts become redacted
    placeholders, and the rest is written with pickle, or with dill when a part needs it
@@ -32,6 +33,8 @@ from typing import Any
 
 from ..options import ValueOptions
 from . import rebuild, secret_shapes
+from .identity import _plain_pickling as plain_pickling
+from .static import own_namespace
 from .loadability import judge
 from .placeholder import Placeholder
 from .preview import secret_cache
@@ -342,7 +345,7 @@ def _has_secret_name(pickler: pickle.Pickler, data: bytes, options: ValueOptions
                     cache.clear()
                 found = cache[raw] = is_secret(raw.decode("utf-8", "replace"))
             if found:
-                return _plain_keys_secret(pickler, options) is not False
+                return _written_names_secret(pickler, options) is not False
         pos = find(_SHORT_STR, pos + 1)
     return _classes_have_secret_fields(pickler, options)
 
@@ -381,25 +384,66 @@ def _any_secret(names: list[Any], options: ValueOptions) -> bool:
     return False
 
 
-def _plain_keys_secret(pickler: pickle.Pickler, options: ValueOptions) -> bool | None:
-    """Settle a secret-looking short string found by the byte scan: in plain data (only the
-    ``_PLAIN_MEMO`` types were written — no class, function or instance, so no attribute names
-    and no namedtuple fields), names are exactly the str keys of its dicts. Returns whether
-    one of them is a secret name, or None when the data is not plain (then any short string
-    may be a name). A short *value* such as a note mentioning a token is thus no longer sent
-    down the part-by-part path (W1's scratchpad and plan hit this at every step).
+def _written_names_secret(pickler: pickle.Pickler, options: ValueOptions) -> bool | None:
+    """Settle a secret-looking short string found by the byte scan by the names the pickle
+    really holds: the str keys of the dicts it wrote — plain dicts, an object's state
+    (``__dict__``, its slots' dict) and a dict subclass's items — and the fields of the
+    namedtuple classes it wrote. Those are the names the part-by-part path redacts under
+    (``PartWalker``). Returns whether one of them is a secret name, or None when the pickle
+    wrote an object whose names are not all there (a class with pickling hooks of its own, a
+    function written by value): then any short string may be a name.
 
-    The dicts are read after they were written, as the part-by-part walk reads them before:
-    another thread mutating them meanwhile is the same race either way; a dict changing size
-    while read here answers None (the careful path)."""
+    The scan cannot tell a name from a class's name or a value: a class ``Token`` (every
+    lexer's) or a note mentioning a token sent each capture down the part-by-part path,
+    10x the fast path's cost (sqlparse: 2.7 ms against 0.2 ms a token tree). The memo holds
+    every dict and object written (the pickler keeps them alive while it runs); they are read
+    after they were written, as the part-by-part walk reads them before: another thread
+    mutating them meanwhile is the same race either way, and a dict changing size while read
+    here answers None (the careful path)."""
     try:
         written = [entry[1] for entry in pickler.memo.copy().values()]
-        if not set(map(type, written)) <= _PLAIN_MEMO:
-            return None
-        names = list(chain.from_iterable(o for o in written if type(o) is dict))
+        names: list[Any] = []  # dict keys, with their values in ``values``
+        values: list[Any] = []
+        fields: list[str] = []  # namedtuple fields: names without a value at hand
+        for obj in written:
+            cls = type(obj)
+            if cls is dict:
+                names.extend(dict.keys(obj))
+                values.extend(dict.values(obj))
+            elif cls in _PLAIN_MEMO or cls is types.ModuleType:
+                continue
+            elif issubclass(cls, type):  # a class, by reference: its name is not a name
+                found = own_namespace(obj).get("_fields")
+                if isinstance(found, tuple):
+                    fields.extend(found)
+            elif cls is types.FunctionType or cls is types.BuiltinFunctionType:
+                if cls is types.FunctionType and not importable(obj):
+                    return None  # written by value: its globals and closure
+            elif plain_pickling(cls):  # its state is its __dict__ (and slots) dicts
+                if issubclass(cls, dict):
+                    names.extend(dict.keys(obj))
+                    values.extend(dict.values(obj))
+            else:
+                return None
     except RuntimeError:  # a dict changed size while read (another thread)
         return None
-    return _any_secret(names, options)
+    if len(names) != len(values):
+        return None
+    if _any_secret(fields, options):
+        return True
+    if not _any_secret(names, options):
+        return False
+    # a secret *word* (``token``) redacts a string or a number, not a container (sqlparse's
+    # tree of token types has an attribute ``Token``): as the part-by-part path judges it
+    cache = secret_cache(options)
+    for name, value in zip(names, values):
+        if type(name) is str:
+            secret = cache.get(name)
+            if secret is None:
+                secret = cache.setdefault(name, options.is_secret(name))
+            if secret and options.redacts(name, value):
+                return True
+    return False
 
 
 def _classes_have_secret_fields(pickler: pickle.Pickler, options: ValueOptions) -> bool:
@@ -423,7 +467,7 @@ def _memo_has_secret_name(pickler: pickle.Pickler, options: ValueOptions) -> boo
                         cache.clear()
                     found = cache[written] = is_secret(written)
                 if found:
-                    return True
+                    return _written_names_secret(pickler, options) is not False
         elif isinstance(written, type):
             fields = written.__dict__.get("_fields")
             if isinstance(fields, tuple) and any(is_secret(f) for f in fields):

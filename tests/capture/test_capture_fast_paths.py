@@ -61,6 +61,64 @@ def test_secret_keys_are_still_redacted_from_payload_bytes(make):
     assert SECRET not in repr(captured.preview)
 
 
+class Token:
+    """A lexer's token (sqlparse, pygments and lark each have a class of this name)."""
+
+    __slots__ = ("value", "kind", "parent")
+
+    def __init__(self, value, kind, parent=None):
+        self.value, self.kind, self.parent = value, kind, parent
+
+
+class TokenKinds:
+    """A tree of token kinds whose attributes are named as kinds are (sqlparse's ``Token``)."""
+
+    def __init__(self):
+        self.Token = {"name": "Token"}
+        self.Keyword = {"name": "Keyword", "parent": self.Token}
+
+
+Credentials = collections.namedtuple("Credentials", "user password")
+
+
+class Settings(dict):
+    """A dict subclass holding its entries as items."""
+
+
+class Session:
+    def __init__(self, token):
+        self.token = token
+        self.history = ["the token budget"]
+
+
+def test_objects_named_like_secrets_take_the_fast_path_with_the_same_bytes(by_parts_calls):
+    """A class or an attribute whose *name* looks like a secret word but holds no string or
+    number under it (sqlparse's ``Token`` class, its tree of token kinds with an attribute
+    ``Token``) is written by the fast path: the byte scan's hit is settled by the names the
+    pickle holds. Before, every such capture took the part-by-part walk (10x the cost)."""
+    kinds = TokenKinds()
+    root = Token("select", kinds)
+    tree = [root, Token("a", kinds, root), Token("token budget", kinds, root)]
+    result = payload.serialize(tree, OPTIONS, path="tree")
+    assert by_parts_calls == []
+    assert result.data == pickle.dumps(tree, 5) and result.redacted == ()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: Session(SECRET),
+    lambda: [Token("a", None), Session(SECRET)],
+    lambda: Credentials("ann", SECRET),
+    lambda: Settings(note="token budget", password=SECRET),
+    lambda: Token("select", {"api_key": SECRET}),
+], ids=["attribute", "in-a-list", "namedtuple-field", "dict-subclass", "key-in-a-slot"])
+def test_secrets_in_objects_are_still_redacted(make, by_parts_calls):
+    value = make()
+    result = payload.serialize(value, OPTIONS, path="v")
+    assert by_parts_calls, "the fast path kept a secret"
+    assert result.data is not None and SECRET.encode() not in result.data
+    assert result.redacted
+
+
 def _leaves(value):
     if isinstance(value, dict):
         for item in value.values():
