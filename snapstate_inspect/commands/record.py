@@ -34,7 +34,7 @@ from snapstate_capture.capture.script import run_script
 from snapstate_capture.capture.start_depth import depth_for_callee
 from snapstate_capture.errors import SnapStateError
 
-from ..progress import bar as progress_bar, wanted as progress_wanted
+from ..progress import lines as progress_lines, wanted as progress_wanted
 from ..safe_text import escape_controls
 from .common import open_file
 from .record_threads import join_program_threads
@@ -121,9 +121,10 @@ def run(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _steps_written(block: record_block, output: Path, *, quiet: bool) -> Iterator[None]:
-    """While a traced program runs: a bar of the steps written so far, on stderr when it is a
-    terminal, read from the file four times a second by a thread of its own (never traced,
-    daemon: the program's own end is not held up). The bar is gone when the program is."""
+    """While a traced program runs: the steps written so far, read from the file four times a
+    second by a thread of its own (never traced, daemon: the program's own end is not held
+    up), told now and then as a whole line on stderr when it is a terminal
+    (``progress.lines``: the program's output shares that terminal)."""
     if not progress_wanted(quiet):
         yield
         return
@@ -140,7 +141,7 @@ def _steps_written(block: record_block, output: Path, *, quiet: bool) -> Iterato
             except Exception:  # noqa: BLE001 - a bar must never stop the recording
                 continue
 
-    with progress_bar("recording", quiet=quiet, unit="steps written") as update:
+    with progress_lines("recording", quiet=quiet, unit="steps written") as update:
         watcher = threading.Thread(target=watch, args=(update,), name="snapstate-progress",
                                    daemon=True)
         watcher.start()

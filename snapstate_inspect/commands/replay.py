@@ -26,7 +26,7 @@ from snapstate_capture.replay.relocate import relocation_for
 from snapstate_capture.replay.stops import ends_mid_line
 from snapstate_capture.trust.gate import require_trust
 
-from ..progress import add_quiet_argument, bar as progress_bar, wanted as progress_wanted
+from ..progress import add_quiet_argument, lines as progress_lines, wanted as progress_wanted
 from ..safe_text import plain
 from .common import add_file_argument, add_run_argument, console, open_file, print_json
 
@@ -126,9 +126,10 @@ def replay_and_report(timeline: Timeline, chosen: Run, args: argparse.Namespace,
             print_json({"status": "drift", "drift": [d.to_json() for d in drift]})
         raise SnapStateError(f"{timeline.path}: code changed since the recording "
                              f"({len(drift)} file(s)); pass --allow-drift to replay anyway")
-    # A bar only while nothing else uses the terminal: not before pdb, a console, a debugger
-    # or a live fork takes it over.
-    with progress_bar("replaying", quiet=args.quiet or args.json or mode != "check") as update:
+    # Progress lines only while the program alone shares the terminal: not before pdb, a
+    # console, a debugger or a live fork takes it over.
+    with progress_lines("replaying", quiet=args.quiet or args.json or mode != "check",
+                        unit="steps") as update:
         result = replay(chosen, to=to, mode=mode, live_effects=live_effects, trust=True,
                         progress=not (args.json or args.quiet),
                         listen=getattr(args, "listen", None) or DEFAULT_LISTEN,

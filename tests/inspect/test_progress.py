@@ -3,6 +3,7 @@ with --quiet; the capture side reports progress through plain callbacks."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -47,7 +48,8 @@ def test_bars_on_a_terminal_and_never_when_piped_or_quiet(tmp_path):
     code, out, err = _stderr_on_a_terminal("verify", "--quiet", str(path), cwd=tmp_path)
     assert code == 0 and "verifying" not in err
     code, out, err = _stderr_on_a_terminal("replay", str(path), cwd=tmp_path)
-    assert code == 0 and "replaying" in err and "no divergence" in out
+    assert code == 0 and "no divergence" in out
+    assert "━" not in err and "\x1b[" not in err  # a short replay: no progress line yet
     code, out, err = _stderr_on_a_terminal("push", "--quiet", str(path), str(tmp_path / "b.snap"),
                                            cwd=tmp_path)
     assert code == 0 and "pushing" not in err and "pushed run" in out
@@ -92,3 +94,44 @@ def test_capture_side_progress_callbacks_count_up_to_the_total(tmp_path):
     marked: list[tuple[int, int]] = []
     collect_garbage(path, progress=lambda d, t: marked.append((d, t)))
     assert marked and marked[-1][0] == marked[-1][1]
+
+
+TALKING = textwrap.dedent('''
+    import sys
+    import time
+
+    def work(i):
+        return sum(range(i))
+
+    for i in range(9):
+        work(i)
+        print(f"line {i}: done", flush=True)
+        time.sleep(0.5)
+    print(sorted(m for m in sys.modules if m.split(".")[0] == "rich"), flush=True)
+''')
+
+
+def test_record_and_replay_tell_progress_in_lines_between_the_programs_own(tmp_path):
+    """The program's output and the progress share one terminal when `record` traces a
+    program or `replay` runs one: a bar redrawn in place joined every line the program printed
+    (``recording ━━━━ 1400833/? steps written  line 7: done``) and, in the recorded
+    program's process, imported rich before the program. Progress is now a whole line now and
+    then, between the program's own lines, and the program finds no rich loaded."""
+    script, path = tmp_path / "talking.py", tmp_path / "talking.snap"
+    script.write_text(TALKING)
+    code, _, shown = cli_on_a_terminal("record", "--trace", "lines", "-o", str(path),
+                                       str(script), cwd=tmp_path, stdout_too=True)
+    assert code == 0, shown
+    shown = shown.replace("\r\n", "\n")
+    for i in range(9):
+        assert re.search(rf"^line {i}: done$", shown, re.M), shown
+    assert re.search(r"^snapstate: recording, [\d,]+ steps written \(\d+ s\)$", shown, re.M), shown
+    assert re.search(r"^\[\]$", shown, re.M), shown  # no rich module in the program
+    assert "━" not in shown and "\x1b[" not in shown
+    code, _, shown = cli_on_a_terminal("replay", str(path), cwd=tmp_path, stdout_too=True)
+    shown = shown.replace("\r\n", "\n")
+    assert code == 0 and "no divergence" in shown, shown
+    for i in range(9):
+        assert re.search(rf"^line {i}: done$", shown, re.M), shown
+    assert re.search(r"^snapstate: replaying, [\d,]+ of [\d,]+ steps \(\d+ s\)$", shown, re.M)
+    assert "━" not in shown
