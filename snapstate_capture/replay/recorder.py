@@ -3,9 +3,9 @@
 ``ReplayRecorder`` stands in for the ``Recorder`` of the replayed ``record`` block. Every
 capture point the program reaches builds the same step record a recording would, and the
 session's comparer checks it against the recorded step it corresponds to: the calling
-lineage's next one (``order.py``), so threads and tasks may interleave differently. Effects are served
-from the journal (``serving.py``). At the stop step it hands the live frame to pdb or a
-console, or turns into an ordinary recorder writing a fork (``go_live``).
+lineage's next one (``order.py``), so threads and tasks may interleave differently. Effects
+are served from the journal (``serving.py``). At the stop step it hands the live frame to pdb
+or a console, or turns into an ordinary recorder writing a fork (``go_live``).
 """
 
 from __future__ import annotations

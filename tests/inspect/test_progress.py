@@ -60,8 +60,9 @@ def test_bars_on_a_terminal_and_never_when_piped_or_quiet(tmp_path):
 
 def test_a_long_replay_says_nothing_of_its_progress_when_piped_or_quiet(tmp_path):
     """A replay long enough for the replay child's own step counter (80,000 traced steps:
-    more than a second; it tells at most once a second, from 500 steps on): piped, or with ``--quiet``, no progress line is written (the
-    child wrote ``replaying step i of n`` lines whenever no bar was drawn)."""
+    more than a second; it tells at most once a second, from 500 steps on): piped, or with
+    ``--quiet``, no progress line is written (the child wrote ``replaying step i of n`` lines
+    whenever no bar was drawn)."""
     script, path = tmp_path / "loop.py", tmp_path / "loop.snap"
     script.write_text("total = 0\nfor i in range(40000):\n    total += i\nprint(total)\n")
     recorded = run_cli("record", "-o", str(path), "--trace", "lines", str(script), cwd=tmp_path)
