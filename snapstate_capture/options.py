@@ -129,6 +129,11 @@ class ValueOptions:
                 and _word_matches(name, self.secret_words, self.secret_exempt))
 
 
+#: Objects a value may reach before it is stored bounded at traced steps
+#: (``CaptureOptions.probe_limit``, ``tracing/bounded.py``, where the figures are).
+DEFAULT_PROBE_LIMIT = 64
+
+
 @dataclass(frozen=True, kw_only=True)
 class CaptureOptions:
     """Everything a ``record`` block needs to know besides its path.
@@ -152,6 +157,10 @@ class CaptureOptions:
       ``exec``, closures, classes pickle cannot name — as what it costs when deciding which
       values are stored bounded (``tracing/bounded.reach``). Runs recorded so say
       ``entry["bounded"]``; a replay of an older run decides as it did.
+    - ``probe_limit``: in traced runs, a value that reaches more objects than this is stored
+      bounded, one level deep (``tracing/bounded.py``). Runs recorded so say
+      ``entry["probe_limit"]``; a replay decides with the recording's limit (300 for runs
+      recorded before the limit was stored).
     """
 
     values: ValueOptions = field(default_factory=ValueOptions)
@@ -161,6 +170,7 @@ class CaptureOptions:
     deep_check_chunks: int | None = 8
     chunked_locals: bool = True
     bound_by_value: bool = True
+    probe_limit: int = DEFAULT_PROBE_LIMIT
 
 
 #: ``traced_options`` results by the options they were made from (a process makes one per

@@ -144,6 +144,8 @@ class Recorder:
                 entry["chunked_locals"] = CHUNKED_LOCALS_VERSION
             if self.trace and self.options.bound_by_value:
                 entry["bounded"] = BOUNDED_VERSION
+            if self.trace:  # a replay bounds the values this run bounded (``probe_limit``)
+                entry.setdefault("probe_limit", self.options.probe_limit)
             if self.trace and isinstance(entry.get("record"), dict) and "preloaded" not in entry:
                 from ..tracing.include import IncludeRule, preloaded_modules
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..capture.recorder import Recorder
 from ..store.chunk_scan import has_chunked_values
+from ..tracing.bounded import FIRST_PROBE_LIMIT
 from ..trust.gate import open_timeline
 from .effect_turns import EffectTurns
 from .recorder import ReplayRecorder, restore_recorded_rng
@@ -80,6 +81,7 @@ class TracedReplayRecorder(Recorder):
         if options.bound_by_value and "bounded" not in session.run.entry:
             # recorded before what dill writes by value counted: decide big values as it did
             options = dataclasses.replace(options, bound_by_value=False)
+        options = dataclasses.replace(options, probe_limit=recorded_probe_limit(session.run.entry))
         super().__init__(session.scratch, name=name, options=options, root=root,
                          block=session.block, trace=trace, include=include, exclude=exclude,
                          entry=session.run.entry)
@@ -331,3 +333,11 @@ class _Follower:
         self._stopping.set()
         if self._ident is not None and self._ident != _thread.get_ident():
             self._done.wait()
+
+
+def recorded_probe_limit(entry: dict[str, Any]) -> int:
+    """The probe limit a traced run was recorded with (``CaptureOptions.probe_limit``): its
+    ``entry["probe_limit"]``, or ``FIRST_PROBE_LIMIT`` for a run recorded before the limit was
+    stored — a replay bounds the values its recording bounded, so their previews compare."""
+    limit = entry.get("probe_limit")
+    return limit if type(limit) is int and limit > 0 else FIRST_PROBE_LIMIT

@@ -38,7 +38,7 @@ import types
 import weakref
 from typing import Any
 
-from ..options import ValueOptions
+from ..options import DEFAULT_PROBE_LIMIT, ValueOptions
 from ..values.addresses import blank_addresses, could_be_address, stack_addresses
 from ..values.preview import PreviewBuilder, redacted_preview
 from ..values.identity import _plain_pickling
@@ -46,12 +46,21 @@ from ..values.registry import class_name
 from ..values.scrub import scrub, secret_texts
 from ..values.static import own_namespace, static_attributes
 
-__all__ = ["BOUNDED_NOTE", "BY_VALUE_WEIGHT", "CLASS_STRIKES",
-           "PROBE_LIMIT", "REF_LIMIT", "BigValues", "bounded_preview", "key_holds_local_class",
+__all__ = ["BOUNDED_NOTE", "BY_VALUE_WEIGHT", "CLASS_STRIKES", "FIRST_PROBE_LIMIT",
+           "PROBE_LIMIT", "REF_LIMIT", "BigValues", "bounded_note", "bounded_preview",
+           "key_holds_local_class",
            "local_class", "reach"]
 
-#: Objects an object may reach before it is bounded at traced steps.
-PROBE_LIMIT = 300
+#: Objects an object may reach before it is bounded at traced steps (``CaptureOptions.
+#: probe_limit``'s default). A value under the limit is captured in full whenever it changed:
+#: preview, identity digest and payload, ~20 µs an object it reaches — a sqlparse token, whose
+#: ``parent`` reaches its statement's tree (143 objects), cost 2.7 ms at each of 42,000 call
+#: steps, and recording a one-statement format took 55 s of CPU where plain python takes
+#: 0.07 s; at 64, 3.5 s (pyflakes on copy.py: 2.6 → 2.1 s). An agent's state of a few
+#: dataclasses stays whole; explicit steps (checkpoints, effects, ``@step``) are never bounded.
+PROBE_LIMIT = DEFAULT_PROBE_LIMIT
+#: The limit of runs recorded before it was stored in the run (``entry["probe_limit"]``).
+FIRST_PROBE_LIMIT = 300
 #: References (leaves included: numbers, strings) an object's parts may hold before it is
 #: bounded at traced steps. A plain object holding a deque of 20,000 ints is one object to
 #: ``PROBE_LIMIT`` but 100 kB to pickle and hash at every call (more-itertools' ``peekable``,
@@ -59,17 +68,26 @@ PROBE_LIMIT = 300
 REF_LIMIT = 10_000
 #: Instances of one class found big before the class is taken as big without counting.
 CLASS_STRIKES = 3
-#: What a function written by value counts for in ``reach``: its code object, names, constants,
+#: What a function written by value counts for in ``reach`` at ``FIRST_PROBE_LIMIT`` (a tenth of
+#: the limit in general, ``BigValues.weight``): its code object, names, constants,
 #: cells and globals go through dill's Python-level pickler — one made by ``exec`` cost 1.4 ms
 #: of capture where a list of 30 plain objects (a count of 60) cost 0.6 ms (12-06, 2 cores).
 #: Ten such functions make a value big.
 BY_VALUE_WEIGHT = 30
-#: The ``"bounded"`` text of a bounded value's preview. It is stored in the preview, so it is
-#: part of the value's key: another text makes every bounded value of an older traced run
-#: differ from its replay (a run of mistune recorded before a reworded note diverged at its
-#: first bounded ``BlockState``). It also stands for values bounded for their size
-#: (``stream.MARSHAL_BYTES``), which docs/storage.md says.
-BOUNDED_NOTE = f"over {PROBE_LIMIT:,} objects: one level kept at traced steps, no payload"
+
+
+def bounded_note(limit: int) -> str:
+    """The ``"bounded"`` text of a bounded value's preview in a run recorded with probe limit
+    ``limit``. It is stored in the preview, so it is part of the value's key: another text
+    makes every bounded value of an older traced run differ from its replay (a run of mistune
+    recorded before a reworded note diverged at its first bounded ``BlockState``). It also
+    stands for values bounded for their size (``stream.MARSHAL_BYTES``), which
+    docs/storage.md says."""
+    return f"over {limit:,} objects: one level kept at traced steps, no payload"
+
+
+#: The note of runs recorded with the default limit.
+BOUNDED_NOTE = bounded_note(PROBE_LIMIT)
 
 #: Kinds that add nothing to walk: leaves of any capture (pickled by value or by reference).
 _LEAVES = frozenset({str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
@@ -91,8 +109,8 @@ _BASES = {cls: cls for cls in _CONTAINERS}  # the containers themselves (subclas
 _CHEAP = frozenset({str, bytes, int, float, complex, bool, type(None)})
 
 
-def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = True
-          ) -> int | None:
+def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = True,
+          weight: int = BY_VALUE_WEIGHT) -> int | None:
     """How many objects ``obj`` reaches (itself excluded, leaves of ``_LEAVES`` not counted),
     or None as soon as it is more than ``limit``, its parts hold more than ``REF_LIMIT``
     references (leaves included), or it reaches an instance of a class in ``big`` (classes
@@ -107,7 +125,7 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = Tr
 
     ``by_value`` (runs that say ``entry["bounded"]``: ``CaptureOptions.bound_by_value``): what
     dill writes by value counts as what it costs — each function written by value as
-    ``BY_VALUE_WEIGHT`` objects,
+    ``weight`` objects (``BigValues.weight``: a tenth of the limit),
     with the globals dict of one made by ``exec`` (``_module_namespace``). Without it, as
     runs recorded before counted: such functions are leaves (closure, defaults and
     ``__dict__`` walked). A class is a leaf either way: an instance of a class defined at run
@@ -133,7 +151,7 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = Tr
                     if held is not None:
                         children.extend(held)  # walked as children are
                         if by_value and cls is types.FunctionType:
-                            count += BY_VALUE_WEIGHT
+                            count += weight
                             if count > limit:
                                 return None
                 continue
@@ -179,9 +197,17 @@ class BigValues:
     (the run's own, one level deep).
     """
 
-    def __init__(self, options: ValueOptions, by_value: bool = True) -> None:
+    def __init__(self, options: ValueOptions, by_value: bool = True,
+                 limit: int = PROBE_LIMIT) -> None:
         self.options = dataclasses.replace(options, max_depth=min(1, options.max_depth))
         self.by_value = by_value  # ``reach``'s rule for what dill writes by value
+        #: objects a value may reach before it is big (the run's ``probe_limit``)
+        self.limit = limit
+        #: the ``"bounded"`` text of this run's bounded previews (``bounded_note``)
+        self.note = bounded_note(limit)
+        #: what a function written by value counts for (``reach``): ten of them make a value
+        #: big, as ``BY_VALUE_WEIGHT`` did at ``FIRST_PROBE_LIMIT``
+        self.weight = max(1, limit * BY_VALUE_WEIGHT // FIRST_PROBE_LIMIT)
         self._strikes: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()
         #: the classes taken as big (``CLASS_STRIKES`` reached): a count stops at their instances.
         #: A plain set (a ``WeakSet`` lookup cost more than the count it saves); the classes are
@@ -189,15 +215,16 @@ class BigValues:
         self._big: set[type] = set()
 
     def is_big(self, value: Any) -> bool:
-        """True when ``value`` reaches more than ``PROBE_LIMIT`` objects (or its class was
-        found big ``CLASS_STRIKES`` times)."""
+        """True when ``value`` reaches more than ``limit`` objects (or its class was found
+        big ``CLASS_STRIKES`` times)."""
         cls = type(value)
         by_value = self.by_value
         if issubclass(cls, type) and by_value and local_class(value):
             # written by dill with its namespace: weighed by what that holds (a class attrs
             # made holds a dozen generated methods, each ``BY_VALUE_WEIGHT``)
             try:
-                return reach(dict(own_namespace(value)), PROBE_LIMIT, self._big, True) is None
+                return reach(dict(own_namespace(value)), self.limit, self._big, True,
+                             self.weight) is None
             except Exception:  # noqa: BLE001 - an unreadable class: captured as before
                 return False
         if (cls in _LEAVES and not (cls in _BY_VALUE and _by_value(value, by_value))
@@ -214,7 +241,7 @@ class BigValues:
         if not builtin and cls in self._big:
             return True
         try:
-            if reach(value, PROBE_LIMIT, self._big, by_value) is not None:
+            if reach(value, self.limit, self._big, by_value, self.weight) is not None:
                 return False
         except Exception:  # noqa: BLE001 - an unreadable object: captured as before
             return False
@@ -386,19 +413,19 @@ def _key_part(key: Any) -> tuple:
     return (cls, key.hex() if cls is float else key) if cls in _CHEAP else (cls, id(key))
 
 
-def bounded_preview(obj: Any, options: ValueOptions, text: str | None = None
-                    ) -> dict[str, Any]:
+def bounded_preview(obj: Any, options: ValueOptions, text: str | None = None,
+                    note: str = BOUNDED_NOTE) -> dict[str, Any]:
     """The preview of a bounded value: type, a repr, ``len`` of containers, and one level of
     children (the attributes of an object that pickles plainly; one with its own pickling,
     such as a sympy expression whose slots hold lazily filled caches, shows its repr alone) —
     scalars and strings as usual (secret names and secret-shaped text redacted),
-    other children by type and size only (``truncated``) — plus ``"bounded": BOUNDED_NOTE``.
+    other children by type and size only (``truncated``) — plus ``"bounded": note``.
     A set's members are not listed (their order is not canonical without walking them). Runs
     no code of the program but the guarded repr of a non-container object — none when
     ``text`` is that repr as ``shallow_key`` read it; never raises."""
     builder = PreviewBuilder(options)
     cls = type(obj)
-    node: dict[str, Any] = {"type": class_name(cls), "bounded": BOUNDED_NOTE}
+    node: dict[str, Any] = {"type": class_name(cls), "bounded": note}
     try:
         items, total = _items(obj, options.max_items)
         if total is not None:

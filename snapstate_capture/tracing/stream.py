@@ -136,7 +136,7 @@ class ValueEncoder:
         self.sent: set[str] = set()
         self._redacted: dict[str, tuple] = {}
         self._cache: dict[str, tuple] = {}
-        self._big = BigValues(options.values, options.bound_by_value)
+        self._big = BigValues(options.values, options.bound_by_value, options.probe_limit)
         self._shallow: dict[tuple, tuple] = {}
         #: the preview keys of the bounded forms made (``bounded``): a frame's value whose last
         #: capture was one of them is bounded again while it is the same object
@@ -327,7 +327,8 @@ class ValueEncoder:
         ref = self._shallow.get(key) if key is not None else None
         if ref is None:
             text = key[1] if key is not None and type(key[1]) is str else None
-            ref = (self._blob(canonical_json(bounded_preview(value, self._big.options, text))),
+            ref = (self._blob(canonical_json(bounded_preview(value, self._big.options, text,
+                                                             self._big.note))),
                    None, None)
             if key is not None and not key_holds_local_class(key):
                 if len(self._shallow) >= self.CACHE_LIMIT:

@@ -8,13 +8,18 @@ from __future__ import annotations
 import gc
 import json
 import shutil
+import textwrap
+
+import pytest
 
 from snapstate_capture.options import ValueOptions
-from snapstate_capture.tracing.bounded import (_LEAVES, BOUNDED_NOTE, PROBE_LIMIT, REF_LIMIT,
-                                               BigValues, bounded_preview, reach, shallow_key)
+from snapstate_capture.replay.traced import recorded_probe_limit
+from snapstate_capture.tracing.bounded import (_LEAVES, BOUNDED_NOTE, FIRST_PROBE_LIMIT,
+                                               PROBE_LIMIT, REF_LIMIT, BigValues, bounded_note,
+                                               bounded_preview, reach, shallow_key)
 
 import snapstate_capture as snap
-from tests.conftest import PROGRAMS, run_cli
+from tests.conftest import PROGRAMS, run_cli, run_python
 from tests.e2e.replay_helpers import replay_json
 
 
@@ -335,4 +340,58 @@ def test_a_value_bounded_at_a_frames_last_step_is_bounded_again_without_being_co
 def test_the_bounded_note_is_the_text_older_runs_stored():
     """The note is part of every bounded preview and so of its key: replaying an older traced
     run whose values were bounded compares the previews it makes with the stored ones."""
-    assert BOUNDED_NOTE == "over 300 objects: one level kept at traced steps, no payload"
+    assert bounded_note(FIRST_PROBE_LIMIT) == \
+        "over 300 objects: one level kept at traced steps, no payload"
+    assert BOUNDED_NOTE == bounded_note(PROBE_LIMIT) == \
+        "over 64 objects: one level kept at traced steps, no payload"
+    assert recorded_probe_limit({}) == FIRST_PROBE_LIMIT  # a run recorded before 2026-12-07
+    assert recorded_probe_limit({"probe_limit": 64}) == 64
+
+
+TREE = textwrap.dedent("""
+    class Token:
+        def __init__(self, value, parent=None):
+            self.value, self.parent, self.children = value, parent, []
+
+    def tree(size):
+        root = Token("root")
+        for i in range(size):
+            root.children.append(Token(f"t{i}", root))
+        return root
+
+    def rename(token, i):
+        token.value = f"renamed {i}"
+        return len(token.parent.children)
+
+    root = tree(60)
+    for i in range(20):
+        rename(root.children[i], i)
+    print(root.children[0].value)
+""")
+
+
+@pytest.mark.parametrize("limit", [PROBE_LIMIT, FIRST_PROBE_LIMIT])
+def test_a_tree_of_sixty_tokens_replays_with_the_limit_it_was_recorded_with(tmp_path, limit):
+    """A token whose ``parent`` reaches a tree of ~180 objects (sqlparse's shape) is bounded at
+    traced steps under the default limit, and captured whole under the limit of runs
+    recorded before 2026-12-07; each run replays with its own (``entry["probe_limit"]``)."""
+    script, path = tmp_path / "tree.py", tmp_path / "tree.snap"
+    script.write_text(TREE)
+    program = textwrap.dedent(f"""
+        import runpy, sys
+        import snapstate_capture as snap
+        from snapstate_capture.options import CaptureOptions
+        with snap.record(sys.argv[1], trace="calls", options=CaptureOptions(probe_limit={limit})):
+            runpy.run_path({str(script)!r}, run_name="__main__")
+    """)
+    runner = tmp_path / "runner.py"
+    runner.write_text(program)
+    done = run_python(str(runner), str(path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[-1]
+        assert run.entry["probe_limit"] == limit
+        token = next(s for s in run.steps if s.function == "rename").frames[-1].locals["token"]
+        assert (token.preview.get("bounded") == bounded_note(limit)) == (limit == PROBE_LIMIT)
+    replayed = run_cli("replay", str(path), cwd=tmp_path, timeout=120)
+    assert replayed.returncode == 0 and "no divergence" in replayed.stdout, replayed.stdout
