@@ -40,7 +40,9 @@ def iter_search(run: Run, query: str, *, loader: PreviewLoader | None = None,
 
     A value matches when its name, its preview's repr or the repr of any child in its preview
     (containers included, to the preview's depth) holds the text; ``where`` then names the
-    variable and the path inside it (``value program[1]``). A query starting with ``@``
+    variable and the path inside it (``value program[1]``) — a local of the stack, or else
+    one of the step's values (``step value exception``: what an effect raised, its arguments
+    or result, a checkpoint's values). A query starting with ``@``
     matches the rest against the steps' functions, files and labels only, never values
     (``@render_token``: the renderer's own steps, not those holding it as a value)."""
     if query.startswith("@"):
@@ -81,14 +83,18 @@ def _row_hits(run: Run, needle: str, matcher: _ValueMatcher, start: int, stop: i
                     found[summary.index] = _where(summary, needle)
     locals_at: dict[int, tuple[int, str]] = {}
     if values:
-        for index, frame_keys in (rows if rows is not None
-                                  else run.steps.frame_keys(start, stop)):
-            if index in found:
+        wanted = {index for index, _ in rows} if rows is not None else None
+        for index, (frame_keys, step_values) in run.steps.state_refs(start, stop).items():
+            if index in found or (wanted is not None and index not in wanted):
                 continue
             match = matcher.match(frame_keys)
             if match is not None:
                 found[index], position, name = match
                 locals_at[index] = (position, name)
+                continue
+            where = matcher.step_value_where(step_values)
+            if where is not None:  # an effect's arguments or result, the exception it raised
+                found[index] = where
     return [Hit(i, found[i], *locals_at.get(i, (None, None))) for i in sorted(found)]
 
 
@@ -160,6 +166,16 @@ class _ValueMatcher:
                 return None
         path = self._value_path(Value(self.run.timeline, name, ref))
         return None if path is None else f"value {name}{path}"
+
+    def step_value_where(self, refs: dict[str, dict]) -> str | None:
+        """``step value NAME[path]`` of the first of a step's values (``refs``: name -> value
+        ref: an effect's arguments and result or the exception it raised, a checkpoint's
+        values) whose name or preview holds the needle, else None."""
+        for name, ref in refs.items():
+            where = self.local_where(str(name), ref)
+            if where is not None:
+                return "step " + where
+        return None
 
     def _frame_match(self, frame_key: str) -> tuple[str, str] | None:
         """``(where, local name)`` of the first matching local of frame record

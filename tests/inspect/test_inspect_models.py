@@ -138,3 +138,30 @@ def test_run_tree_and_switching_position(tmp_path):
         assert step_in_other_run(parent_run, fork, 1, len(fork.steps)) == 1
         assert step_in_other_run(fork, parent_run, 3, len(parent_run.steps)) == 3
         assert step_in_other_run(fork, parent_run, 3, 0) == -1
+
+
+def test_search_finds_what_an_effect_raised_in_its_step_values(tmp_path):
+    """A service answering 503 is in the exception its effect step holds, not in a local:
+    searching ``503`` found nothing there (the step values were never searched)."""
+    import snapstate_capture as snap
+
+    class ServiceDown(Exception):
+        pass
+
+    @snap.effect(name="fetch")
+    def fetch(url):
+        raise ServiceDown(f"{url}: HTTP 503 Service Unavailable")
+
+    path = tmp_path / "down.snap"
+    with snap.record(path, name="down"):
+        for attempt in range(2):
+            try:
+                fetch("https://example.invalid/report")
+            except ServiceDown:
+                snap.checkpoint("retrying", attempt=attempt)
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[-1]
+        hits = [h for item in iter_search(run, "503") if isinstance(item, list) for h in item]
+        effects = [s.index for s in run.steps if s.kind == "effect"]
+        assert [h.step for h in hits] == effects and len(effects) == 2
+        assert all(h.where.startswith("step value ") and h.frame is None for h in hits)
