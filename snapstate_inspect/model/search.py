@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from snapstate_capture import Run, SnapStateError, Value
 
 from .values import PreviewLoader, children
+from .search_state import STEP_VALUE
 from .var_history import Progress
 
 CHUNK = 5_000
@@ -174,7 +175,7 @@ class _ValueMatcher:
         for name, ref in refs.items():
             where = self.local_where(str(name), ref)
             if where is not None:
-                return "step " + where
+                return STEP_VALUE + where[len("value "):]
         return None
 
     def _frame_match(self, frame_key: str) -> tuple[str, str] | None:

@@ -6,8 +6,13 @@ progress and whether it finished or was stopped. The worker thread appends; the 
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
+
+
+#: How a hit in one of a step's own values begins (``search._ValueMatcher.step_value_where``).
+STEP_VALUE = "step value "
 
 
 @dataclass
@@ -30,6 +35,14 @@ class SearchState:
     @property
     def running(self) -> bool:
         return bool(self.query) and not (self.finished or self.stopped)
+
+    def step_value_at(self, step: int) -> str | None:
+        """The name of the step value a hit at ``step`` is in (``where``: ``step value
+        NAME[path]``), else None."""
+        where = self.where.get(step, "")
+        if not where.startswith(STEP_VALUE):
+            return None
+        return re.split(r"[\[.]", where[len(STEP_VALUE):], maxsplit=1)[0] or None
 
     def summary(self) -> str:
         """``'tool': 12 hits (40%)`` — for the status bar and the dialog."""

@@ -270,7 +270,9 @@ class InspectorScreen(InspectorActions, Screen[None]):
         chosen = self.app.variable
         select = chosen.name if chosen is not None and chosen.function == function else None
         tree = self.query_one(VariablesView)
-        data = tree.show(position, function, rows, extra, select=select, announce=False)
+        step_value = self.app.search.step_value_at(selection.step)
+        data = tree.show(position, function, rows, extra, select=select, announce=False,
+                         select_step_value=step_value)
         if data is not None and data.key is not None:
             self.app.variable = data.key
         self._show_detail(data.key if data else None, data.preview if data else None)

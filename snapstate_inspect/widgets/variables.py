@@ -107,10 +107,11 @@ class VariablesView(Tree[Node]):
     def show(self, position: int, function: str,
              rows: list[tuple[str, dict[str, Any], str, dict[str, Any] | None]],
              extra: list[tuple[str, dict[str, Any]]], select: str | None = None,
-             announce: bool = True) -> Node | None:
+             announce: bool = True, select_step_value: str | None = None) -> Node | None:
         """Show locals ``rows`` = ``(name, preview, mark, previous preview)`` and step values
-        ``extra``; the cursor goes to ``select`` when it is there, else to the first row.
-        Returns the ``Node`` under the cursor (None for an empty frame)."""
+        ``extra``; the cursor goes to the step value ``select_step_value`` when there is one
+        (a search hit in it), else to the local ``select`` when it is there, else to the first
+        row. Returns the ``Node`` under the cursor (None for an empty frame)."""
         self.clear()
         chosen: Node | None = None
         line = 0
@@ -123,8 +124,12 @@ class VariablesView(Tree[Node]):
             self.root.add_leaf(Text("(no locals)", style="dim italic"), Node(None))
         if extra:
             group = self.root.add(Text("step values", style="bold dim"), Node(None), expand=True)
-            for name, preview in extra:
-                self._add_value(group, name, preview, None, Node(None, preview))
+            first = max(len(rows), 1) + 1  # the line under the group's (locals are collapsed)
+            for index, (name, preview) in enumerate(extra):
+                data = Node(None, preview)
+                self._add_value(group, name, preview, None, data)
+                if name == select_step_value:
+                    chosen, line = data, first + index
         self.cursor_line = line
         if announce:
             self.announce()

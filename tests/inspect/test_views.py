@@ -595,3 +595,38 @@ async def test_a_value_hit_in_an_outer_frame_selects_that_frame(tmp_path):
             assert frames[position].locals["word"].preview["repr"] == \
                 "'needle-in-the-outer-frame'"
             assert app.variable is not None and app.variable.position == position
+
+
+class ServiceDown(Exception):
+    pass
+
+
+async def test_a_search_hit_in_a_step_value_selects_that_value(tmp_path):
+    """A service answering 503 is in the exception its effect step holds: choosing the hit
+    goes to that step with the cursor on the step value (under "step values"), and the value
+    panel shows it."""
+
+    @snap.effect(name="fetch")
+    def fetch(url):
+        raise ServiceDown(f"{url}: HTTP 503 Service Unavailable")
+
+    path = tmp_path / "down.snap"
+    with snap.record(path, name="down"):
+        for attempt in range(2):
+            try:
+                fetch("https://example.invalid/report")
+            except ServiceDown:
+                snap.checkpoint("retrying", attempt=attempt)
+    with snap.open_timeline(path) as timeline:
+        app = SnapStateApp(timeline)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await press(pilot, "slash", *"503", "enter")
+            assert app.search.hits == [0, 2]
+            assert app.search.where[2] == "step value exception"
+            await press(pilot, "tab", "down", "enter")
+            await settle(pilot)
+            assert app.selection.step == 2
+            node = app.screen.query_one(VariablesView).cursor_node
+            assert node is not None and "ServiceDown" in node.data.preview["type"]
+            assert "503" in str(app.screen.query_one("#detail").render())
