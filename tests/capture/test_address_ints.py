@@ -130,6 +130,31 @@ def test_an_id_of_an_object_beneath_a_local_is_named_by_its_path():
     assert holder
 
 
+def test_an_id_of_a_string_beneath_a_local_is_named_bare_or_in_a_memo():
+    """A leaf beneath a local (a string, not entered) is named too, and a bare int is looked
+    for beneath the locals as a memo's members are: PyYAML's ``flatten_mapping`` keeps
+    ``key_id = id(pair[0].value)`` and a set of such ids."""
+    from snapstate_capture.values.addresses import local_address, stack_addresses
+
+    class Scalar:
+        def __init__(self, value):
+            self.value = value
+
+    pair = (Scalar("".join(("key", "0"))), 1)
+    wanted = id(pair[0].value)
+    trace, profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(None)
+    sys.setprofile(None)
+    try:
+        in_memo = stack_addresses([wanted], memo=True)
+        bare = local_address(wanted)
+    finally:
+        sys.settrace(trace)
+        sys.setprofile(profile)
+    assert in_memo[wanted].endswith(".pair[0].value"), in_memo
+    assert bare is not None and bare.endswith(".pair[0].value"), bare
+
+
 def _memo_beside(inner_id):
     from snapstate_capture.values.addresses import stack_addresses
 
