@@ -155,6 +155,21 @@ def test_an_id_of_a_string_beneath_a_local_is_named_bare_or_in_a_memo():
     assert bare is not None and bare.endswith(".pair[0].value"), bare
 
 
+def _deepcopy_memo_digest() -> tuple[str | None, tuple]:
+    original = [Node("one")]
+    memo = {id(original): [], id(original[0]): Node("one")}
+    memo[id(memo)] = [original, original[0]]  # copy.deepcopy's keep-alive list
+    return identity(memo), (memo, original)
+
+
+def test_a_memo_holding_its_own_id_digests_alike_at_other_addresses():
+    """``copy.deepcopy``'s memo holds ``id(memo)``: named as the value itself, not by its own
+    first digest, which held that id as a number."""
+    first, kept = _deepcopy_memo_digest()
+    second, kept_too = _deepcopy_memo_digest()  # the first still alive: other addresses
+    assert first == second and kept[0] is not kept_too[0]
+
+
 def _memo_beside(inner_id):
     from snapstate_capture.values.addresses import stack_addresses
 

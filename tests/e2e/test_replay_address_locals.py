@@ -147,3 +147,15 @@ def test_an_id_held_by_a_bounded_objects_attribute_replays(tmp_path):
                    "prog.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "no divergence" in _replay(tmp_path)
+
+
+def test_a_deepcopy_memo_in_traced_frames_replays(tmp_path):
+    """``copy.deepcopy``'s memo keeps ``memo[id(memo)] = [originals]``: the id of the value
+    itself, which its first digest held as a number — so a part named by that digest was
+    another in every process, and a traced replay of any ``__deepcopy__`` of the program's
+    (lark's ``Tree``) diverged on ``memo`` (programs/deep_copy_tree.py)."""
+    (tmp_path / "prog.py").write_text((PROGRAMS / "deep_copy_tree.py").read_text())
+    done = run_cli("record", "--trace", "calls", "--include", "*/prog.py", "-o", "run.snap",
+                   "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no divergence" in _replay(tmp_path)
