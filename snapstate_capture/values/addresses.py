@@ -167,7 +167,7 @@ def part_address(value: Any, obj: Any, parts: list[tuple[str, Any]]) -> str | No
             continue
         if cls is dict and value in map(id, items):
             key = next(k for k, v in dict.items(child) if id(v) == value)
-            return f"value{label}[{key!r}]" if type(key) in (str, int) else f"value{label}[…]"
+            return f"value{label}{_key_label(key)}"
         if value in map(id, items):
             return f"value{label}[{list(map(id, items)).index(value)}]"
     where = stack_addresses((value,), memo=True).get(value)
@@ -322,13 +322,22 @@ def _beneath(value: Any) -> list[tuple[str, Any]]:
         if cls is list or cls is tuple:
             return [(f"[{index}]", item) for index, item in enumerate(value)]
         if cls is dict:
-            return [(f"[{key!r}]" if type(key) in (str, int) else "[…]", item)
-                    for key, item in dict.items(value)]
+            return [(_key_label(key), item) for key, item in dict.items(value)]
         if cls in _LEAVES or cls in (set, frozenset):
             return []
         return [(f".{name}", item) for name, item in static_attributes(value) or []]
     except Exception:  # noqa: BLE001 - an unreadable object: nothing beneath it
         return []
+
+
+def _key_label(key: Any) -> str:
+    """A dict key in a path ``_beneath_locals`` names: ``['name']`` or ``[3]``, and ``[…]`` for
+    any other key — an object, or an int that could be an address (``copy.deepcopy``'s memo
+    is keyed by ids: its number in a path made the name another in every process)."""
+    cls = type(key)
+    if cls is str or cls is int and not could_be_address(key):
+        return f"[{key!r}]"
+    return "[…]"
 
 
 def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:

@@ -155,6 +155,27 @@ def test_an_id_of_a_string_beneath_a_local_is_named_bare_or_in_a_memo():
     assert bare is not None and bare.endswith(".pair[0].value"), bare
 
 
+def test_a_path_beneath_a_dict_keyed_by_ids_names_no_address():
+    """A path through a dict keyed by ids (``copy.deepcopy``'s memo) shows ``[…]`` for such
+    a key: its number made the name of what lies beneath another in every process (a bounded
+    memo's labels in a narrowed lark recording)."""
+    from snapstate_capture.values.addresses import stack_addresses
+
+    inner = Node("x")
+    memo = {id(inner): [Node("copy")], "name": 1}
+    wanted = id(memo[id(inner)][0])
+    trace, profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(None)
+    sys.setprofile(None)
+    try:
+        found = stack_addresses([wanted], memo=True)
+    finally:
+        sys.settrace(trace)
+        sys.setprofile(profile)
+    assert found[wanted].endswith(".memo[…][0]"), found
+    assert inner
+
+
 def _deepcopy_memo_digest() -> tuple[str | None, tuple]:
     original = [Node("one")]
     memo = {id(original): [], id(original[0]): Node("one")}
