@@ -39,7 +39,8 @@ import weakref
 from typing import Any
 
 from ..options import DEFAULT_PROBE_LIMIT, ValueOptions
-from ..values.addresses import blank_addresses, could_be_address, stack_addresses
+from ..values.addresses import (blank_addresses, could_be_address, part_address,
+                                stack_addresses)
 from ..values.preview import PreviewBuilder, redacted_preview
 from ..values.identity import _plain_pickling
 from ..values.registry import class_name
@@ -437,12 +438,16 @@ def bounded_preview(obj: Any, options: ValueOptions, text: str | None = None,
             node["repr"] = (text if text is not None
                             else blank_addresses(builder.repr_of(obj)))
         kids = []
+        # (an int that is an address: named by what it is the id of, ``part_address``)
+        attributes = [(label, value) for label, _, value in items]
         for label, key, value in items:
             if key is not None and builder.is_secret(key) and options.redacts(key, value):
                 builder.secret_values.append(value)
                 kids.append([label, redacted_preview(value)])
             elif type(value) in _CHEAP:
-                kids.append([label, builder.node(value, 1, set())])
+                where = part_address(value, obj, attributes) if type(value) is int else None
+                kids.append([label, {"type": "builtins.int", "repr": f"id({where}) at {value:#x}"}
+                             if where is not None else builder.node(value, 1, set())])
             else:
                 kids.append([label, _summary(value)])
         if kids:

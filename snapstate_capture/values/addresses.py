@@ -131,14 +131,51 @@ _FLAT = (set, frozenset, list, tuple)
 
 def local_address(value: Any) -> str | None:
     """For an int that is the id of a local of one of the program's frames on this thread's
-    stack (``stack_addresses``, top-level values only): ``"function.name"`` of that local,
-    else None (any other value, or an int equal to no local's id). pyparsing's
-    ``ParserElement.__hash__`` returns ``id(self)``, ``json``'s encoder keeps
-    ``markerid = id(dct)``: a bare int holding an address, which capture stores as what it
-    names (``identity.capture_identity``) instead of inline, compared by number."""
+    stack, or of an object beneath one (``stack_addresses``): ``"function.name"`` of that
+    local (``"function.name[2].value"`` beneath it), else None (any other value, or an int
+    equal to no such object's id). pyparsing's ``ParserElement.__hash__`` returns
+    ``id(self)``, ``json``'s encoder keeps ``markerid = id(dct)``, PyYAML's
+    ``flatten_mapping`` ``key_id = id(pair[0].value)``: a bare int holding an address, which
+    capture stores as what it names (``identity.capture_identity``) instead of inline,
+    compared by number. It is looked for beneath the locals as a memo's ids are (from
+    ``HEAP_MIN`` up)."""
     if type(value) is not int or not could_be_live_address(value):
         return None
-    return stack_addresses((value,)).get(value)
+    return stack_addresses((value,), memo=True).get(value)
+
+
+def part_address(value: Any, obj: Any, parts: list[tuple[str, Any]]) -> str | None:
+    """What the int ``value``, one of ``obj``'s own parts (``parts``: its ``(label, child)``
+    pairs, ``".attr"`` or ``"[2]"``), is the id of: ``"value"`` (``obj`` itself),
+    ``"value.attr"`` (a part), ``"value.attr[3]"`` (an item of a list, tuple or dict part), or
+    a local on the stack or an object beneath one (``stack_addresses``); None for any other
+    value. A value shown one level deep (``tracing/bounded.py``) labels such an int
+    ``id(value.object_keeper[3]) at 0x…``, compared with the address blanked: PyYAML's
+    representer keeps ``alias_key = id(data)``, ``data`` kept in its ``object_keeper`` list."""
+    if type(value) is not int or not could_be_live_address(value):
+        return None
+    if id(obj) == value:
+        return "value"
+    for label, child in parts:
+        if id(child) == value:
+            return f"value{label}"
+    for label, child in parts:
+        cls = type(child)
+        items: Any = (dict.values(child) if cls is dict else child
+                      if cls is list or cls is tuple else ())
+        if len(items) > PART_SCAN:
+            continue
+        if cls is dict and value in map(id, items):
+            key = next(k for k, v in dict.items(child) if id(v) == value)
+            return f"value{label}{_key_label(key)}"
+        if value in map(id, items):
+            return f"value{label}[{list(map(id, items)).index(value)}]"
+    where = stack_addresses((value,), memo=True).get(value)
+    return where
+
+
+#: Items of one part ``part_address`` looks through for what an int is the id of.
+PART_SCAN = 100_000
 
 
 def holds_stack_address(value: Any) -> bool:
@@ -182,7 +219,8 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
     ``STACK_DEPTH`` innermost frames of the program on this thread's stack, or else of an
     object a few steps beneath one (``"function.name.attr[2]"``: ``_beneath_locals``) — looked
     for when one of the candidates is a local's id, or ``memo`` (they are a set's members or a
-    dict's keys: the form a memo of ids takes) and one is above ``HEAP_MIN`` — so that numbers
+    dict's keys: the form a memo of ids takes, or one bare int) and one is above ``HEAP_MIN`` —
+    so that numbers
     that merely look like addresses seldom cost a walk (a set of them that changes at every
     traced step, beside locals holding thousands of objects, can: ~3x the recording's time).
 
@@ -248,7 +286,8 @@ def _beneath_locals(roots: list[list[tuple[str, Any]]], wanted: set[int],
                     found: dict[int, str]) -> None:
     """Name the ids in ``wanted`` that are of objects beneath the locals ``roots`` (per frame,
     innermost first: ``(path, value)``), frame by frame and breadth first in the program's own
-    order — list and tuple items, dict values, instance attributes read statically — at most
+    order — list and tuple items, dict values, instance attributes read statically, a string
+    or another leaf named but not entered — at most
     ``REACH_DEPTH`` steps down and ``REACH_BUDGET`` objects in all. A search keeps ids of what
     it has entered: pyparsing's ``And.streamline`` walks ``self.exprs[1]`` and what it leads
     to, a local no longer holding the first of them, and a replay diverged on its ``seen`` set
@@ -266,13 +305,14 @@ def _beneath_locals(roots: list[list[tuple[str, Any]]], wanted: set[int],
             for label, child in _beneath(value):
                 budget -= 1
                 key = id(child)
-                if key in met or type(child) in _LEAVES:
+                if key in met:
                     continue
                 met.add(key)
-                if key in wanted:
+                if key in wanted:  # a leaf too: PyYAML keeps ids of key strings
                     wanted.discard(key)
                     found[key] = f"{path}{label}"
-                queue.append((f"{path}{label}", child, level + 1))
+                if type(child) not in _LEAVES:
+                    queue.append((f"{path}{label}", child, level + 1))
 
 
 def _beneath(value: Any) -> list[tuple[str, Any]]:
@@ -282,13 +322,22 @@ def _beneath(value: Any) -> list[tuple[str, Any]]:
         if cls is list or cls is tuple:
             return [(f"[{index}]", item) for index, item in enumerate(value)]
         if cls is dict:
-            return [(f"[{key!r}]" if type(key) in (str, int) else "[…]", item)
-                    for key, item in dict.items(value)]
+            return [(_key_label(key), item) for key, item in dict.items(value)]
         if cls in _LEAVES or cls in (set, frozenset):
             return []
         return [(f".{name}", item) for name, item in static_attributes(value) or []]
     except Exception:  # noqa: BLE001 - an unreadable object: nothing beneath it
         return []
+
+
+def _key_label(key: Any) -> str:
+    """A dict key in a path ``_beneath_locals`` names: ``['name']`` or ``[3]``, and ``[…]`` for
+    any other key — an object, or an int that could be an address (``copy.deepcopy``'s memo
+    is keyed by ids: its number in a path made the name another in every process)."""
+    cls = type(key)
+    if cls is str or cls is int and not could_be_address(key):
+        return f"[{key!r}]"
+    return "[…]"
 
 
 def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:

@@ -166,6 +166,12 @@ def _callable_digest(obj: Any) -> bytes | None:
 
 
 _ADDRESS = b"address"  # an address part digests to _h(_ADDRESS, what it names)
+#: What the id of the value itself names: ``copy.deepcopy``'s memo keeps ``memo[id(memo)]``
+#: (its first digest held that id as a number, another in every process).
+_ROOT = b"root"
+#: Walks after the first that name parts again (``identity``): one more than the usual two
+#: only when a part's first digest held a named address.
+_RENAMINGS = 2
 
 
 class _Walker:
@@ -441,14 +447,26 @@ def identity(obj: Any, *, budget: int = DEFAULT_BUDGET) -> str | None:
         digest = walker.digest(obj)
         if walker.big_ints:
             big = set(walker.big_ints)
-            named = {k: b"part " + walker.done[k] for k in big if k in walker.done}
+            root = id(obj)
+            named = {k: _ROOT if k == root else b"part " + walker.done[k]
+                     for k in big if k in walker.done}
             if len(named) < len(big):
                 memo = type(obj) in (set, frozenset, dict)  # (addresses.stack_addresses)
                 named.update((k, b"local " + where.encode())
                              for k, where in stack_addresses(big - named.keys(),
                                                              memo=memo).items())
-            if named:
-                digest = _Walker(budget, named).digest(obj)
+            for _ in range(_RENAMINGS):
+                if not named:
+                    break
+                walker = _Walker(budget, named)
+                digest = walker.digest(obj)
+                # a part holding a named address had its number in its first digest: named
+                # again by its digest with the address named (a memo's value holding the memo)
+                again = {k: b"part " + walker.done[k] if name[:5] == b"part " else name
+                         for k, name in named.items()}
+                if again == named:
+                    break
+                named = again
         return digest.hex()
     except (_Unknown, RecursionError, MemoryError, ValueError, TypeError, RuntimeError):
         return None

@@ -353,7 +353,9 @@ def _note_compiled(include: list[str], exclude: list[str]) -> None:
     from it. Read from ``sys.modules`` after the run, each module's ``__file__`` taken from its
     namespace (no module ``__getattr__`` runs). A catch-all glob (``--include '*'``) names no
     package: with it alone, nothing is noted (it listed thirty C modules, SnapState's own
-    imports among them, for a program that used json and re)."""
+    imports among them, for a program that used json and re). A package with Python modules
+    selected too is not called untraceable: the note names its C module (PyYAML's
+    ``yaml._yaml``; its pure-Python ``SafeLoader`` is traced)."""
     from importlib.machinery import EXTENSION_SUFFIXES
 
     from snapstate_capture.tracing.include import IncludeRule
@@ -362,17 +364,27 @@ def _note_compiled(include: list[str], exclude: list[str]) -> None:
     if not named:
         return
     rule = IncludeRule(named, exclude)
-    noted: set[str] = set()
+    compiled: dict[str, tuple[str, str]] = {}  # package -> its first C module, file
+    python: set[str] = set()  # packages with a selected Python module loaded
     for name, module in list(sys.modules.items()):
         namespace = getattr(module, "__dict__", None)
         path = namespace.get("__file__") if isinstance(namespace, dict) else None
         top = name.partition(".")[0]
-        if (not isinstance(path, str) or top in noted
-                or not path.endswith(tuple(EXTENSION_SUFFIXES)) or not rule.includes(path)):
+        if not isinstance(path, str) or not rule.includes(path):
             continue
-        noted.add(top)
-        sys.stderr.write(f"snapstate: note: {top} is compiled to C ({os.path.basename(path)}):"
-                         " its code runs without Python frames and cannot be traced\n")
+        if path.endswith(tuple(EXTENSION_SUFFIXES)):
+            compiled.setdefault(top, (name, path))
+        elif path.endswith(".py"):
+            python.add(top)
+    for top, (name, path) in compiled.items():
+        if top in python:  # PyYAML's _yaml beside its pure-Python loader: the rest is traced
+            sys.stderr.write(f"snapstate: note: {name} is compiled to C "
+                             f"({os.path.basename(path)}): its code runs without Python "
+                             f"frames and cannot be traced; {top}'s Python modules are\n")
+        else:
+            sys.stderr.write(f"snapstate: note: {top} is compiled to C "
+                             f"({os.path.basename(path)}): its code runs without Python "
+                             "frames and cannot be traced\n")
 
 
 def _default_output(label: str) -> Path:

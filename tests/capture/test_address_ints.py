@@ -130,6 +130,67 @@ def test_an_id_of_an_object_beneath_a_local_is_named_by_its_path():
     assert holder
 
 
+def test_an_id_of_a_string_beneath_a_local_is_named_bare_or_in_a_memo():
+    """A leaf beneath a local (a string, not entered) is named too, and a bare int is looked
+    for beneath the locals as a memo's members are: PyYAML's ``flatten_mapping`` keeps
+    ``key_id = id(pair[0].value)`` and a set of such ids."""
+    from snapstate_capture.values.addresses import local_address, stack_addresses
+
+    class Scalar:
+        def __init__(self, value):
+            self.value = value
+
+    pair = (Scalar("".join(("key", "0"))), 1)
+    wanted = id(pair[0].value)
+    trace, profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(None)
+    sys.setprofile(None)
+    try:
+        in_memo = stack_addresses([wanted], memo=True)
+        bare = local_address(wanted)
+    finally:
+        sys.settrace(trace)
+        sys.setprofile(profile)
+    assert in_memo[wanted].endswith(".pair[0].value"), in_memo
+    assert bare is not None and bare.endswith(".pair[0].value"), bare
+
+
+def test_a_path_beneath_a_dict_keyed_by_ids_names_no_address():
+    """A path through a dict keyed by ids (``copy.deepcopy``'s memo) shows ``[…]`` for such
+    a key: its number made the name of what lies beneath another in every process (a bounded
+    memo's labels in a narrowed lark recording)."""
+    from snapstate_capture.values.addresses import stack_addresses
+
+    inner = Node("x")
+    memo = {id(inner): [Node("copy")], "name": 1}
+    wanted = id(memo[id(inner)][0])
+    trace, profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(None)
+    sys.setprofile(None)
+    try:
+        found = stack_addresses([wanted], memo=True)
+    finally:
+        sys.settrace(trace)
+        sys.setprofile(profile)
+    assert found[wanted].endswith(".memo[…][0]"), found
+    assert inner
+
+
+def _deepcopy_memo_digest() -> tuple[str | None, tuple]:
+    original = [Node("one")]
+    memo = {id(original): [], id(original[0]): Node("one")}
+    memo[id(memo)] = [original, original[0]]  # copy.deepcopy's keep-alive list
+    return identity(memo), (memo, original)
+
+
+def test_a_memo_holding_its_own_id_digests_alike_at_other_addresses():
+    """``copy.deepcopy``'s memo holds ``id(memo)``: named as the value itself, not by its own
+    first digest, which held that id as a number."""
+    first, kept = _deepcopy_memo_digest()
+    second, kept_too = _deepcopy_memo_digest()  # the first still alive: other addresses
+    assert first == second and kept[0] is not kept_too[0]
+
+
 def _memo_beside(inner_id):
     from snapstate_capture.values.addresses import stack_addresses
 

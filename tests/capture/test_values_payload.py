@@ -265,3 +265,29 @@ def test_caught_warnings_collects_nests_and_puts_everything_back():
         raise KeyError("out")
     assert warnings.filters == filters and warnings.showwarning is shown
 
+
+
+def test_classes_of_a_submodule_still_being_imported_are_written_by_reference(monkeypatch):
+    """While ``pkg.sub`` is imported its package has no ``sub`` attribute, and dill could not
+    find the module: a class its metaclass returns (jinja2.nodes' ``NodeType``: the class not
+    bound yet, its bases are) was written with every base by value, all their methods with
+    them — 107 ms a capture, 7.4 s of a jinja2 recording. The bases are written by reference
+    now, and a load finds the module's own classes."""
+    import sys
+    import types as _types
+
+    from snapstate_capture.options import ValueOptions
+    from snapstate_capture.values.payload import loads, serialize
+
+    package, sub = _types.ModuleType("sweep_pkg"), _types.ModuleType("sweep_pkg.sub")
+    package.__path__ = []
+    monkeypatch.setitem(sys.modules, "sweep_pkg", package)
+    monkeypatch.setitem(sys.modules, "sweep_pkg.sub", sub)  # no package.sub: mid-import
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(40))
+    exec(f"class Base:\n{methods}\nclass Middle(Base):\n{methods}", sub.__dict__)
+    made = type("Leaf", (sub.Middle,), {"__module__": "sweep_pkg.sub", "x": 1})  # unbound
+    result = serialize(made, ValueOptions())
+    assert result.data is not None, result
+    assert len(result.data) < 2000, len(result.data)  # 40 methods by value: ~20 kB
+    loaded = loads(result.serializer, result.data)
+    assert loaded.__bases__ == (sub.Middle,) and loaded.x == 1

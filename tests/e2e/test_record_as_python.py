@@ -225,6 +225,9 @@ def test_a_compiled_package_gets_one_note(tmp_path):
     assert recorded.stdout == "True\n"
     notes = [line for line in recorded.stderr.splitlines() if "compiled to C" in line]
     assert len(notes) == 1 and "zstandard" in notes[0], recorded.stderr
+    # its __init__.py is Python and traced: the note names the C module, not the package
+    assert "zstandard.backend_c is compiled to C" in notes[0], notes
+    assert "zstandard's Python modules are" in notes[0], notes
 
 
 def test_a_catch_all_include_notes_no_compiled_module(tmp_path):

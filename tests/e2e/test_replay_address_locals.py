@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import run_cli, run_python
+from tests.conftest import PROGRAMS, run_cli, run_python
 
 TRACED = """
 class Element:
@@ -118,6 +118,44 @@ print(repr(Point(1)))
 def test_a_set_of_id_keyed_tuples_in_a_traced_closure_replays(tmp_path):
     (tmp_path / "prog.py").write_text(textwrap.dedent(RECURSIVE_REPR))
     done = run_cli("record", "--trace", "lines", "--include", "*/prog.py", "-o", "run.snap",
+                   "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no divergence" in _replay(tmp_path)
+
+
+@pytest.mark.parametrize("trace", ["calls", "lines"])
+def test_ids_of_strings_beneath_locals_replay(tmp_path, trace):
+    """PyYAML's ``flatten_mapping`` (``<<: *defaults``) keeps ``key_id = id(pair[0].value)``
+    and a set of them: ids of key strings one attribute beneath a pair it holds, no local's
+    own. A traced replay of any YAML with a merge key diverged on both at the function's
+    return (programs/merge_key_ids.py reproduces it with the standard library)."""
+    (tmp_path / "prog.py").write_text((PROGRAMS / "merge_key_ids.py").read_text())
+    done = run_cli("record", "--trace", trace, "--include", "*/prog.py", "-o", "run.snap",
+                   "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no divergence" in _replay(tmp_path)
+
+
+def test_an_id_held_by_a_bounded_objects_attribute_replays(tmp_path):
+    """PyYAML's representer keeps ``alias_key = id(data)`` (``data`` in its ``object_keeper``
+    list) and holds more than 300 objects, so traced steps store it one level deep, its int
+    attributes by number: a traced replay of ``yaml.dump`` diverged at the second object it
+    represented. Such an int is labelled by what it is the id of, the address blanked
+    (programs/alias_keys.py reproduces it with the standard library)."""
+    (tmp_path / "prog.py").write_text((PROGRAMS / "alias_keys.py").read_text())
+    done = run_cli("record", "--trace", "calls", "--include", "*/prog.py", "-o", "run.snap",
+                   "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no divergence" in _replay(tmp_path)
+
+
+def test_a_deepcopy_memo_in_traced_frames_replays(tmp_path):
+    """``copy.deepcopy``'s memo keeps ``memo[id(memo)] = [originals]``: the id of the value
+    itself, which its first digest held as a number — so a part named by that digest was
+    another in every process, and a traced replay of any ``__deepcopy__`` of the program's
+    (lark's ``Tree``) diverged on ``memo`` (programs/deep_copy_tree.py)."""
+    (tmp_path / "prog.py").write_text((PROGRAMS / "deep_copy_tree.py").read_text())
+    done = run_cli("record", "--trace", "calls", "--include", "*/prog.py", "-o", "run.snap",
                    "prog.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "no divergence" in _replay(tmp_path)
