@@ -66,7 +66,6 @@ class TracedReplayRecorder(Recorder):
     lane = ReplayRecorder.lane
     take_resumption = ReplayRecorder.take_resumption
     effect_turns = ReplayRecorder.effect_turns
-    effect_returned = ReplayRecorder.effect_returned
     served_in_order = ReplayRecorder.served_in_order
     await_turn_async = ReplayRecorder.served_in_order  # traced runs compare per lineage
     live = False
@@ -92,23 +91,47 @@ class TracedReplayRecorder(Recorder):
         self._point: Any = None
         #: The ``waiting`` step a resume stops at, once reached (``take_resumption``).
         self._resume_at: int | None = None
+        #: Served calls not returned yet: lane -> their recorded effect steps (``in_flight``).
+        self._in_flight: dict[str, list[int]] = {}
+        self._in_flight_lock = threading.Lock()
 
     def serve_effect(self, call: Any) -> None:
         """Serve ``call`` from the journal (``ReplayRecorder.serve_effect``); end the replay
-        when the stop, not reached yet, was recorded before this effect's step: it is a step of
-        the effect's own body (or of code the replay did not run), which replay never runs."""
+        when the stop, not reached yet, was recorded in the calling lineage before this
+        effect's step: it is a step of the effect's own body, which replay never runs. A stop
+        in another task or thread is still to come: this call is in flight meanwhile
+        (``in_flight``), and its body's recorded steps count as served at the stop."""
         ReplayRecorder.serve_effect(self, call)
-        point, step = self._point, getattr(call, "recorded_step", None)
-        if (point is None or point.reached or self.live or not call.served
-                or step is None or step <= point.index):
+        step = getattr(call, "recorded_step", None)
+        if self.live or not call.served or step is None:
             return
+        with self._in_flight_lock:
+            self._in_flight.setdefault(call.task, []).append(step)
+        point = self._point
+        if point is None or point.reached or step <= point.index:
+            return
+        if self._follower.comparison.by_lineage and (point.step.lineage or "") != call.task:
+            return  # the stop is in another lineage, which goes on meanwhile
         self._stream.request_index()
         self._follower.catch_up()  # a divergence in the steps made so far is reported first
+        from .traced_stop import inside_effect
+
         mode = "fork" if self.session.config.mode == "live" else "stop"
-        self.session.fail(
-            f"step {point.index} is inside effect '{call.name}' (step {step}): replay serves "
-            f"the effect's recorded result without running its body, so it cannot {mode} "
-            f"there; {mode} at the effect (--to {step}) or at a step before its call")
+        self.session.fail(inside_effect(self.session.run, point.index, step, call.name, mode))
+
+    def effect_returned(self, call: Any) -> None:
+        """``call`` (served) returns now: no longer in flight; the served ``async`` effects
+        recorded as returning after it may return (``ReplayRecorder.effect_returned``)."""
+        ReplayRecorder.effect_returned(self, call)
+        with self._in_flight_lock:
+            steps = self._in_flight.get(call.task)
+            if steps and call.recorded_step in steps:
+                steps.remove(call.recorded_step)
+
+    def in_flight(self) -> dict[str, list[int]]:
+        """The served calls in flight now, by lane: their recorded effect steps (a copy)."""
+        with self._in_flight_lock:
+            return {lane: list(steps) for lane, steps in self._in_flight.items() if steps}
 
     def effect_step(self, entry: Any) -> int:
         """The step an effect divergence is reported at: the recorded call's step."""
@@ -129,6 +152,7 @@ class TracedReplayRecorder(Recorder):
         if not super().start():
             self.session.fail("cannot record the traced replay into a scratch timeline")
         self._follower = _Follower(self, stops=point is not None)
+        self._follower.comparison.in_flight = self.in_flight
         self._follower.start()
         if point is not None:
             point.install(self)

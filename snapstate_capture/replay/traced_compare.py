@@ -63,6 +63,9 @@ class TracedComparison:
         self._effects: dict[str, list[int]] = defaultdict(list)  # lane -> its effect steps
         #: (recorded preview key, replayed preview key) -> same identity (``_same_identity_of``)
         self._identities: dict[tuple[str, str], bool] = {}
+        #: The effects in flight in the replay: lane -> the recorded steps of the served calls
+        #: it made that have not returned yet (``TracedReplayRecorder.in_flight``).
+        self.in_flight: Any = dict
 
     def _lane(self, step: Step) -> str:
         return (step.lineage or "") if self.by_lineage else ""
@@ -249,10 +252,15 @@ class TracedComparison:
     def check_reached(self, index: int | None) -> None:
         """Diverge (never returning) when a recorded step below ``limit`` — and at most
         ``index``, when given — was not met by the scratch steps fed so far; steps of an
-        effect's own work, which replay serves, do not count."""
+        effect's own work, which replay serves, do not count: those of a lineage the replay
+        never made (``_inside_effect``) and, at a stop (``index``), those of an effect in
+        flight there — called in another task or thread before the stop, returning after it
+        (``_in_flight_body``)."""
         session = self.session
+        in_flight = self.in_flight() if index is not None else {}
         left = self.first_left()
-        while left is not None and self._inside_effect(left):
+        while left is not None and (self._inside_effect(left)
+                                    or _in_flight_body(left, self._lane(left), in_flight)):
             self._waiting[self._lane(left)].popleft()  # first_left queued it at the head
             self.replayed += 1
             left = self.first_left()
@@ -274,6 +282,14 @@ class TracedComparison:
         if not lane or lane in self._seen or "/" not in lane:
             return False
         return any(i > step.index for indexes in self._effects.values() for i in indexes)
+
+
+def _in_flight_body(step: Step, lane: str, in_flight: dict[str, Any]) -> bool:
+    """True for a recorded step of the body of an effect in flight at a stop: the replay made
+    every earlier step of the step's lineage (it is the first one left there) and is inside a
+    served call in that lineage recorded as returning after the step — so the lineage's steps
+    up to that effect's step are its body, which replay serves, never runs."""
+    return any(effect > step.index for effect in in_flight.get(lane, ()))
 
 
 def _pool_call(lineage: str | None) -> bool:

@@ -155,6 +155,33 @@ def resume_point(run: Any, last: int) -> int:
                      "from (record it again)")
 
 
+def inside_effect(run: Any, index: int, effect: int, name: str, mode: str) -> str:
+    """The refusal for a stop (``mode``: "stop" or "fork") at step ``index``, a step of the
+    body of effect ``name`` recorded at step ``effect``: names the effect's step and the
+    nearest stop point before the effect's call in the same lineage, if any."""
+    before = _stop_before_call(run.steps, index, effect)
+    where = f" (--to {before})" if before is not None else ""
+    return (f"step {index} is inside effect '{name}' (step {effect}): replay serves the "
+            f"effect's recorded result without running its body, so it cannot {mode} there; "
+            f"{mode} at the effect (--to {effect}) or at a step before its call{where}")
+
+
+def _stop_before_call(steps: Any, index: int, effect: int) -> int | None:
+    """The last stop point (a call, checkpoint, effect or waiting step) of effect step
+    ``effect``'s lineage before step ``index`` that is not in the effect's body: no deeper
+    than the frame that called the effect. None when there is none."""
+    made = steps.summaries(effect, effect + 1)
+    if not made:
+        return None
+    lineage, depth = made[0].lineage, made[0].depth
+    for stop in range(index, 0, -4096):
+        for step in reversed(steps.summaries(max(0, stop - 4096), stop)):
+            if (step.lineage == lineage and step.depth <= depth
+                    and (step.kind == "call" or step.kind in FULL_KINDS)):
+                return step.index
+    return None
+
+
 def _not_a_call(steps: Any, index: int, target: Step) -> str:
     """The refusal for a stop at a step that is no call: names the call of the same frame
     (the nearest call step before it at the same depth, in the same function)."""
