@@ -22,6 +22,7 @@ answer passed the program's schema (``take_resumption``, as ``ReplayRecorder``'s
 from __future__ import annotations
 
 import _thread
+import collections
 import dataclasses
 import os
 import sys
@@ -33,6 +34,7 @@ from ..capture.recorder import Recorder
 from ..store.chunk_scan import has_chunked_values
 from ..trust.gate import open_timeline
 from .effect_turns import EffectTurns
+from .in_flight import InFlight
 from .recorder import ReplayRecorder, restore_recorded_rng
 from .report import steps
 from .traced_compare import TracedComparison
@@ -66,8 +68,6 @@ class TracedReplayRecorder(Recorder):
     lane = ReplayRecorder.lane
     take_resumption = ReplayRecorder.take_resumption
     effect_turns = ReplayRecorder.effect_turns
-    served_in_order = ReplayRecorder.served_in_order
-    await_turn_async = ReplayRecorder.served_in_order  # traced runs compare per lineage
     live = False
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,
@@ -91,9 +91,10 @@ class TracedReplayRecorder(Recorder):
         self._point: Any = None
         #: The ``waiting`` step a resume stops at, once reached (``take_resumption``).
         self._resume_at: int | None = None
-        #: Served calls not returned yet: lane -> their recorded effect steps (``in_flight``).
-        self._in_flight: dict[str, list[int]] = {}
-        self._in_flight_lock = threading.Lock()
+        #: The checkpoints before the stop not made yet, by lane (``StopPoint.checkpoints``).
+        self._checkpoints: dict[str, collections.deque[int]] = {}
+        #: Served calls not returned yet (``in_flight.py``).
+        self._in_flight = InFlight()
 
     def serve_effect(self, call: Any) -> None:
         """Serve ``call`` from the journal (``ReplayRecorder.serve_effect``); end the replay
@@ -105,8 +106,7 @@ class TracedReplayRecorder(Recorder):
         step = getattr(call, "recorded_step", None)
         if self.live or not call.served or step is None:
             return
-        with self._in_flight_lock:
-            self._in_flight.setdefault(call.task, []).append(step)
+        self._in_flight.add(call)
         point = self._point
         if point is None or point.reached or step <= point.index:
             return
@@ -123,15 +123,21 @@ class TracedReplayRecorder(Recorder):
         """``call`` (served) returns now: no longer in flight; the served ``async`` effects
         recorded as returning after it may return (``ReplayRecorder.effect_returned``)."""
         ReplayRecorder.effect_returned(self, call)
-        with self._in_flight_lock:
-            steps = self._in_flight.get(call.task)
-            if steps and call.recorded_step in steps:
-                steps.remove(call.recorded_step)
+        self._in_flight.returned(call)
 
-    def in_flight(self) -> dict[str, list[int]]:
-        """The served calls in flight now, by lane: their recorded effect steps (a copy)."""
-        with self._in_flight_lock:
-            return {lane: list(steps) for lane, steps in self._in_flight.items() if steps}
+    async def served_in_order(self, call: Any) -> None:
+        """A served ``async`` effect, before it returns: in the recorded order
+        (``ReplayRecorder.served_in_order``); the effect step a stop is at also waits for the
+        other tasks to make the steps recorded before it (``traced_stop.others_caught_up``)."""
+        await ReplayRecorder.served_in_order(self, call)
+        point = self._point
+        if (point is not None and point.full and not point.reached and not self.live
+                and call.recorded_step == point.index):
+            from .traced_stop import others_caught_up
+
+            await others_caught_up(self, point.index, call.task)
+
+    await_turn_async = served_in_order  # traced runs compare per lineage
 
     def effect_step(self, entry: Any) -> int:
         """The step an effect divergence is reported at: the recorded call's step."""
@@ -148,15 +154,26 @@ class TracedReplayRecorder(Recorder):
             except ValueError as exc:
                 self.session.fail(str(exc))
         self._point = point
+        if point is not None:  # the served effects return in the recorded order of the
+            turns = self.effect_turns()  # steps up to the stop (``effect_turns.py``)
+            turns.hold(point.index)
+            turns.also_order(i for indexes in point.checkpoints.values() for i in indexes)
+            self._checkpoints = {lane: collections.deque(indexes)
+                                 for lane, indexes in point.checkpoints.items()}
         restore_recorded_rng(self.session)
         if not super().start():
             self.session.fail("cannot record the traced replay into a scratch timeline")
         self._follower = _Follower(self, stops=point is not None)
-        self._follower.comparison.in_flight = self.in_flight
+        self._follower.comparison.in_flight = self._in_flight.steps
         self._follower.start()
         if point is not None:
             point.install(self)
         return True
+
+    def stop_reached(self) -> None:
+        """The replay made the stop's step: the effects held back for it return in their
+        turn (``EffectTurns.hold``)."""
+        self.effect_turns().unhold()
 
     def catch_up_to(self, index: int) -> None:
         """Compare every scratch step written so far (in the calling thread) and check that
@@ -169,11 +186,18 @@ class TracedReplayRecorder(Recorder):
                 effect: dict[str, Any] | None = None) -> int | None:
         """Store a checkpoint or effect step (into the scratch run, or live into the fork);
         at a fork point that is such a step, go live once it is stored."""
+        if self.live and kind == "effect" and self._in_flight.in_prefix(effect):
+            return None  # in flight at the fork, and among its copied steps already
         index = super().capture(kind, frame, label=label, extra=extra, lineno=lineno,
                                 effect=effect)
+        if kind == "checkpoint" and not self.live:
+            made = self._checkpoints.get(self.lane())
+            if made:  # the recorded checkpoint this one is: the effects after it may return
+                self.effect_turns().returned(made.popleft())
         point = self._point
         if (point is not None and not self.live and point.full
                 and point.reached_full(kind, label, self.lane())):
+            self.stop_reached()
             if self.session.config.mode == "resume":
                 if kind != "waiting":
                     self.session.fail(f"step {point.index} is a {kind} step, not the wait "
@@ -235,6 +259,7 @@ class TracedReplayRecorder(Recorder):
         matched = follower.comparison.matched_at
         if matched is None:
             session.fail(f"the replay reached step {index} without comparing it; cannot fork")
+        self._in_flight.settle(index)  # their steps are among the fork's copied ones
         opened = open_fork(session, index, self._user_key())
         if opened is None:
             return
@@ -350,6 +375,13 @@ class _Follower:
                 for actual in batch:
                     self.comparison.feed(actual)
                 self.fed += len(batch)
+
+    def unmet(self, index: int) -> Any:
+        """The first recorded step at most ``index`` the scratch steps written so far do not
+        meet (``TracedComparison.first_unmet``), or None; never diverges."""
+        self.catch_up()
+        with self._lock:
+            return self.comparison.first_unmet(index)
 
     def stop(self) -> None:
         self._stopping.set()

@@ -251,20 +251,11 @@ class TracedComparison:
 
     def check_reached(self, index: int | None) -> None:
         """Diverge (never returning) when a recorded step below ``limit`` — and at most
-        ``index``, when given — was not met by the scratch steps fed so far; steps of an
-        effect's own work, which replay serves, do not count: those of a lineage the replay
-        never made (``_inside_effect``) and, at a stop (``index``), those of an effect in
-        flight there — called in another task or thread before the stop, returning after it
-        (``_in_flight_body``)."""
+        ``index``, when given — was not met by the scratch steps fed so far
+        (``first_unmet``)."""
         session = self.session
-        in_flight = self.in_flight() if index is not None else {}
-        left = self.first_left()
-        while left is not None and (self._inside_effect(left)
-                                    or _in_flight_body(left, self._lane(left), in_flight)):
-            self._waiting[self._lane(left)].popleft()  # first_left queued it at the head
-            self.replayed += 1
-            left = self.first_left()
-        if left is not None and (index is None or left.index <= index):
+        left = self.first_unmet(index)
+        if left is not None:
             when = ("the program's run ended" if index is None else
                     f"the program reached the stop at step {index}")
             session.diverge(divergence(
@@ -272,6 +263,23 @@ class TracedComparison:
                 f"{left.index} ({left.kind} in {left.function} line {left.lineno}); the "
                 f"recording has {session.count} steps"))
 
+    def first_unmet(self, index: int | None) -> Step | None:
+        """The first recorded step below ``limit`` — and at most ``index``, when given — not
+        met by the scratch steps fed so far, or None. Steps of an effect's own work, which
+        replay serves, do not count (they are taken as met): those of a lineage the replay
+        never made (``_inside_effect``) and, at a stop (``index``), those of an effect in
+        flight there — called in another task or thread before the stop, returning after it
+        or not yet (``_in_flight_body``)."""
+        in_flight = self.in_flight() if index is not None else {}
+        left = self.first_left()
+        while left is not None and (index is None or left.index <= index):
+            if not (self._inside_effect(left)
+                    or _in_flight_body(left, self._lane(left), in_flight)):
+                return left
+            self._waiting[self._lane(left)].popleft()  # first_left queued it at the head
+            self.replayed += 1
+            left = self.first_left()
+        return None
 
     def _inside_effect(self, step: Step) -> bool:
         """True for a recorded step of a lineage the replay never made at all, recorded
@@ -285,11 +293,12 @@ class TracedComparison:
 
 
 def _in_flight_body(step: Step, lane: str, in_flight: dict[str, Any]) -> bool:
-    """True for a recorded step of the body of an effect in flight at a stop: the replay made
-    every earlier step of the step's lineage (it is the first one left there) and is inside a
-    served call in that lineage recorded as returning after the step — so the lineage's steps
-    up to that effect's step are its body, which replay serves, never runs."""
-    return any(effect > step.index for effect in in_flight.get(lane, ()))
+    """True for a recorded step of an effect in flight at a stop: the replay made every
+    earlier step of the step's lineage (it is the first one left there) and is inside a
+    served call in that lineage recorded at this step or after it — so the lineage's steps up
+    to that effect's step are its body, which replay serves, never runs, and the effect's own
+    step, made when the call returns with the served result (``in_flight.py``)."""
+    return any(effect >= step.index for effect in in_flight.get(lane, ()))
 
 
 def _pool_call(lineage: str | None) -> bool:

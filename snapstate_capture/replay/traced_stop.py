@@ -69,8 +69,13 @@ class StopPoint:
         self.lineno = target.lineno
         self.key = (target.kind, target.label, target.lineage or "")
         self.occurrence = 0
+        #: The checkpoint steps recorded before the stop, by lineage: the served effects
+        #: recorded after one return after the replay made it (``TracedReplayRecorder``).
+        self.checkpoints: dict[str, list[int]] = {}
         for start in range(0, index, 4096):
             for step in steps.summaries(start, min(index, start + 4096)):
+                if step.kind == "checkpoint":
+                    self.checkpoints.setdefault(step.lineage or "", []).append(step.index)
                 if self.full:
                     self.occurrence += (step.kind, step.label, step.lineage or "") == self.key
                 elif step.kind == "call" and self._matches(step.function, step.filename,
@@ -116,6 +121,7 @@ class StopPoint:
                 if seen > point.occurrence:
                     tracer._call = original  # one stop per replay
                     point.reached = True
+                    recorder.stop_reached()
                     if recorder.session.config.mode == "live":
                         recorder.go_live(point.index, in_trace_event=True)  # traced on
                         return result
@@ -140,6 +146,28 @@ class StopPoint:
             session.succeed(f"replayed {steps(self.index + 1)} (0-{self.index}), "
                             "no divergence; pdb quit there")
         return frame.f_trace
+
+
+async def others_caught_up(recorder: TracedReplayRecorder, index: int, lane: str) -> None:
+    """At the effect step a stop is at (a served ``async`` call in lineage ``lane``, about to
+    return): wait until the other tasks made every step recorded before it, at most
+    ``TURN_WAIT`` seconds. They interleave with this one by the order their effects return
+    (``effect_turns.py``), not step by step: a checkpoint another task made between two
+    effects when recorded may still be ahead of it here. A step of ``lane`` itself, or one
+    not made in time (another path: the stop's comparison reports it), ends the wait."""
+    import asyncio
+
+    from .recorder import TURN_WAIT
+
+    follower = recorder._follower
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TURN_WAIT
+    while loop.time() < deadline:
+        recorder._stream.request_index()  # every step made so far, written
+        left = follower.unmet(index - 1)
+        if left is None or (left.lineage or "") == lane:
+            return
+        await asyncio.sleep(0.002)
 
 
 def resume_point(run: Any, last: int) -> int:
@@ -167,19 +195,26 @@ def inside_effect(run: Any, index: int, effect: int, name: str, mode: str) -> st
 
 
 def _stop_before_call(steps: Any, index: int, effect: int) -> int | None:
-    """The last stop point (a call, checkpoint, effect or waiting step) of effect step
-    ``effect``'s lineage before step ``index`` that is not in the effect's body: no deeper
-    than the frame that called the effect. None when there is none."""
+    """The last stop point (a call, checkpoint, effect or waiting step) before step ``index``
+    that is not in the body of the effect recorded at step ``effect``: in the effect's
+    lineage, one no deeper than the frame that called the effect; else (an asyncio task
+    whose coroutine is the effect, ``asyncio.create_task(fetch(url))``) one of the lineage
+    that spawned it. None when there is none."""
     made = steps.summaries(effect, effect + 1)
-    if not made:
+    if not made or made[0].lineage is None:
         return None
     lineage, depth = made[0].lineage, made[0].depth
+    spawner = lineage.rpartition("/")[0]
+    fallback = None
     for stop in range(index, 0, -4096):
         for step in reversed(steps.summaries(max(0, stop - 4096), stop)):
-            if (step.lineage == lineage and step.depth <= depth
-                    and (step.kind == "call" or step.kind in FULL_KINDS)):
+            if step.kind != "call" and step.kind not in FULL_KINDS:
+                continue
+            if step.lineage == lineage and step.depth <= depth:
                 return step.index
-    return None
+            if step.lineage == spawner and fallback is None:
+                fallback = step.index
+    return fallback
 
 
 def _not_a_call(steps: Any, index: int, target: Step) -> str:
