@@ -67,10 +67,7 @@ class EffectTurns:
         """The stop was reached: the held calls return in their turn."""
         with self._lock:
             self._hold = None
-            due = sorted((entry for entry in self._waiting if self._due(entry[0])),
-                         key=lambda entry: entry[0])
-            for entry in due:
-                self._waiting.remove(entry)
+            due = self._take_due()
         for _, future in due:
             _release(future)
 
@@ -83,12 +80,38 @@ class EffectTurns:
             self._returned.add(step)
             while self._low < len(self._order) and self._order[self._low] in self._returned:
                 self._low += 1
-            due = sorted((entry for entry in self._waiting if self._due(entry[0])),
-                         key=lambda entry: entry[0])
-            for entry in due:
-                self._waiting.remove(entry)
+            due = self._take_due()
         for _, future in due:
             _release(future)
+
+    def _take_due(self) -> list[tuple[int, asyncio.Future[None]]]:
+        """The waiting calls whose turn it is, in their recorded order, taken off the waiting
+        list (lock held). While a stop holds calls back (``hold``), so are those whose every
+        earlier step not returned yet is a call released with them: their tasks wake in the
+        recorded order, each returning before the next, ahead of any task woken meanwhile for
+        another reason (a task another one's return finished), as when recorded."""
+        due: list[tuple[int, asyncio.Future[None]]] = []
+        batch: set[int] = set()
+        for entry in sorted(self._waiting, key=lambda entry: entry[0]):
+            if self._due(entry[0]) or (self._hold is not None
+                                       and self._due_with(entry[0], batch)):
+                due.append(entry)
+                batch.add(entry[0])
+        for entry in due:
+            self._waiting.remove(entry)
+        return due
+
+    def _due_with(self, step: int, batch: set[int]) -> bool:
+        """Whether every step ordered before ``step`` returned or is in ``batch`` and
+        ``step`` is not held back (lock held)."""
+        if self._hold is not None and step > self._hold:
+            return False
+        for earlier in self._order[self._low:]:
+            if earlier >= step:
+                return True
+            if earlier not in self._returned and earlier not in batch:
+                return False
+        return True
 
     def open(self) -> None:
         """Stop ordering (the replay went live): every waiting call returns now."""

@@ -66,6 +66,9 @@ class TracedComparison:
         #: The effects in flight in the replay: lane -> the recorded steps of the served calls
         #: it made that have not returned yet (``TracedReplayRecorder.in_flight``).
         self.in_flight: Any = dict
+        #: lane -> effect steps of calls in flight at the stop, taken as met there
+        #: (``first_unmet``): compared when the calls return
+        self._owed: dict[str, deque[Step]] = defaultdict(deque)
 
     def _lane(self, step: Step) -> str:
         return (step.lineage or "") if self.by_lineage else ""
@@ -99,7 +102,8 @@ class TracedComparison:
         session = self.session
         lane = self._lane(actual)
         self._seen.add(lane)
-        expected = self._next(lane)
+        owed = self._owed.get(lane)
+        expected = owed.popleft() if owed and actual.kind == "effect" else self._next(lane)
         if actual.kind == "effect":
             # the recording also traced the effect's own body, which replay never runs: the
             # steps deeper than the effect's call — in a pool call, whose effect is sited at
@@ -273,11 +277,14 @@ class TracedComparison:
         in_flight = self.in_flight() if index is not None else {}
         left = self.first_left()
         while left is not None and (index is None or left.index <= index):
-            if not (self._inside_effect(left)
-                    or _in_flight_body(left, self._lane(left), in_flight)):
+            lane = self._lane(left)
+            if not (self._inside_effect(left) or _in_flight_body(left, lane, in_flight)):
                 return left
-            self._waiting[self._lane(left)].popleft()  # first_left queued it at the head
-            self.replayed += 1
+            self._waiting[lane].popleft()  # first_left queued it at the head
+            if left.kind == "effect" and left.index in in_flight.get(lane, ()):
+                self._owed[lane].append(left)  # the call returns later: compared then
+            else:
+                self.replayed += 1
             left = self.first_left()
         return None
 
