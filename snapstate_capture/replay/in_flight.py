@@ -19,14 +19,16 @@ from typing import Any
 
 
 def _key(site: Any, task: Any, ordinal: Any) -> tuple[Any, Any, Any]:
+    """A served call's journal key: its site, lineage and ordinal there."""
     return site, task, ordinal
 
 
 class InFlight:
-    """The served calls of a replay that have not returned yet, by lane (thread-safe)."""
+    """The served calls of a replay that have not returned yet, by lane (thread-safe). Keeps
+    their keys and recorded steps only, never the calls (their frames stay the program's)."""
 
     def __init__(self) -> None:
-        self._calls: dict[str, list[Any]] = {}
+        self._calls: dict[str, dict[tuple[Any, Any, Any], int]] = {}
         self._lock = threading.Lock()
         #: Calls in flight at the fork whose effect step the fork copied from its parent.
         self._prefix: set[tuple[Any, Any, Any]] = set()
@@ -35,28 +37,25 @@ class InFlight:
         """``call`` (an ``EffectCall`` the journal served, with its ``recorded_step``) was
         made in its lane (``call.task``) and has not returned yet."""
         with self._lock:
-            self._calls.setdefault(call.task, []).append(call)
+            self._calls.setdefault(call.task, {})[
+                _key(call.site, call.task, call.ordinal)] = call.recorded_step
 
     def returned(self, call: Any) -> None:
         """``call`` returns now: no longer in flight."""
         with self._lock:
-            calls = self._calls.get(call.task)
-            if calls and call in calls:
-                calls.remove(call)
+            self._calls.get(call.task, {}).pop(_key(call.site, call.task, call.ordinal), None)
 
     def steps(self) -> dict[str, list[int]]:
         """Lane -> the recorded effect steps of its calls in flight now (a copy)."""
         with self._lock:
-            return {lane: [call.recorded_step for call in calls]
-                    for lane, calls in self._calls.items() if calls}
+            return {lane: list(calls.values()) for lane, calls in self._calls.items() if calls}
 
     def settle(self, index: int) -> None:
         """The replay forks at step ``index``: the calls in flight recorded at or before it
         are in the fork's copied steps and journal already (``in_prefix``)."""
         with self._lock:
-            self._prefix = {_key(call.site, call.task, call.ordinal)
-                            for calls in self._calls.values() for call in calls
-                            if call.recorded_step <= index}
+            self._prefix = {key for calls in self._calls.values()
+                            for key, step in calls.items() if step <= index}
 
     def in_prefix(self, row: dict[str, Any] | None) -> bool:
         """True (once) for the journal row of a call ``settle`` found in the fork's copied

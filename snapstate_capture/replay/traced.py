@@ -106,9 +106,11 @@ class TracedReplayRecorder(Recorder):
         step = getattr(call, "recorded_step", None)
         if self.live or not call.served or step is None:
             return
-        self._in_flight.add(call)
         point = self._point
-        if point is None or point.reached or step <= point.index:
+        if point is None or point.reached:
+            return
+        self._in_flight.add(call)
+        if step <= point.index:
             return
         if self._follower.comparison.by_lineage and (point.step.lineage or "") != call.task:
             return  # the stop is in another lineage, which goes on meanwhile

@@ -14,7 +14,8 @@ stack the effect is sited at, and those whose saved stack does not hold the effe
 frame (a traced library called by an untraced effect) — replay serves the effect without
 running it.
 The first difference ends the replay (``session.diverge``); ``end`` checks that no recorded
-step was left over.
+step was left over, and a stop that every recorded step before it was met
+(``check_reached``) — but for those of effects in flight there, in other tasks or threads.
 """
 
 from __future__ import annotations

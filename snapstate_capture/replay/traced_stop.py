@@ -22,6 +22,14 @@ a checkpoint or effect step — steps the recorder stores one by one, recognised
 stores its own (kind, label, lineage and occurrence; ``TracedReplayRecorder.capture``). There
 the replay goes live (``TracedReplayRecorder.go_live``) and the tracer stays: it goes on into
 the fork. Line and return steps are no fork points (their frame's call step is named).
+
+In a run of concurrent asyncio tasks, other tasks are inside effects at step N: their bodies,
+which replay serves, count as made (``in_flight.py``). To have every task where it was at step
+N when the replay gets there, the served effects return in the recorded order of the effects
+and checkpoints before N, those recorded after N wait until it is reached
+(``EffectTurns.hold``), and the effect a stop is at waits for the other tasks' earlier steps
+(``others_caught_up``). A stop at a step of an effect's own body, in its own task, is refused
+once the task calls that effect (``inside_effect``: the effect's step and a stop before it).
 """
 
 from __future__ import annotations
