@@ -57,6 +57,16 @@ class EffectTurns:
         with self._lock:
             self._order = sorted({*self._order, *steps})
 
+    def keep_only(self, steps: Iterable[int]) -> None:
+        """The replay went live: only the served calls still in flight (recorded at
+        ``steps``) keep their recorded order, among themselves; nothing else waits."""
+        with self._lock:
+            self._order = sorted(set(steps) - self._returned)
+            self._returned, self._low, self._hold = set(), 0, None
+            due = self._take_due()
+        for _, future in due:
+            _release(future)
+
     def hold(self, index: int) -> None:
         """Hold back the calls recorded after step ``index`` (a stop there, not reached yet)
         until ``unhold``."""

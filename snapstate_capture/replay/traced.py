@@ -129,9 +129,11 @@ class TracedReplayRecorder(Recorder):
 
     async def served_in_order(self, call: Any) -> None:
         """A served ``async`` effect, before it returns: in the recorded order
-        (``ReplayRecorder.served_in_order``); the effect step a stop is at also waits for the
+        (``ReplayRecorder.served_in_order``; live, among the calls in flight at the fork:
+        ``EffectTurns.keep_only``); the effect step a stop is at also waits for the
         other tasks to make the steps recorded before it (``traced_stop.others_caught_up``)."""
-        await ReplayRecorder.served_in_order(self, call)
+        if call.served:  # (live, still one in flight at the fork: ``keep_only``)
+            await self.effect_turns().served(call.recorded_step)
         point = self._point
         if (point is not None and point.full and not point.reached and not self.live
                 and call.recorded_step == point.index):
@@ -277,8 +279,9 @@ class TracedReplayRecorder(Recorder):
         self.parent = (session.run.id, index)
         self.path = session.config.file
         session.fork = {"run": fork_id, "parent": session.run.id, "step": index}
-        if self._effect_turns is not None:
-            self._effect_turns.open()  # live: effects return when they return
+        if self._effect_turns is not None:  # live: effects return when they return, but
+            self._effect_turns.keep_only(  # for the served ones in flight, in their order
+                step for steps in self._in_flight.steps().values() for step in steps)
         with self._turn:
             self.live = True
             self._turn.notify_all()
