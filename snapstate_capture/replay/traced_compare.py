@@ -56,6 +56,9 @@ class TracedComparison:
         #: The index of the scratch step that matched the recording's last compared one,
         #: ``limit - 1`` (where a fork goes live: ``traced.py``), once it was met.
         self.matched_at: int | None = None
+        #: The first recorded step at or after ``limit`` the replay made before that one:
+        #: another task ran ahead of the stop (a fork there would not hold its step).
+        self.ahead: Step | None = None
         self._recorded: Iterator[Step] = (s for s in recorded.steps if not self._skipped(s))
         self._waiting: dict[str, deque[Step]] = defaultdict(deque)
         self._exhausted = False
@@ -126,6 +129,8 @@ class TracedComparison:
                     f"{actual.lineno})"))
             return
         if expected.index >= self.limit:
+            if self.matched_at is None and self.ahead is None:
+                self.ahead = expected
             self._push_back(lane, expected)
             return
         if (actual.label == "raised" and expected.kind == "return" and expected.label is None

@@ -30,6 +30,9 @@ and checkpoints before N, those recorded after N wait until it is reached
 (``EffectTurns.hold``), and the effect a stop is at waits for the other tasks' earlier steps
 (``others_caught_up``). A stop at a step of an effect's own body, in its own task, is refused
 once the task calls that effect (``inside_effect``: the effect's step and a stop before it).
+Should another task still run ahead of the stop — make a step recorded after N before the
+replay reaches N, which the fork (the parent's steps up to N) would not hold — the fork is
+refused, naming that step (``ran_ahead``).
 """
 
 from __future__ import annotations
@@ -200,6 +203,16 @@ def inside_effect(run: Any, index: int, effect: int, name: str, mode: str) -> st
     return (f"step {index} is inside effect '{name}' (step {effect}): replay serves the "
             f"effect's recorded result without running its body, so it cannot {mode} there; "
             f"{mode} at the effect (--to {effect}) or at a step before its call{where}")
+
+
+def ran_ahead(index: int, ahead: Step) -> str:
+    """The refusal for a fork at step ``index`` the replay reached after it had made step
+    ``ahead``, recorded after it, in another task: the fork, its parent's steps up to
+    ``index``, would not hold it, though the program did it."""
+    return (f"cannot fork at step {index}: the replay made step {ahead.index} ({ahead.kind} "
+            f"in {ahead.function}, {ahead.lineage}), recorded after it, before reaching it "
+            f"(its tasks ran in another order here), and the fork would not hold it; fork at "
+            f"step {ahead.index} or later, or before step {index}")
 
 
 def _stop_before_call(steps: Any, index: int, effect: int) -> int | None:
