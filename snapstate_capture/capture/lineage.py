@@ -19,6 +19,7 @@ the ``record`` block: the only one).
 Hooks, installed by the first run and kept (each passes straight through while no recorder is
 active): ``threading.Thread.start``; ``asyncio``'s ``BaseEventLoop.create_task`` (every task
 is created there: ``asyncio.create_task``, ``gather``, ``TaskGroup``, ``asyncio.run``);
+``asyncio.as_completed`` (its coroutines made tasks in the program's order, not a set's);
 ``concurrent.futures.thread._WorkItem``. Modules not imported yet are hooked when they are
 (``imports.when_imported``). An event loop that does not derive from ``BaseEventLoop``
 (uvloop) creates tasks unseen: they get first-sight lineages.
@@ -206,6 +207,7 @@ def _spawner() -> str | None:
 # -- hooks ---------------------------------------------------------------------------------------
 _installed: set[str] = set()
 _ASYNCIO, _POOL = "asyncio.base_events", "concurrent.futures.thread"
+_TASKS = "asyncio.tasks"
 
 
 def install() -> None:
@@ -214,7 +216,8 @@ def install() -> None:
     if "threading" not in _installed:
         _installed.add("threading")
         _hook_threads()
-    for module, hook in ((_ASYNCIO, _hook_asyncio), (_POOL, _hook_pool)):
+    for module, hook in ((_ASYNCIO, _hook_asyncio), (_TASKS, _hook_as_completed),
+                         (_POOL, _hook_pool)):
         if module not in _installed:
             imports.when_imported(module, hook)
 
@@ -257,6 +260,38 @@ def _hook_asyncio(module: Any) -> None:
     create_task.__wrapped__ = original  # type: ignore[attr-defined]
     create_task.__doc__ = original.__doc__
     loop_class.create_task = create_task
+
+
+def _hook_as_completed(module: Any) -> None:
+    """``asyncio.as_completed(coroutines)`` wraps its coroutines in tasks in the order of a set
+    of them, which their addresses decide: another order in every process, and the tasks'
+    lineages (``t0``, ``t1`` …: creation order) named differently on replay. While a run is
+    recorded (or replayed) they are wrapped in tasks first, in the order the program gave them;
+    as_completed then gets the tasks. Elsewhere it is asyncio's own, untouched."""
+    if _TASKS in _installed:
+        return
+    _installed.add(_TASKS)
+    original = module.as_completed
+
+    def as_completed(fs: Any, *args: Any, **kwargs: Any) -> Any:
+        if (_spawner() is not None and not isinstance(fs, (set, frozenset))
+                and not module.futures.isfuture(fs) and not module.coroutines.iscoroutine(fs)
+                and module.events._get_running_loop() is not None):
+            fs = list(fs)
+            try:
+                coroutines = [f for f in dict.fromkeys(fs) if module.coroutines.iscoroutine(f)]
+            except TypeError:  # an unhashable awaitable: as asyncio's own does
+                coroutines = []
+            tasks = {f: module.ensure_future(f) for f in coroutines}
+            fs = [tasks.get(f, f) for f in fs] if tasks else fs
+        return original(fs, *args, **kwargs)
+
+    as_completed.__wrapped__ = original  # type: ignore[attr-defined]
+    as_completed.__doc__ = original.__doc__
+    module.as_completed = as_completed
+    package = sys.modules.get("asyncio")
+    if package is not None and getattr(package, "as_completed", None) is original:
+        package.as_completed = as_completed  # imported already: ``asyncio.as_completed`` too
 
 
 def _hook_pool(module: Any) -> None:

@@ -14,6 +14,10 @@ its call returns, so the recorded steps' order is the order the calls completed 
 whose call returns runs on until it suspends again before the next task's call returns (the
 release goes through the event loop's queue behind it), as when the program was recorded.
 
+A stop or fork at step N not reached yet (``hold``) holds back the calls recorded as returning
+after it, whatever returned before them: recorded, they came back after step N, which the
+replay must make before any of them for the run to be at step N when it stops there.
+
 A call whose turn does not come within ``wait`` seconds — the program took another path, which
 the step comparison reports as a divergence — returns anyway. After ``open()`` (the replay went
 live) nothing waits.
@@ -44,7 +48,38 @@ class EffectTurns:
         self._waiting: list[tuple[int, asyncio.Future[None]]] = []
         self._lock = threading.Lock()
         self._open = False
+        self._hold: int | None = None
         self.wait = wait
+
+    def also_order(self, steps: Iterable[int]) -> None:
+        """Order the served calls after these recorded steps too (checkpoints before a stop:
+        the replay reports each made with ``returned``). Before any call returned."""
+        with self._lock:
+            self._order = sorted({*self._order, *steps})
+
+    def keep_only(self, steps: Iterable[int]) -> None:
+        """The replay went live: only the served calls still in flight (recorded at
+        ``steps``) keep their recorded order, among themselves; nothing else waits."""
+        with self._lock:
+            self._order = sorted(set(steps) - self._returned)
+            self._returned, self._low, self._hold = set(), 0, None
+            due = self._take_due()
+        for _, future in due:
+            _release(future)
+
+    def hold(self, index: int) -> None:
+        """Hold back the calls recorded after step ``index`` (a stop there, not reached yet)
+        until ``unhold``."""
+        with self._lock:
+            self._hold = index
+
+    def unhold(self) -> None:
+        """The stop was reached: the held calls return in their turn."""
+        with self._lock:
+            self._hold = None
+            due = self._take_due()
+        for _, future in due:
+            _release(future)
 
     def returned(self, step: int | None) -> None:
         """The effect recorded at ``step`` returned in this replay (served, or run live):
@@ -55,12 +90,38 @@ class EffectTurns:
             self._returned.add(step)
             while self._low < len(self._order) and self._order[self._low] in self._returned:
                 self._low += 1
-            due = sorted((entry for entry in self._waiting if self._due(entry[0])),
-                         key=lambda entry: entry[0])
-            for entry in due:
-                self._waiting.remove(entry)
+            due = self._take_due()
         for _, future in due:
             _release(future)
+
+    def _take_due(self) -> list[tuple[int, asyncio.Future[None]]]:
+        """The waiting calls whose turn it is, in their recorded order, taken off the waiting
+        list (lock held). While a stop holds calls back (``hold``), so are those whose every
+        earlier step not returned yet is a call released with them: their tasks wake in the
+        recorded order, each returning before the next, ahead of any task woken meanwhile for
+        another reason (a task another one's return finished), as when recorded."""
+        due: list[tuple[int, asyncio.Future[None]]] = []
+        batch: set[int] = set()
+        for entry in sorted(self._waiting, key=lambda entry: entry[0]):
+            if self._due(entry[0]) or (self._hold is not None
+                                       and self._due_with(entry[0], batch)):
+                due.append(entry)
+                batch.add(entry[0])
+        for entry in due:
+            self._waiting.remove(entry)
+        return due
+
+    def _due_with(self, step: int, batch: set[int]) -> bool:
+        """Whether every step ordered before ``step`` returned or is in ``batch`` and
+        ``step`` is not held back (lock held)."""
+        if self._hold is not None and step > self._hold:
+            return False
+        for earlier in self._order[self._low:]:
+            if earlier >= step:
+                return True
+            if earlier not in self._returned and earlier not in batch:
+                return False
+        return True
 
     def open(self) -> None:
         """Stop ordering (the replay went live): every waiting call returns now."""
@@ -99,27 +160,35 @@ class EffectTurns:
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             entry = (step, future)
             self._waiting.append(entry)
+        # awaited directly, woken by the release alone (``wait_for`` and ``shield`` would add
+        # turns of the loop, in which a task released later could run first); after ``wait``
+        # seconds it returns anyway: another path than the recording's, which the step
+        # comparison reports
+        timeout = future.get_loop().call_later(self.wait, _resolve, future)
         try:
-            await asyncio.wait_for(asyncio.shield(future), self.wait)
-        except asyncio.TimeoutError:
-            pass  # another path than the recording's: the step comparison says where
+            await future
         finally:
+            timeout.cancel()
             with self._lock:
                 if entry in self._waiting:
                     self._waiting.remove(entry)
 
     def _due(self, step: int) -> bool:
-        """Whether every effect step recorded before ``step`` has returned (lock held)."""
+        """Whether every effect step recorded before ``step`` has returned and ``step`` is not
+        held back (lock held)."""
+        if self._hold is not None and step > self._hold:
+            return False
         return self._low >= len(self._order) or self._order[self._low] >= step
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _release(future: asyncio.Future[None]) -> None:
     """Resolve ``future`` on its own loop, behind what that loop has queued already."""
-    def resolve() -> None:
-        if not future.done():
-            future.set_result(None)
-
     try:
-        future.get_loop().call_soon_threadsafe(resolve)
+        future.get_loop().call_soon_threadsafe(_resolve, future)
     except RuntimeError:  # its loop is closed: nobody waits any more
         pass

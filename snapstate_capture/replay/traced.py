@@ -22,6 +22,7 @@ answer passed the program's schema (``take_resumption``, as ``ReplayRecorder``'s
 from __future__ import annotations
 
 import _thread
+import collections
 import dataclasses
 import os
 import sys
@@ -34,6 +35,7 @@ from ..store.chunk_scan import has_chunked_values
 from ..tracing.bounded import FIRST_PROBE_LIMIT
 from ..trust.gate import open_timeline
 from .effect_turns import EffectTurns
+from .in_flight import InFlight
 from .recorder import ReplayRecorder, restore_recorded_rng
 from .report import steps
 from .traced_compare import TracedComparison
@@ -67,9 +69,6 @@ class TracedReplayRecorder(Recorder):
     lane = ReplayRecorder.lane
     take_resumption = ReplayRecorder.take_resumption
     effect_turns = ReplayRecorder.effect_turns
-    effect_returned = ReplayRecorder.effect_returned
-    served_in_order = ReplayRecorder.served_in_order
-    await_turn_async = ReplayRecorder.served_in_order  # traced runs compare per lineage
     live = False
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,
@@ -94,23 +93,57 @@ class TracedReplayRecorder(Recorder):
         self._point: Any = None
         #: The ``waiting`` step a resume stops at, once reached (``take_resumption``).
         self._resume_at: int | None = None
+        #: The checkpoints before the stop not made yet, by lane (``StopPoint.checkpoints``).
+        self._checkpoints: dict[str, collections.deque[int]] = {}
+        #: Served calls not returned yet (``in_flight.py``).
+        self._in_flight = InFlight()
 
     def serve_effect(self, call: Any) -> None:
         """Serve ``call`` from the journal (``ReplayRecorder.serve_effect``); end the replay
-        when the stop, not reached yet, was recorded before this effect's step: it is a step of
-        the effect's own body (or of code the replay did not run), which replay never runs."""
+        when the stop, not reached yet, was recorded in the calling lineage before this
+        effect's step: it is a step of the effect's own body, which replay never runs. A stop
+        in another task or thread is still to come: this call is in flight meanwhile
+        (``in_flight``), and its body's recorded steps count as served at the stop."""
         ReplayRecorder.serve_effect(self, call)
-        point, step = self._point, getattr(call, "recorded_step", None)
-        if (point is None or point.reached or self.live or not call.served
-                or step is None or step <= point.index):
+        step = getattr(call, "recorded_step", None)
+        if self.live or not call.served or step is None:
             return
+        point = self._point
+        if point is None or point.reached:
+            return
+        self._in_flight.add(call)
+        if step <= point.index:
+            return
+        if self._follower.comparison.by_lineage and (point.step.lineage or "") != call.task:
+            return  # the stop is in another lineage, which goes on meanwhile
         self._stream.request_index()
         self._follower.catch_up()  # a divergence in the steps made so far is reported first
+        from .traced_stop import inside_effect
+
         mode = "fork" if self.session.config.mode == "live" else "stop"
-        self.session.fail(
-            f"step {point.index} is inside effect '{call.name}' (step {step}): replay serves "
-            f"the effect's recorded result without running its body, so it cannot {mode} "
-            f"there; {mode} at the effect (--to {step}) or at a step before its call")
+        self.session.fail(inside_effect(self.session.run, point.index, step, call.name, mode))
+
+    def effect_returned(self, call: Any) -> None:
+        """``call`` (served) returns now: no longer in flight; the served ``async`` effects
+        recorded as returning after it may return (``ReplayRecorder.effect_returned``)."""
+        ReplayRecorder.effect_returned(self, call)
+        self._in_flight.returned(call)
+
+    async def served_in_order(self, call: Any) -> None:
+        """A served ``async`` effect, before it returns: in the recorded order
+        (``ReplayRecorder.served_in_order``; live, among the calls in flight at the fork:
+        ``EffectTurns.keep_only``); the effect step a stop is at also waits for the
+        other tasks to make the steps recorded before it (``traced_stop.others_caught_up``)."""
+        if call.served:  # (live, still one in flight at the fork: ``keep_only``)
+            await self.effect_turns().served(call.recorded_step)
+        point = self._point
+        if (point is not None and point.full and not point.reached and not self.live
+                and call.recorded_step == point.index):
+            from .traced_stop import others_caught_up
+
+            await others_caught_up(self, point.index, call.task)
+
+    await_turn_async = served_in_order  # traced runs compare per lineage
 
     def effect_step(self, entry: Any) -> int:
         """The step an effect divergence is reported at: the recorded call's step."""
@@ -127,14 +160,26 @@ class TracedReplayRecorder(Recorder):
             except ValueError as exc:
                 self.session.fail(str(exc))
         self._point = point
+        if point is not None:  # the served effects return in the recorded order of the
+            turns = self.effect_turns()  # steps up to the stop (``effect_turns.py``)
+            turns.hold(point.index)
+            turns.also_order(i for indexes in point.checkpoints.values() for i in indexes)
+            self._checkpoints = {lane: collections.deque(indexes)
+                                 for lane, indexes in point.checkpoints.items()}
         restore_recorded_rng(self.session)
         if not super().start():
             self.session.fail("cannot record the traced replay into a scratch timeline")
         self._follower = _Follower(self, stops=point is not None)
+        self._follower.comparison.in_flight = self._in_flight.steps
         self._follower.start()
         if point is not None:
             point.install(self)
         return True
+
+    def stop_reached(self) -> None:
+        """The replay made the stop's step: the effects held back for it return in their
+        turn (``EffectTurns.hold``)."""
+        self.effect_turns().unhold()
 
     def catch_up_to(self, index: int) -> None:
         """Compare every scratch step written so far (in the calling thread) and check that
@@ -147,11 +192,18 @@ class TracedReplayRecorder(Recorder):
                 effect: dict[str, Any] | None = None) -> int | None:
         """Store a checkpoint or effect step (into the scratch run, or live into the fork);
         at a fork point that is such a step, go live once it is stored."""
+        if self.live and kind == "effect" and self._in_flight.in_prefix(effect):
+            return None  # in flight at the fork, and among its copied steps already
         index = super().capture(kind, frame, label=label, extra=extra, lineno=lineno,
                                 effect=effect)
+        if kind == "checkpoint" and not self.live:
+            made = self._checkpoints.get(self.lane())
+            if made:  # the recorded checkpoint this one is: the effects after it may return
+                self.effect_turns().returned(made.popleft())
         point = self._point
         if (point is not None and not self.live and point.full
                 and point.reached_full(kind, label, self.lane())):
+            self.stop_reached()
             if self.session.config.mode == "resume":
                 if kind != "waiting":
                     self.session.fail(f"step {point.index} is a {kind} step, not the wait "
@@ -213,6 +265,11 @@ class TracedReplayRecorder(Recorder):
         matched = follower.comparison.matched_at
         if matched is None:
             session.fail(f"the replay reached step {index} without comparing it; cannot fork")
+        if follower.comparison.ahead is not None:
+            from .traced_stop import ran_ahead
+
+            session.fail(ran_ahead(index, follower.comparison.ahead))
+        self._in_flight.settle(index)  # their steps are among the fork's copied ones
         opened = open_fork(session, index, self._user_key())
         if opened is None:
             return
@@ -228,8 +285,9 @@ class TracedReplayRecorder(Recorder):
         self.parent = (session.run.id, index)
         self.path = session.config.file
         session.fork = {"run": fork_id, "parent": session.run.id, "step": index}
-        if self._effect_turns is not None:
-            self._effect_turns.open()  # live: effects return when they return
+        if self._effect_turns is not None:  # live: effects return when they return, but
+            self._effect_turns.keep_only(  # for the served ones in flight, in their order
+                step for steps in self._in_flight.steps().values() for step in steps)
         with self._turn:
             self.live = True
             self._turn.notify_all()
@@ -328,6 +386,13 @@ class _Follower:
                 for actual in batch:
                     self.comparison.feed(actual)
                 self.fed += len(batch)
+
+    def unmet(self, index: int) -> Any:
+        """The first recorded step at most ``index`` the scratch steps written so far do not
+        meet (``TracedComparison.first_unmet``), or None; never diverges."""
+        self.catch_up()
+        with self._lock:
+            return self.comparison.first_unmet(index)
 
     def stop(self) -> None:
         self._stopping.set()

@@ -14,7 +14,8 @@ stack the effect is sited at, and those whose saved stack does not hold the effe
 frame (a traced library called by an untraced effect) — replay serves the effect without
 running it.
 The first difference ends the replay (``session.diverge``); ``end`` checks that no recorded
-step was left over.
+step was left over, and a stop that every recorded step before it was met
+(``check_reached``) — but for those of effects in flight there, in other tasks or threads.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ class TracedComparison:
         #: The index of the scratch step that matched the recording's last compared one,
         #: ``limit - 1`` (where a fork goes live: ``traced.py``), once it was met.
         self.matched_at: int | None = None
+        #: The first recorded step at or after ``limit`` the replay made before that one:
+        #: another task ran ahead of the stop (a fork there would not hold its step).
+        self.ahead: Step | None = None
         self._recorded: Iterator[Step] = (s for s in recorded.steps if not self._skipped(s))
         self._waiting: dict[str, deque[Step]] = defaultdict(deque)
         self._exhausted = False
@@ -63,6 +67,12 @@ class TracedComparison:
         self._effects: dict[str, list[int]] = defaultdict(list)  # lane -> its effect steps
         #: (recorded preview key, replayed preview key) -> same identity (``_same_identity_of``)
         self._identities: dict[tuple[str, str], bool] = {}
+        #: The effects in flight in the replay: lane -> the recorded steps of the served calls
+        #: it made that have not returned yet (``TracedReplayRecorder.in_flight``).
+        self.in_flight: Any = dict
+        #: lane -> effect steps of calls in flight at the stop, taken as met there
+        #: (``first_unmet``): compared when the calls return
+        self._owed: dict[str, deque[Step]] = defaultdict(deque)
 
     def _lane(self, step: Step) -> str:
         return (step.lineage or "") if self.by_lineage else ""
@@ -96,7 +106,8 @@ class TracedComparison:
         session = self.session
         lane = self._lane(actual)
         self._seen.add(lane)
-        expected = self._next(lane)
+        owed = self._owed.get(lane)
+        expected = owed.popleft() if owed and actual.kind == "effect" else self._next(lane)
         if actual.kind == "effect":
             # the recording also traced the effect's own body, which replay never runs: the
             # steps deeper than the effect's call — in a pool call, whose effect is sited at
@@ -118,6 +129,8 @@ class TracedComparison:
                     f"{actual.lineno})"))
             return
         if expected.index >= self.limit:
+            if self.matched_at is None and self.ahead is None:
+                self.ahead = expected
             self._push_back(lane, expected)
             return
         if (actual.label == "raised" and expected.kind == "return" and expected.label is None
@@ -248,15 +261,11 @@ class TracedComparison:
 
     def check_reached(self, index: int | None) -> None:
         """Diverge (never returning) when a recorded step below ``limit`` — and at most
-        ``index``, when given — was not met by the scratch steps fed so far; steps of an
-        effect's own work, which replay serves, do not count."""
+        ``index``, when given — was not met by the scratch steps fed so far
+        (``first_unmet``)."""
         session = self.session
-        left = self.first_left()
-        while left is not None and self._inside_effect(left):
-            self._waiting[self._lane(left)].popleft()  # first_left queued it at the head
-            self.replayed += 1
-            left = self.first_left()
-        if left is not None and (index is None or left.index <= index):
+        left = self.first_unmet(index)
+        if left is not None:
             when = ("the program's run ended" if index is None else
                     f"the program reached the stop at step {index}")
             session.diverge(divergence(
@@ -264,6 +273,26 @@ class TracedComparison:
                 f"{left.index} ({left.kind} in {left.function} line {left.lineno}); the "
                 f"recording has {session.count} steps"))
 
+    def first_unmet(self, index: int | None) -> Step | None:
+        """The first recorded step below ``limit`` — and at most ``index``, when given — not
+        met by the scratch steps fed so far, or None. Steps of an effect's own work, which
+        replay serves, do not count (they are taken as met): those of a lineage the replay
+        never made (``_inside_effect``) and, at a stop (``index``), those of an effect in
+        flight there — called in another task or thread before the stop, returning after it
+        or not yet (``_in_flight_body``)."""
+        in_flight = self.in_flight() if index is not None else {}
+        left = self.first_left()
+        while left is not None and (index is None or left.index <= index):
+            lane = self._lane(left)
+            if not (self._inside_effect(left) or _in_flight_body(left, lane, in_flight)):
+                return left
+            self._waiting[lane].popleft()  # first_left queued it at the head
+            if left.kind == "effect" and left.index in in_flight.get(lane, ()):
+                self._owed[lane].append(left)  # the call returns later: compared then
+            else:
+                self.replayed += 1
+            left = self.first_left()
+        return None
 
     def _inside_effect(self, step: Step) -> bool:
         """True for a recorded step of a lineage the replay never made at all, recorded
@@ -274,6 +303,15 @@ class TracedComparison:
         if not lane or lane in self._seen or "/" not in lane:
             return False
         return any(i > step.index for indexes in self._effects.values() for i in indexes)
+
+
+def _in_flight_body(step: Step, lane: str, in_flight: dict[str, Any]) -> bool:
+    """True for a recorded step of an effect in flight at a stop: the replay made every
+    earlier step of the step's lineage (it is the first one left there) and is inside a
+    served call in that lineage recorded at this step or after it — so the lineage's steps up
+    to that effect's step are its body, which replay serves, never runs, and the effect's own
+    step, made when the call returns with the served result (``in_flight.py``)."""
+    return any(effect >= step.index for effect in in_flight.get(lane, ()))
 
 
 def _pool_call(lineage: str | None) -> bool:

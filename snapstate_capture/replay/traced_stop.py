@@ -22,6 +22,17 @@ a checkpoint or effect step — steps the recorder stores one by one, recognised
 stores its own (kind, label, lineage and occurrence; ``TracedReplayRecorder.capture``). There
 the replay goes live (``TracedReplayRecorder.go_live``) and the tracer stays: it goes on into
 the fork. Line and return steps are no fork points (their frame's call step is named).
+
+In a run of concurrent asyncio tasks, other tasks are inside effects at step N: their bodies,
+which replay serves, count as made (``in_flight.py``). To have every task where it was at step
+N when the replay gets there, the served effects return in the recorded order of the effects
+and checkpoints before N, those recorded after N wait until it is reached
+(``EffectTurns.hold``), and the effect a stop is at waits for the other tasks' earlier steps
+(``others_caught_up``). A stop at a step of an effect's own body, in its own task, is refused
+once the task calls that effect (``inside_effect``: the effect's step and a stop before it).
+Should another task still run ahead of the stop — make a step recorded after N before the
+replay reaches N, which the fork (the parent's steps up to N) would not hold — the fork is
+refused, naming that step (``ran_ahead``).
 """
 
 from __future__ import annotations
@@ -69,8 +80,13 @@ class StopPoint:
         self.lineno = target.lineno
         self.key = (target.kind, target.label, target.lineage or "")
         self.occurrence = 0
+        #: The checkpoint steps recorded before the stop, by lineage: the served effects
+        #: recorded after one return after the replay made it (``TracedReplayRecorder``).
+        self.checkpoints: dict[str, list[int]] = {}
         for start in range(0, index, 4096):
             for step in steps.summaries(start, min(index, start + 4096)):
+                if step.kind == "checkpoint":
+                    self.checkpoints.setdefault(step.lineage or "", []).append(step.index)
                 if self.full:
                     self.occurrence += (step.kind, step.label, step.lineage or "") == self.key
                 elif step.kind == "call" and self._matches(step.function, step.filename,
@@ -116,6 +132,7 @@ class StopPoint:
                 if seen > point.occurrence:
                     tracer._call = original  # one stop per replay
                     point.reached = True
+                    recorder.stop_reached()
                     if recorder.session.config.mode == "live":
                         recorder.go_live(point.index, in_trace_event=True)  # traced on
                         return result
@@ -142,6 +159,28 @@ class StopPoint:
         return frame.f_trace
 
 
+async def others_caught_up(recorder: TracedReplayRecorder, index: int, lane: str) -> None:
+    """At the effect step a stop is at (a served ``async`` call in lineage ``lane``, about to
+    return): wait until the other tasks made every step recorded before it, at most
+    ``TURN_WAIT`` seconds. They interleave with this one by the order their effects return
+    (``effect_turns.py``), not step by step: a checkpoint another task made between two
+    effects when recorded may still be ahead of it here. A step of ``lane`` itself, or one
+    not made in time (another path: the stop's comparison reports it), ends the wait."""
+    import asyncio
+
+    from .recorder import TURN_WAIT
+
+    follower = recorder._follower
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TURN_WAIT
+    while loop.time() < deadline:
+        recorder._stream.request_index()  # every step made so far, written
+        left = follower.unmet(index - 1)
+        if left is None or (left.lineage or "") == lane:
+            return
+        await asyncio.sleep(0.002)
+
+
 def resume_point(run: Any, last: int) -> int:
     """Where a crashed traced run is continued: its last checkpoint or effect step at or
     before ``last`` — stored at once by the recorder, so every effect that completed is at or
@@ -153,6 +192,50 @@ def resume_point(run: Any, last: int) -> int:
                 return step.index
     raise ValueError("it ended before its first effect or checkpoint: nothing to continue "
                      "from (record it again)")
+
+
+def inside_effect(run: Any, index: int, effect: int, name: str, mode: str) -> str:
+    """The refusal for a stop (``mode``: "stop" or "fork") at step ``index``, a step of the
+    body of effect ``name`` recorded at step ``effect``: names the effect's step and the
+    nearest stop point before the effect's call in the same lineage, if any."""
+    before = _stop_before_call(run.steps, index, effect)
+    where = f" (--to {before})" if before is not None else ""
+    return (f"step {index} is inside effect '{name}' (step {effect}): replay serves the "
+            f"effect's recorded result without running its body, so it cannot {mode} there; "
+            f"{mode} at the effect (--to {effect}) or at a step before its call{where}")
+
+
+def ran_ahead(index: int, ahead: Step) -> str:
+    """The refusal for a fork at step ``index`` the replay reached after it had made step
+    ``ahead``, recorded after it, in another task: the fork, its parent's steps up to
+    ``index``, would not hold it, though the program did it."""
+    return (f"cannot fork at step {index}: the replay made step {ahead.index} ({ahead.kind} "
+            f"in {ahead.function}, {ahead.lineage}), recorded after it, before reaching it "
+            f"(its tasks ran in another order here), and the fork would not hold it; fork at "
+            f"step {ahead.index} or later, or before step {index}")
+
+
+def _stop_before_call(steps: Any, index: int, effect: int) -> int | None:
+    """The last stop point (a call, checkpoint, effect or waiting step) before step ``index``
+    that is not in the body of the effect recorded at step ``effect``: in the effect's
+    lineage, one no deeper than the frame that called the effect; else (an asyncio task
+    whose coroutine is the effect, ``asyncio.create_task(fetch(url))``) one of the lineage
+    that spawned it. None when there is none."""
+    made = steps.summaries(effect, effect + 1)
+    if not made or made[0].lineage is None:
+        return None
+    lineage, depth = made[0].lineage, made[0].depth
+    spawner = lineage.rpartition("/")[0]
+    fallback = None
+    for stop in range(index, 0, -4096):
+        for step in reversed(steps.summaries(max(0, stop - 4096), stop)):
+            if step.kind != "call" and step.kind not in FULL_KINDS:
+                continue
+            if step.lineage == lineage and step.depth <= depth:
+                return step.index
+            if step.lineage == spawner and fallback is None:
+                fallback = step.index
+    return fallback
 
 
 def _not_a_call(steps: Any, index: int, target: Step) -> str:

@@ -114,3 +114,28 @@ def test_answers_taken_as_they_complete_come_in_the_recorded_order(tmp_path, tra
     assert answers[0] == "'weather: done'" and answers[-1] == "'calendar: done'", answers
     _, data = replay_json(path)
     assert data["status"] == "ok", data["message"]
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_as_completed_over_bare_coroutines_replays(tmp_path, traced):
+    """``asyncio.as_completed(coroutines)`` wraps them in tasks in the order of a set of them
+    — their addresses', another in every process — so the tasks' lineages were named
+    differently on replay and it diverged at its first effect. While recording and replaying
+    they are wrapped in the order the program gave them (``lineage._hook_as_completed``)."""
+    program = PROGRAMS / "async_as_completed.py"
+    for n in range(3):
+        path = tmp_path / f"bare-{n}.snap"
+        if traced:
+            script = shutil.copy(program, tmp_path / program.name)
+            done = run_cli("record", "--trace", "calls", "-o", str(path), str(script), "-",
+                           "bare", cwd=tmp_path)
+        else:
+            done = run_python(str(program), str(path), "bare", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        with snap.open_timeline(path) as timeline:
+            asked = {s.lineage: s.extra["args"].repr for s in timeline.runs[-1].steps
+                     if s.kind == "effect"}
+        # the lineages follow the program's order: main/t0/t0 asked for search, t1 weather
+        assert "search" in asked["main/t0/t0"] and "weather" in asked["main/t0/t1"], asked
+        _, data = replay_json(path)
+        assert data["status"] == "ok", data["message"]

@@ -2,9 +2,11 @@
 sleeps a fixed while per tool, so the answers come back in another order than they were
 asked in; each answer is a checkpoint, in the order it came.
 
-    python async_as_completed.py OUT.snap|-
+    python async_as_completed.py OUT.snap|- [bare]
 
-With ``-`` it runs without a ``record`` block (for ``snapstate record``).
+With ``-`` it runs without a ``record`` block (for ``snapstate record``). ``bare``: the
+coroutines go to ``as_completed`` as they are, which wraps them in tasks itself (in the order
+of a set of them: their addresses').
 """
 
 import asyncio
@@ -22,10 +24,10 @@ async def ask(tool: str) -> str:
     return f"{tool}: done"
 
 
-async def main() -> list[str]:
+async def main(bare: bool) -> list[str]:
     answers = []
-    tasks = [asyncio.create_task(ask(tool)) for tool in DELAYS]
-    for finished in asyncio.as_completed(tasks):
+    calls = [ask(tool) if bare else asyncio.create_task(ask(tool)) for tool in DELAYS]
+    for finished in asyncio.as_completed(calls):
         answer = await finished
         answers.append(answer)
         snap.checkpoint("answer", answer=answer, position=len(answers))
@@ -33,8 +35,9 @@ async def main() -> list[str]:
 
 
 if __name__ == "__main__":
+    bare = sys.argv[2:] == ["bare"]
     if sys.argv[1] == "-":
-        print(asyncio.run(main()))
+        print(asyncio.run(main(bare)))
     else:
         with snap.record(sys.argv[1], name="as-completed"):
-            print(asyncio.run(main()))
+            print(asyncio.run(main(bare)))
