@@ -168,7 +168,7 @@ async def others_caught_up(recorder: TracedReplayRecorder, index: int, lane: str
     not made in time (another path: the stop's comparison reports it), ends the wait."""
     import asyncio
 
-    from .recorder import TURN_WAIT
+    from .serving import TURN_WAIT
 
     follower = recorder._follower
     loop = asyncio.get_running_loop()
