@@ -43,3 +43,25 @@ async def settle(pilot) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+class ServiceDown(Exception):
+    """What the service of ``record_failing_fetches`` raises."""
+
+
+def record_failing_fetches(path, attempts: int = 2):
+    """Record into ``path`` an effect ``fetch`` that raises ``ServiceDown`` (``… HTTP 503
+    Service Unavailable``) at each of ``attempts`` tries, each followed by a checkpoint
+    ``retrying``: the 503 is only in the effect steps' values, never in a local."""
+
+    @snap.effect(name="fetch")
+    def fetch(url):
+        raise ServiceDown(f"{url}: HTTP 503 Service Unavailable")
+
+    with snap.record(path, name="down"):
+        for attempt in range(attempts):
+            try:
+                fetch("https://example.invalid/report")
+            except ServiceDown:
+                snap.checkpoint("retrying", attempt=attempt)
+    return path

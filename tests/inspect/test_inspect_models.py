@@ -145,20 +145,9 @@ def test_search_finds_what_an_effect_raised_in_its_step_values(tmp_path):
     searching ``503`` found nothing there (the step values were never searched)."""
     import snapstate_capture as snap
 
-    class ServiceDown(Exception):
-        pass
+    from .conftest import record_failing_fetches
 
-    @snap.effect(name="fetch")
-    def fetch(url):
-        raise ServiceDown(f"{url}: HTTP 503 Service Unavailable")
-
-    path = tmp_path / "down.snap"
-    with snap.record(path, name="down"):
-        for attempt in range(2):
-            try:
-                fetch("https://example.invalid/report")
-            except ServiceDown:
-                snap.checkpoint("retrying", attempt=attempt)
+    path = record_failing_fetches(tmp_path / "down.snap")
     with snap.open_timeline(path) as timeline:
         run = timeline.runs[-1]
         hits = [h for item in iter_search(run, "503") if isinstance(item, list) for h in item]

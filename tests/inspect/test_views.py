@@ -16,7 +16,7 @@ from snapstate_inspect.widgets.variables import VariablesView
 
 from tests.conftest import record_traced_loop
 
-from .conftest import settle
+from .conftest import record_failing_fetches, settle
 from .test_navigation import SIZE, labels, press
 
 
@@ -597,26 +597,11 @@ async def test_a_value_hit_in_an_outer_frame_selects_that_frame(tmp_path):
             assert app.variable is not None and app.variable.position == position
 
 
-class ServiceDown(Exception):
-    pass
-
-
 async def test_a_search_hit_in_a_step_value_selects_that_value(tmp_path):
     """A service answering 503 is in the exception its effect step holds: choosing the hit
     goes to that step with the cursor on the step value (under "step values"), and the value
     panel shows it."""
-
-    @snap.effect(name="fetch")
-    def fetch(url):
-        raise ServiceDown(f"{url}: HTTP 503 Service Unavailable")
-
-    path = tmp_path / "down.snap"
-    with snap.record(path, name="down"):
-        for attempt in range(2):
-            try:
-                fetch("https://example.invalid/report")
-            except ServiceDown:
-                snap.checkpoint("retrying", attempt=attempt)
+    path = record_failing_fetches(tmp_path / "down.snap")
     with snap.open_timeline(path) as timeline:
         app = SnapStateApp(timeline)
         async with app.run_test(size=SIZE) as pilot:
