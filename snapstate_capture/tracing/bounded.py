@@ -49,7 +49,7 @@ from ..values.static import own_namespace, static_attributes
 
 __all__ = ["BOUNDED_NOTE", "BY_VALUE_WEIGHT", "CLASS_STRIKES", "FIRST_PROBE_LIMIT",
            "PROBE_LIMIT", "REF_LIMIT", "BigValues", "bounded_note", "bounded_preview",
-           "key_holds_local_class",
+           "by_value_weight", "key_holds_local_class",
            "local_class", "reach"]
 
 #: Objects an object may reach before it is bounded at traced steps (``CaptureOptions.
@@ -70,7 +70,7 @@ REF_LIMIT = 10_000
 #: Instances of one class found big before the class is taken as big without counting.
 CLASS_STRIKES = 3
 #: What a function written by value counts for in ``reach`` at ``FIRST_PROBE_LIMIT`` (a tenth of
-#: the limit in general, ``BigValues.weight``): its code object, names, constants,
+#: the limit in general, ``by_value_weight``): its code object, names, constants,
 #: cells and globals go through dill's Python-level pickler — one made by ``exec`` cost 1.4 ms
 #: of capture where a list of 30 plain objects (a count of 60) cost 0.6 ms (12-06, 2 cores).
 #: Ten such functions make a value big.
@@ -110,8 +110,14 @@ _BASES = {cls: cls for cls in _CONTAINERS}  # the containers themselves (subclas
 _CHEAP = frozenset({str, bytes, int, float, complex, bool, type(None)})
 
 
-def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = True,
-          weight: int = BY_VALUE_WEIGHT) -> int | None:
+def by_value_weight(limit: int) -> int:
+    """What a function written by value counts for in ``reach`` under probe limit ``limit``:
+    a tenth of it (ten make a value big), ``BY_VALUE_WEIGHT`` at ``FIRST_PROBE_LIMIT``."""
+    return max(1, limit * BY_VALUE_WEIGHT // FIRST_PROBE_LIMIT)
+
+
+def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = True
+          ) -> int | None:
     """How many objects ``obj`` reaches (itself excluded, leaves of ``_LEAVES`` not counted),
     or None as soon as it is more than ``limit``, its parts hold more than ``REF_LIMIT``
     references (leaves included), or it reaches an instance of a class in ``big`` (classes
@@ -126,12 +132,13 @@ def reach(obj: Any, limit: int = PROBE_LIMIT, big: Any = (), by_value: bool = Tr
 
     ``by_value`` (runs that say ``entry["bounded"]``: ``CaptureOptions.bound_by_value``): what
     dill writes by value counts as what it costs — each function written by value as
-    ``weight`` objects (``BigValues.weight``: a tenth of the limit),
+    ``by_value_weight(limit)`` objects (a tenth of the limit),
     with the globals dict of one made by ``exec`` (``_module_namespace``). Without it, as
     runs recorded before counted: such functions are leaves (closure, defaults and
     ``__dict__`` walked). A class is a leaf either way: an instance of a class defined at run
     time is captured whole (``BigValues.is_big`` weighs such a class only as a value itself). attrs' class builder held 150 generated methods, a 164-object count and
     ~30 ms of dill at each of its calls."""
+    weight = by_value_weight(limit)
     seen = {id(obj)}
     level = [obj]
     count = 0
@@ -206,9 +213,6 @@ class BigValues:
         self.limit = limit
         #: the ``"bounded"`` text of this run's bounded previews (``bounded_note``)
         self.note = bounded_note(limit)
-        #: what a function written by value counts for (``reach``): ten of them make a value
-        #: big, as ``BY_VALUE_WEIGHT`` did at ``FIRST_PROBE_LIMIT``
-        self.weight = max(1, limit * BY_VALUE_WEIGHT // FIRST_PROBE_LIMIT)
         self._strikes: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()
         #: the classes taken as big (``CLASS_STRIKES`` reached): a count stops at their instances.
         #: A plain set (a ``WeakSet`` lookup cost more than the count it saves); the classes are
@@ -224,8 +228,7 @@ class BigValues:
             # written by dill with its namespace: weighed by what that holds (a class attrs
             # made holds a dozen generated methods, each ``BY_VALUE_WEIGHT``)
             try:
-                return reach(dict(own_namespace(value)), self.limit, self._big, True,
-                             self.weight) is None
+                return reach(dict(own_namespace(value)), self.limit, self._big, True) is None
             except Exception:  # noqa: BLE001 - an unreadable class: captured as before
                 return False
         if (cls in _LEAVES and not (cls in _BY_VALUE and _by_value(value, by_value))
@@ -242,7 +245,7 @@ class BigValues:
         if not builtin and cls in self._big:
             return True
         try:
-            if reach(value, self.limit, self._big, by_value, self.weight) is not None:
+            if reach(value, self.limit, self._big, by_value) is not None:
                 return False
         except Exception:  # noqa: BLE001 - an unreadable object: captured as before
             return False

@@ -12,7 +12,7 @@ import textwrap
 
 from snapstate_capture.options import ValueOptions
 from snapstate_capture.tracing.bounded import (BY_VALUE_WEIGHT, FIRST_PROBE_LIMIT, PROBE_LIMIT,
-                                               BigValues, local_class, reach)
+                                               BigValues, by_value_weight, local_class, reach)
 import snapstate_capture as snap
 from tests.conftest import run_cli, run_python
 
@@ -46,8 +46,8 @@ def test_functions_made_by_exec_count_with_their_weight():
     assert count is not None and count >= 3 * BY_VALUE_WEIGHT
     assert reach(_builder(3), by_value=False) < BY_VALUE_WEIGHT  # the rule of older runs
     values = BigValues(ValueOptions())
-    assert values.weight == max(1, PROBE_LIMIT // 10)  # ten functions make a value big
-    many = _builder(values.limit // values.weight + 1)
+    assert by_value_weight(PROBE_LIMIT) == max(1, PROBE_LIMIT // 10)  # ten make a value big
+    many = _builder(PROBE_LIMIT // by_value_weight(PROBE_LIMIT) + 1)
     assert values.is_big(many)
     assert not BigValues(ValueOptions(), by_value=False).is_big(many)
 
@@ -63,7 +63,7 @@ def _made_class(methods: int) -> type:
 
 def test_a_class_pickle_cannot_name_is_weighed_by_its_namespace():
     values = BigValues(ValueOptions())
-    small, generated = _made_class(2), _made_class(values.limit // values.weight + 1)
+    small, generated = _made_class(2), _made_class(PROBE_LIMIT // by_value_weight(PROBE_LIMIT) + 1)
     assert local_class(small) and local_class(generated) and not local_class(Builder)
     assert not values.is_big(small) and values.is_big(generated)
     # an instance, or a dict holding the class, is captured whole: the class is a leaf there
