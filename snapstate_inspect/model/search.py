@@ -68,15 +68,14 @@ def iter_search(run: Run, query: str, *, loader: PreviewLoader | None = None,
 def _row_hits(run: Run, needle: str, matcher: _ValueMatcher, start: int, stop: int,
               values: bool, *, traced: bool) -> list[Hit]:
     """Hits among the ``steps`` rows of ``start`` … ``stop - 1``."""
+    rows = run.steps.state_refs(start, stop)  # index -> (frame keys, step values' refs)
     if traced:  # a traced run: only its rows (checkpoints, @step steps) are read here
-        rows = run.steps.frame_keys(start, stop)
         found = {}
-        for index, _ in rows:
+        for index in rows:
             summary = run.steps.summaries(index, index + 1)
             if summary and _where(summary[0], needle) != "step":
                 found[index] = _where(summary[0], needle)
     else:
-        rows = None
         found = {i: "step" for i in run.steps.matching(start, stop, text=needle)}
         if found:
             for summary in run.steps.summaries(min(found), max(found) + 1):
@@ -84,9 +83,8 @@ def _row_hits(run: Run, needle: str, matcher: _ValueMatcher, start: int, stop: i
                     found[summary.index] = _where(summary, needle)
     locals_at: dict[int, tuple[int, str]] = {}
     if values:
-        wanted = {index for index, _ in rows} if rows is not None else None
-        for index, (frame_keys, step_values) in run.steps.state_refs(start, stop).items():
-            if index in found or (wanted is not None and index not in wanted):
+        for index, (frame_keys, step_values) in rows.items():
+            if index in found:
                 continue
             match = matcher.match(frame_keys)
             if match is not None:
