@@ -170,8 +170,7 @@ def part_address(value: Any, obj: Any, parts: list[tuple[str, Any]]) -> str | No
             return f"value{label}{_key_label(key)}"
         if value in map(id, items):
             return f"value{label}[{list(map(id, items)).index(value)}]"
-    where = stack_addresses((value,), memo=True).get(value)
-    return where
+    return stack_addresses((value,), memo=True).get(value)
 
 
 #: Items of one part ``part_address`` looks through for what an int is the id of.
