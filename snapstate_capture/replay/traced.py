@@ -265,10 +265,15 @@ class TracedReplayRecorder(Recorder):
         matched = follower.comparison.matched_at
         if matched is None:
             session.fail(f"the replay reached step {index} without comparing it; cannot fork")
-        if follower.comparison.ahead is not None:
-            from .traced_stop import ran_ahead
+        ahead = follower.comparison.ahead
+        if ahead is not None:  # a resume forks after the steps made ahead; else refused
+            taken = follower.comparison.take_ahead() if session.config.lease else None
+            if taken is None:
+                from .traced_stop import ran_ahead
 
-            session.fail(ran_ahead(index, follower.comparison.ahead))
+                session.fail(ran_ahead(index, ahead))
+                return
+            index, matched = taken
         self._in_flight.settle(index)  # their steps are among the fork's copied ones
         opened = open_fork(session, index, self._user_key())
         if opened is None:

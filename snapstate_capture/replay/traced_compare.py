@@ -59,6 +59,14 @@ class TracedComparison:
         #: The first recorded step at or after ``limit`` the replay made before that one:
         #: another task ran ahead of the stop (a fork there would not hold its step).
         self.ahead: Step | None = None
+        #: The scratch steps made ahead of the stop (``ahead`` and those after it in their
+        #: lanes), in the order made: a continuation's fork takes them (``take_ahead``).
+        self._held: list[Step] = []
+        #: The scratch index of the first step made before the stop past the end of the
+        #: recording's steps in its lane (a crashed run's lineage going on), if any.
+        self._first_beyond: int | None = None
+        #: The recorded index of the step ``feed`` compared last.
+        self._compared: int | None = None
         self._recorded: Iterator[Step] = (s for s in recorded.steps if not self._skipped(s))
         self._waiting: dict[str, deque[Step]] = defaultdict(deque)
         self._exhausted = False
@@ -127,10 +135,13 @@ class TracedComparison:
                     session.count, "extra-step", f"the program went on{where} after the "
                     f"recording's last step there ({actual.kind} in {actual.function} line "
                     f"{actual.lineno})"))
+            if self.matched_at is None and self._first_beyond is None:
+                self._first_beyond = actual.index
             return
         if expected.index >= self.limit:
-            if self.matched_at is None and self.ahead is None:
-                self.ahead = expected
+            if self.matched_at is None:
+                self.ahead = self.ahead or expected
+                self._held.append(actual)
             self._push_back(lane, expected)
             return
         if (actual.label == "raised" and expected.kind == "return" and expected.label is None
@@ -145,8 +156,40 @@ class TracedComparison:
             self._effects[lane].append(expected.index)
         if expected.index == self.limit - 1:
             self.matched_at = actual.index
+        self._compared = expected.index
         self.replayed += 1
         session.progress(self.replayed - 1)  # the index of the last step replayed, as before
+
+    def take_ahead(self) -> tuple[int, int] | None:
+        """A continuation's fork (a resume) whose stop, recorded step ``limit - 1``, the
+        replay reached after other lineages had made steps recorded after it (``ahead``): the
+        program did them, so the fork is to hold them. Compares those steps now and moves the
+        stop to the last of them. Returns ``(recorded step, scratch index matched there)`` —
+        the fork copies the parent's steps up to that step and the scratch run's after that
+        index — or None when the steps made ahead are not all the recorded ones up to it (one
+        between was not made, or a step past the recording's end in its lane was made before
+        them), and the fork stays refused. A step made ahead that differs from its recorded
+        one ends the replay at a divergence (never returns)."""
+        held, self._held = self._held, []
+        if not held or self.matched_at is None:
+            return None
+        self.ahead, self.limit = None, 1 << 62
+        highest = -1
+        for actual in held:
+            self._compared = None
+            self.feed(actual)
+            if self._compared is not None:
+                highest = max(highest, self._compared)
+        if highest < 0:
+            return None
+        self.limit = highest + 1
+        if self.first_unmet(highest) is not None:
+            return None
+        matched = max(self.matched_at, held[-1].index)
+        if self._first_beyond is not None and self._first_beyond <= matched:
+            return None
+        self.matched_at = matched
+        return highest, matched
 
     def _caller(self, effect: Step) -> tuple[str | None, str] | None:
         """The frame an effect step was made in, as ``(function, absolute path)``."""

@@ -114,10 +114,11 @@ def test_live_fork_at_a_traced_line_step_is_refused_naming_its_call(tmp_path):
         assert len(timeline.runs) == 1  # nothing forked
 
 
-def _kill_during_fetch_3(tmp_path):
-    """Record ``traced_crash_agent.py`` under ``snapstate record`` and SIGKILL it while
-    fetch 3 is in flight; returns ``(file, side file, program)``."""
-    program = shutil.copy(PROGRAMS / "traced_crash_agent.py", tmp_path / "agent.py")
+def _kill_during_fetch_3(tmp_path, name="traced_crash_agent.py", noted="fetch 3"):
+    """Record ``traced_crash_agent.py`` (or ``name``) under ``snapstate record`` and SIGKILL it
+    while fetch 3 (the effect that notes ``noted``) is in flight; returns ``(file, side file,
+    program)``."""
+    program = shutil.copy(PROGRAMS / name, tmp_path / "agent.py")
     path, side = tmp_path / "killed.snap", tmp_path / "side.txt"
     slow = tmp_path / "side.txt.slow"
     slow.touch()
@@ -126,7 +127,7 @@ def _kill_during_fetch_3(tmp_path):
                               str(path), str(program), str(side)], cwd=tmp_path, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while "fetch 3" not in side_lines(side) and time.monotonic() < deadline:
+    while noted not in side_lines(side) and time.monotonic() < deadline:
         assert child.poll() is None, child.communicate()
         time.sleep(0.05)
     time.sleep(0.3)  # the traced steps of the call in flight reach the writer process
@@ -164,3 +165,49 @@ def test_resume_of_a_traced_run_killed_mid_effect_reruns_only_the_effect_in_flig
     assert verified.returncode == 0, verified.stdout + verified.stderr
     again = run_cli("resume", str(path), "--trust", "--run", crashed.id, cwd=tmp_path)
     assert again.returncode == 2 and "already continued" in again.stderr
+
+
+def _by_lineage(run):
+    """Each lineage's steps (kind, function, line, label), in order; the suspensions of
+    coroutines at an ``await`` left out (whether one suspends is timing)."""
+    lanes: dict = {}
+    for step in run.steps:
+        if step.kind != "return" or step.label != "yield":
+            lanes.setdefault(step.lineage, []).append(
+                (step.kind, step.function, step.lineno, step.label))
+    return lanes
+
+
+def test_resume_takes_the_steps_another_task_made_before_the_resume_point(tmp_path):
+    """A traced run of asyncio tasks killed while one is inside an effect resumes at its last
+    effect step; on replay another task reaches its effect, recorded after that step, first.
+    The continuation holds those steps (its fork point moves past them) and runs only the
+    effect in flight; a user's fork at that step is refused, naming the step made ahead."""
+    path, side, program = _kill_during_fetch_3(tmp_path, "traced_crash_tasks.py",
+                                               noted="forecast Oslo")
+    assert side_lines(side) == ["notes roses", "forecast Oslo"]
+    with snap.open_timeline(path) as timeline:
+        crashed = timeline.runs[0]
+        last_effect = [s.index for s in crashed.steps if s.kind == "effect"][-1]
+        ahead = [s.index for s in crashed.steps if s.function == "forecast"][0]
+        assert ahead > last_effect
+    side.unlink()
+    forked = run_cli("replay", str(path), "--to", str(last_effect), "--live", "--trust",
+                     cwd=tmp_path)
+    assert forked.returncode == 2, forked.stdout + forked.stderr
+    assert f"cannot fork at step {last_effect}: the replay made step" in forked.stderr
+    side.unlink()
+    result = run_cli("resume", str(path), "--trust", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert side_lines(side) == ["forecast Oslo"]  # only the effect in flight ran
+    whole = tmp_path / "whole.snap"
+    done = run_cli("record", "-o", str(whole), str(program), str(side), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == result.stdout.splitlines(keepends=True)[0]
+    with snap.open_timeline(path) as timeline, snap.open_timeline(whole) as reference:
+        continued = timeline.runs[-1]
+        assert continued.status == "finished" and continued.continues == crashed.id
+        assert continued.parent.step > ahead  # past the steps made ahead of the effect step
+        assert _by_lineage(continued) == _by_lineage(reference.runs[0])
+    verified = run_cli("verify", str(path))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
