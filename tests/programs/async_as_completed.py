@@ -15,7 +15,7 @@ import sys
 import snapstate_capture as snap
 
 #: Seconds each tool takes: answers come back weather, maps, search, mail, calendar.
-DELAYS = {"search": 0.02, "weather": 0.003, "calendar": 0.03, "mail": 0.025, "maps": 0.01}
+DELAYS = {"search": 0.08, "weather": 0.005, "calendar": 0.16, "mail": 0.12, "maps": 0.04}
 
 
 @snap.effect
