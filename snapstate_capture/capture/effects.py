@@ -88,6 +88,10 @@ class EffectCall:
     #: Who gave a wait's outcome (``capture/waits.py``): kept in the journal row, shown as the
     #: effect step's ``by`` value.
     by: dict[str, Any] | None = None
+    #: On replay: a call the journal has nothing for (in flight when the run died), made
+    #: before the replay went live in asyncio's thread; it runs for real, an ``async`` one
+    #: after ``await_live``.
+    before_live: bool = False
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -122,6 +126,7 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                 if call is None:
                     return await fn(*args, **kwargs)
                 if not call.served:
+                    await await_live(recorder, call)
                     token = _inside.set(True)
                     watch_rng(call)
                     try:
@@ -252,6 +257,15 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
     if serve is not None:
         serve(call)
     return call
+
+
+async def await_live(recorder: Any, call: EffectCall) -> None:
+    """Before an ``async`` call runs for real on replay though the replay is not live yet
+    (``EffectCall.before_live``): let the recorder hold it until it is
+    (``TracedReplayRecorder.await_live``)."""
+    wait = getattr(recorder, "await_live", None) if call.before_live else None
+    if wait is not None:
+        await wait(call)
 
 
 def end_call(recorder: Any, call: EffectCall) -> Any:

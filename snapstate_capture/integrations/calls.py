@@ -86,6 +86,7 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
         return await fn(*args, **kwargs)
     recorder, call = begun
     if not call.served:
+        await effects.await_live(recorder, call)
         token = effects._inside.set(True)
         try:
             call.value = await fn(*args, **kwargs)
@@ -176,6 +177,7 @@ async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[An
             pass
         effects.end_call(recorder, call)  # after the chunks, as when recorded
         return
+    await effects.await_live(recorder, call)
     chunks: list[Any] = []
     iterator = None
     done = False

@@ -121,7 +121,8 @@ class EffectServing:
         entry = session.journal.next_for(call.task)
         actual = {"name": call.name, "site": call.site, "task": call.task}
         if entry is None and self._wait_for_live():
-            return  # a call that was in flight when the run died: it runs live
+            call.before_live = not self.live  # in flight when the run died: it runs live
+            return
         if entry is None:
             if not session.recording_complete:
                 session.succeed(f"replayed {steps(self.replayed)}, no divergence; the recording "

@@ -145,6 +145,29 @@ class TracedReplayRecorder(Recorder):
 
     await_turn_async = served_in_order  # traced runs compare per lineage
 
+    async def await_live(self, call: Any) -> None:
+        """An ``async`` effect in flight when the run died, called in asyncio's thread before
+        the fork point (a resume's, or ``--to N --live``) is reached: it runs for real, but
+        only once the replay went live when the recording has none of the steps of its
+        lineage — nor of the threads and tasks it started — up to the fork point. Else the
+        body's steps, recorded after that point, would come before it here, which the fork
+        (its parent's steps up to there) would not hold. Waits at most ``TURN_WAIT`` s; an
+        effect whose body's steps the recording has before the fork point runs at once."""
+        import asyncio
+
+        from .serving import TURN_WAIT
+
+        point = self._point
+        if self.live or point is None or point.reached:
+            return
+        self._stream.request_index()  # every step made so far, written
+        if self._follower.lane_left(call.task, point.index):
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TURN_WAIT
+        while not self.live and loop.time() < deadline:
+            await asyncio.sleep(0.002)
+
     def effect_step(self, entry: Any) -> int:
         """The step an effect divergence is reported at: the recorded call's step."""
         return entry.step if entry is not None and entry.step is not None else self.session.count
@@ -398,6 +421,14 @@ class _Follower:
         self.catch_up()
         with self._lock:
             return self.comparison.first_unmet(index)
+
+    def lane_left(self, lane: str, index: int) -> bool:
+        """True when a recorded step at most ``index`` of lineage ``lane``, or of one it
+        started, was not met by the scratch steps written so far
+        (``TracedComparison.lane_left``)."""
+        self.catch_up()
+        with self._lock:
+            return self.comparison.lane_left(lane, index)
 
     def stop(self) -> None:
         self._stopping.set()

@@ -70,6 +70,7 @@ class TracedComparison:
         self._recorded: Iterator[Step] = (s for s in recorded.steps if not self._skipped(s))
         self._waiting: dict[str, deque[Step]] = defaultdict(deque)
         self._exhausted = False
+        self._read = -1  # the index of the last recorded step read
         self._paths: dict[tuple[str | None, bool], str] = {}
         self._seen: set[str] = set()  # lanes the replay made steps in
         self._effects: dict[str, list[int]] = defaultdict(list)  # lane -> its effect steps
@@ -98,6 +99,7 @@ class TracedComparison:
         if queue:
             return queue.popleft()
         for step in self._recorded:
+            self._read = step.index
             if self._lane(step) == lane:
                 return step
             self._waiting[self._lane(step)].append(step)
@@ -287,10 +289,28 @@ class TracedComparison:
             if nxt is None:
                 self._exhausted = True
             else:
+                self._read = nxt.index
                 self._waiting[self._lane(nxt)].append(nxt)  # read ahead, kept in its place
                 candidates.append(nxt)
         left = [step for step in candidates if step.index < self.limit]
         return min(left, key=lambda step: step.index) if left else None
+
+    def lane_left(self, lane: str, index: int) -> bool:
+        """True when a recorded step at most ``index`` of lineage ``lane`` or one beneath it
+        (a thread or task it started: ``lane/…``) was not compared yet; always True in a run
+        recorded before lineages."""
+        if not self.by_lineage:
+            return True
+        while not self._exhausted and self._read < index:
+            nxt = next(self._recorded, None)
+            if nxt is None:
+                self._exhausted = True
+            else:
+                self._read = nxt.index
+                self._waiting[self._lane(nxt)].append(nxt)
+        beneath = lane + "/"
+        return any(queue and queue[0].index <= index for name, queue in self._waiting.items()
+                   if name == lane or name.startswith(beneath))
 
     def end(self, stopped_at: int | None) -> None:
         """The scratch run is complete: succeed, or report the first recorded step the

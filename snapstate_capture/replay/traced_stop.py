@@ -32,7 +32,10 @@ and checkpoints before N, those recorded after N wait until it is reached
 once the task calls that effect (``inside_effect``: the effect's step and a stop before it).
 Should another task still run ahead of the stop — make a step recorded after N before the
 replay reaches N, which the fork (the parent's steps up to N) would not hold — the fork is
-refused, naming that step (``ran_ahead``) — but for a resume, which continues where the
+refused, naming that step (``ran_ahead``). An ``async`` effect in flight when the run died
+(the journal has nothing for it: it runs for real) waits for the fork when the recording made
+its steps after N (``TracedReplayRecorder.await_live``), so it cannot run ahead of N. Steps a
+task still makes ahead of N refuse the fork — but for a resume, which continues where the
 program is rather than at a step the user chose: its fork point moves to the last of the steps
 made ahead, once every recorded step up to it was made (``TracedComparison.take_ahead``).
 """

@@ -189,14 +189,13 @@ def test_resume_takes_the_steps_another_task_made_before_the_resume_point(tmp_pa
     with snap.open_timeline(path) as timeline:
         crashed = timeline.runs[0]
         last_effect = [s.index for s in crashed.steps if s.kind == "effect"][-1]
-        ahead = [s.index for s in crashed.steps if s.function == "forecast"][0]
-        assert ahead > last_effect
+        assert [s.index for s in crashed.steps if s.function == "forecast"][0] > last_effect
     side.unlink()
     forked = run_cli("replay", str(path), "--to", str(last_effect), "--live", "--trust",
                      cwd=tmp_path)
     assert forked.returncode == 2, forked.stdout + forked.stderr
     assert f"cannot fork at step {last_effect}: the replay made step" in forked.stderr
-    side.unlink()
+    assert side_lines(side) == []  # the effect in flight waits for the fork: it never ran
     result = run_cli("resume", str(path), "--trust", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert side_lines(side) == ["forecast Oslo"]  # only the effect in flight ran
@@ -207,7 +206,7 @@ def test_resume_takes_the_steps_another_task_made_before_the_resume_point(tmp_pa
     with snap.open_timeline(path) as timeline, snap.open_timeline(whole) as reference:
         continued = timeline.runs[-1]
         assert continued.status == "finished" and continued.continues == crashed.id
-        assert continued.parent.step > ahead  # past the steps made ahead of the effect step
+        assert continued.parent.step > last_effect  # past the steps made ahead of it
         assert _by_lineage(continued) == _by_lineage(reference.runs[0])
     verified = run_cli("verify", str(path))
     assert verified.returncode == 0, verified.stdout + verified.stderr
