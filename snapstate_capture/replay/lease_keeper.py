@@ -14,6 +14,7 @@ import threading
 from typing import Callable
 
 from ..errors import SnapStateError
+from ..own_threads import start_own_thread
 from ..store.leases import LeaseStore
 
 
@@ -41,7 +42,7 @@ class LeaseKeeper:
         if not self._renew():
             self.on_lost(f"{self.path}: the lease on run {self.run[:8]} is not held any more")
             return
-        self._thread.start()
+        start_own_thread(self._thread.start)
 
     def _renew(self) -> bool:
         with self._lock:

@@ -31,6 +31,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ..capture.recorder import Recorder
+from ..own_threads import start_own_thread
 from ..store.chunk_scan import has_chunked_values
 from ..tracing.bounded import FIRST_PROBE_LIMIT
 from ..trust.gate import open_timeline
@@ -378,7 +379,7 @@ class _Follower:
 
     def start(self) -> None:
         """Start comparing in the follower's own thread."""
-        self._ident = _thread.start_new_thread(self._main, ())
+        self._ident = start_own_thread(lambda: _thread.start_new_thread(self._main, ()))
 
     def _main(self) -> None:
         try:

@@ -31,6 +31,7 @@ import threading
 from typing import Any
 
 from ..clocks import Clocks
+from ..own_threads import start_own_thread
 
 #: Seconds the thread waits for another stream once none is open, before it ends: a test
 #: suite's next test starts well within it.
@@ -67,7 +68,7 @@ class Flusher:
                 self._streams.append(stream)
             if self._ident is None:
                 self._ended.clear()
-                self._ident = _thread.start_new_thread(self._run, ())
+                self._ident = start_own_thread(lambda: _thread.start_new_thread(self._run, ()))
             self._cond.notify_all()
 
     def remove(self, stream: Any, timeout: float = 5.0) -> None:

@@ -33,6 +33,7 @@ from snapstate_capture.capture.environment import entry_facts
 from snapstate_capture.capture.script import run_script
 from snapstate_capture.capture.start_depth import depth_for_callee
 from snapstate_capture.errors import SnapStateError
+from snapstate_capture.own_threads import start_own_thread
 
 from ..progress import lines as progress_lines, wanted as progress_wanted
 from ..safe_text import escape_controls
@@ -144,7 +145,7 @@ def _steps_written(block: record_block, output: Path, *, quiet: bool) -> Iterato
     with progress_lines("recording", quiet=quiet, unit="steps written") as update:
         watcher = threading.Thread(target=watch, args=(update,), name="snapstate-progress",
                                    daemon=True)
-        watcher.start()
+        start_own_thread(watcher.start)
         try:
             yield
         finally:
