@@ -111,14 +111,14 @@ def test_the_inspector_in_chromium_answers_keys_and_only_its_link_opens_it(serve
             page.focus(".xterm-helper-textarea")
             page.keyboard.press(">")  # to the last step
             page.wait_for_function(f"() => ({SCREEN_TEXT})().includes('step 145 of 146')",
-                                   timeout=30_000)
+                                   timeout=90_000)
             page.keyboard.press("g")  # the dialog takes the digits once it is up (under
             page.wait_for_function(f"() => ({SCREEN_TEXT})().includes('Go to step')",
-                                   timeout=30_000)  # load, keys sent before it were lost)
+                                   timeout=90_000)  # load, keys sent before it were lost)
             for key in ["2", "6", "Enter"]:
                 page.keyboard.press(key)
             page.wait_for_function(f"() => ({SCREEN_TEXT})().includes('step 26 of 146')",
-                                   timeout=30_000)
+                                   timeout=90_000)
             screen = page.evaluate(SCREEN_TEXT)
             assert "retrying" in screen and "cite" in screen
             if os.environ.get("SNAPSTATE_SERVE_SCREENSHOT"):
