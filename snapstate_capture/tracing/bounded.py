@@ -82,7 +82,7 @@ def bounded_note(limit: int) -> str:
     ``limit``. It is stored in the preview, so it is part of the value's key: another text
     makes every bounded value of an older traced run differ from its replay (a run of mistune
     recorded before a reworded note diverged at its first bounded ``BlockState``). It also
-    stands for values bounded for their size (``stream.MARSHAL_BYTES``), which
+    stands for values bounded for their size (``value_encoder.MARSHAL_BYTES``), which
     docs/storage.md says."""
     return f"over {limit:,} objects: one level kept at traced steps, no payload"
 

@@ -27,7 +27,8 @@ from ..values import secret_shapes
 from .bounded import local_class
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
-from .stream import ADDRESS_FLOOR, CHUNKED_MIN_LENGTH, INLINE_STR, SCALAR_TYPES, addressed
+from .value_encoder import (ADDRESS_FLOOR, CHUNKED_MIN_LENGTH, INLINE_STR, SCALAR_TYPES,
+                            addressed)
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
 #: The instructions a frame returns by (3.12 adds RETURN_CONST); any other last instruction at
@@ -51,7 +52,8 @@ _MISSING = object()
 _thread_id = __import__("threading").get_ident
 _SCALAR = SCALAR_TYPES
 _INLINE = INLINE_STR
-#: An int from ``_FLOOR`` up that is the id of a local is no scalar here (``stream.addressed``).
+#: An int from ``_FLOOR`` up that is the id of a local is no scalar here
+#: (``value_encoder.addressed``).
 _FLOOR = ADDRESS_FLOOR
 _SHAPED = secret_shapes.find
 #: Containers whose length a module body's catch-up compares (``CallFrame._rebound``).
