@@ -24,7 +24,7 @@ from ..capture import chunked
 from ..capture.chunk_capture import identity as _identity
 from ..capture.detectors import IMMUTABLE
 from ..values import secret_shapes
-from .bounded import local_class
+from .by_value import local_class
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
 from .value_encoder import (ADDRESS_FLOOR, CHUNKED_MIN_LENGTH, INLINE_STR, SCALAR_TYPES,
@@ -40,7 +40,7 @@ _RETURN_OPS = frozenset(__import__("dis").opmap[name] for name in ("RETURN_VALUE
 _AWAIT_OPS = frozenset(__import__("dis").opmap[name] for name in ("SEND", "YIELD_FROM")
                        if name in __import__("dis").opmap)
 #: Objects compared by identity only when re-checked (re-pickling a module is pointless); a
-#: class is only when pickle names it (``bounded.local_class``): dill writes a local class's
+#: class is only when pickle names it (``by_value.local_class``): dill writes a local class's
 #: namespace.
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType,
                 types.MethodType)

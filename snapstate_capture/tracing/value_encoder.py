@@ -19,7 +19,7 @@ must not cost a full capture at every event, so the encoder keeps what it made:
   run's explicit steps share (``capture/lent_captures.py``);
 - within one trace event the program does not run, so an object met twice is captured once
   (the per-event memo: ``begin_event``/``end_event``);
-- big objects (``bounded.py``), framework machinery and live objects refused by their type
+- big objects (``big_values.py``), framework machinery and live objects refused by their type
   are captured as a preview alone, cached by what that preview is made of.
 """
 
@@ -42,7 +42,8 @@ from ..values.addresses import ADDRESS_MIN, holds_stack_address, local_address
 from ..values.identity import live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, REFUSED_BY_TYPE
-from .bounded import BigValues, bounded_preview, key_holds_local_class, shallow_key
+from .big_values import BigValues
+from .bounded import bounded_preview, key_holds_local_class, shallow_key
 
 
 #: Strings up to this length travel inline as scalars; longer ones become blobs.

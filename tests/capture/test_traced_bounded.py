@@ -14,9 +14,10 @@ import pytest
 
 from snapstate_capture.options import ValueOptions
 from snapstate_capture.replay.traced import recorded_probe_limit
-from snapstate_capture.tracing.bounded import (_LEAVES, BOUNDED_NOTE, FIRST_PROBE_LIMIT,
-                                               PROBE_LIMIT, REF_LIMIT, BigValues, bounded_note,
-                                               bounded_preview, reach, shallow_key)
+from snapstate_capture.tracing.big_values import (_LEAVES, BOUNDED_NOTE, FIRST_PROBE_LIMIT,
+                                                  PROBE_LIMIT, REF_LIMIT, BigValues,
+                                                  bounded_note, reach)
+from snapstate_capture.tracing.bounded import bounded_preview, shallow_key
 
 import snapstate_capture as snap
 from tests.conftest import PROGRAMS, run_cli, run_python
@@ -98,7 +99,7 @@ def test_modules_functions_and_classes_are_never_big():
     import sys
     import types
 
-    from snapstate_capture.tracing.bounded import reach
+    from snapstate_capture.tracing.big_values import reach
 
     assert reach(sys, PROBE_LIMIT) is None  # it does reach more than the limit
     big = BigValues(ValueOptions())
