@@ -130,7 +130,7 @@ class ValueOptions:
 
 
 #: Objects a value may reach before it is stored bounded at traced steps
-#: (``CaptureOptions.probe_limit``, ``tracing/bounded.py``, where the figures are).
+#: (``CaptureOptions.probe_limit``, ``tracing/big_values.py``, where the figures are).
 DEFAULT_PROBE_LIMIT = 64
 
 
@@ -155,7 +155,7 @@ class CaptureOptions:
       stored values one for one (``replay/traced.py``).
     - ``bound_by_value``: in traced runs, count what dill writes by value — functions made by
       ``exec``, closures, classes pickle cannot name — as what it costs when deciding which
-      values are stored bounded (``tracing/bounded.reach``). Runs recorded so say
+      values are stored bounded (``tracing/big_values.reach``). Runs recorded so say
       ``entry["bounded"]``; a replay of an older run decides as it did.
     - ``probe_limit``: in traced runs, a value that reaches more objects than this is stored
       bounded, one level deep (``tracing/bounded.py``). Runs recorded so say

@@ -2,7 +2,7 @@
 
 In a traced run, an explicit step (``checkpoint``, an effect, a ``@step`` call) captures its
 stack through the value cache (``valuecache.py``), while the tracer captures the same frames'
-locals at call and return events (``tracing/stream.py``). The same object, unchanged, was
+locals at call and return events (``tracing/value_encoder.py``). The same object, unchanged, was
 captured twice over. In ``pytest --snapstate`` on ``examples/tests``, 133 of the research
 agent's 281 whole-value captures at explicit steps are now the tracer's, and 148 of its own
 are offered to the tracer.

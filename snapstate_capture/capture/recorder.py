@@ -48,7 +48,7 @@ LINEAGE_VERSION = 1
 #: chunks (``CaptureOptions.chunked_locals``); a replay stores them as its recording did.
 CHUNKED_LOCALS_VERSION = 1
 #: ``entry["bounded"]`` of traced runs whose big values were decided counting what dill writes
-#: by value (``CaptureOptions.bound_by_value``, ``tracing/bounded.reach``).
+#: by value (``CaptureOptions.bound_by_value``, ``tracing/big_values.reach``).
 BOUNDED_VERSION = 1
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..capture.recorder import Recorder
 from ..own_threads import start_own_thread
 from ..store.chunk_scan import has_chunked_values
-from ..tracing.bounded import FIRST_PROBE_LIMIT
+from ..tracing.big_values import FIRST_PROBE_LIMIT
 from ..trust.gate import open_timeline
 from .effect_turns import EffectTurns
 from .in_flight import InFlight

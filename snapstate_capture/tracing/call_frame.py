@@ -24,10 +24,11 @@ from ..capture import chunked
 from ..capture.chunk_capture import identity as _identity
 from ..capture.detectors import IMMUTABLE
 from ..values import secret_shapes
-from .bounded import local_class
+from .by_value import local_class
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
-from .stream import ADDRESS_FLOOR, CHUNKED_MIN_LENGTH, INLINE_STR, SCALAR_TYPES, addressed
+from .value_encoder import (ADDRESS_FLOOR, CHUNKED_MIN_LENGTH, INLINE_STR, SCALAR_TYPES,
+                            addressed)
 
 _YIELD_VALUE = __import__("dis").opmap.get("YIELD_VALUE", -1)
 #: The instructions a frame returns by (3.12 adds RETURN_CONST); any other last instruction at
@@ -39,7 +40,7 @@ _RETURN_OPS = frozenset(__import__("dis").opmap[name] for name in ("RETURN_VALUE
 _AWAIT_OPS = frozenset(__import__("dis").opmap[name] for name in ("SEND", "YIELD_FROM")
                        if name in __import__("dis").opmap)
 #: Objects compared by identity only when re-checked (re-pickling a module is pointless); a
-#: class is only when pickle names it (``bounded.local_class``): dill writes a local class's
+#: class is only when pickle names it (``by_value.local_class``): dill writes a local class's
 #: namespace.
 _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType,
                 types.MethodType)
@@ -51,7 +52,8 @@ _MISSING = object()
 _thread_id = __import__("threading").get_ident
 _SCALAR = SCALAR_TYPES
 _INLINE = INLINE_STR
-#: An int from ``_FLOOR`` up that is the id of a local is no scalar here (``stream.addressed``).
+#: An int from ``_FLOOR`` up that is the id of a local is no scalar here
+#: (``value_encoder.addressed``).
 _FLOOR = ADDRESS_FLOOR
 _SHAPED = secret_shapes.find
 #: Containers whose length a module body's catch-up compares (``CallFrame._rebound``).

@@ -37,7 +37,7 @@ from ..capture.valuecache import ValueCache
 from ..options import CaptureOptions
 
 #: A value whose chunks' marshal copies add up to more than this is left to the whole-value
-#: path, which stores it bounded (``stream.MARSHAL_BYTES``): its copies are kept between
+#: path, which stores it bounded (``value_encoder.MARSHAL_BYTES``): its copies are kept between
 #: events, and its first capture stores it whole.
 MAX_BYTES = 16 << 20
 

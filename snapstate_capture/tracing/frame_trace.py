@@ -21,7 +21,7 @@ from typing import Any
 
 from .codeinfo import CodeInfo
 from ..store.trace_items import LINE_BITS
-from .stream import ADDRESS_FLOOR, SCALAR_TYPES
+from .value_encoder import ADDRESS_FLOOR, SCALAR_TYPES
 
 _MISSING = object()
 

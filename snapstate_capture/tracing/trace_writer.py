@@ -28,7 +28,7 @@ from typing import Any
 
 from ..options import CaptureOptions
 from ..store.trace_items import BLOB, FULL, LINE_BITS, LINE_MASK, VALUE
-from .stream import resolve_marshaled
+from .value_encoder import resolve_marshaled
 from ..store import chunks
 from ..errors import WriteFailed
 from ..store.writer import StepRecord, TimelineWriter

@@ -36,7 +36,8 @@ from ..capture import lineage
 from ..store import task_column
 from ..store.trace_items import ADOPT, BLOB, GAP, OPEN, TASKS
 from .call_frame import CallFrame
-from .stream import ADDRESS_FLOOR, SCALAR_TYPES, Stream, ValueEncoder
+from .stream import Stream
+from .value_encoder import ADDRESS_FLOOR, SCALAR_TYPES, ValueEncoder
 
 _SUSPENDED_LIMIT = 10_000
 

@@ -30,6 +30,6 @@ def captures(monkeypatch):
 @pytest.fixture
 def traced_captures(monkeypatch):
     """The names of the values the trace stream's encoder captures whole while the test runs."""
-    from snapstate_capture.tracing import stream
+    from snapstate_capture.tracing import value_encoder
 
-    return count_captures(monkeypatch, stream)
+    return count_captures(monkeypatch, value_encoder)

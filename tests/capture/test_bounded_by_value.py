@@ -1,5 +1,5 @@
 """What dill writes by value counts as what it costs when a traced step decides which values
-to store bounded (``tracing/bounded.py``, runs that say ``entry["bounded"]``): a function made
+to store bounded (``tracing/big_values.py``, runs that say ``entry["bounded"]``): a function made
 by ``exec`` with its globals, weighted ``BY_VALUE_WEIGHT``; a class pickle cannot name (a
 class decorator's builder holding the class it builds, attrs' ``make_class``). attrs' own
 ``test_make.py`` under ``pytest --snapstate`` ran over fifteen minutes (4.9 s plain; 146 s
@@ -11,8 +11,9 @@ from __future__ import annotations
 import textwrap
 
 from snapstate_capture.options import ValueOptions
-from snapstate_capture.tracing.bounded import (BY_VALUE_WEIGHT, FIRST_PROBE_LIMIT, PROBE_LIMIT,
-                                               BigValues, by_value_weight, local_class, reach)
+from snapstate_capture.tracing.big_values import (BY_VALUE_WEIGHT, FIRST_PROBE_LIMIT,
+                                                  PROBE_LIMIT, BigValues, by_value_weight, reach)
+from snapstate_capture.tracing.by_value import local_class
 import snapstate_capture as snap
 from tests.conftest import run_cli, run_python
 

@@ -14,7 +14,7 @@ import snapstate_capture as snap
 from snapstate_capture.capture import lent_captures
 from snapstate_capture.capture.lent_captures import LentCaptures
 from snapstate_capture.store.hashing import content_hash
-from snapstate_capture.tracing.stream import ValueEncoder
+from snapstate_capture.tracing.value_encoder import ValueEncoder
 
 HERE = __file__
 SEEN: list = []

@@ -11,9 +11,9 @@ import threading
 from dataclasses import dataclass
 
 import snapstate_capture as snap
-import snapstate_capture.tracing.stream as stream_module
+import snapstate_capture.tracing.value_encoder as encoder_module
 from snapstate_capture.capture.lent_captures import LentCaptures
-from snapstate_capture.tracing.stream import ValueEncoder
+from snapstate_capture.tracing.value_encoder import ValueEncoder
 
 HERE = __file__
 SEEN: list = []
@@ -130,7 +130,7 @@ def thread_switch_in_capture():
     digest_done, mutated, captured, restored, looked, created = (
         threading.Event() for _ in range(6))
     shared: dict = {}
-    original = stream_module.capture_value
+    original = encoder_module.capture_value
 
     def hooked(value, *args, **kwargs):
         if type(value) is Job and not digest_done.is_set():
@@ -161,7 +161,7 @@ def thread_switch_in_capture():
         SEEN.append(repr(job))
         snap.checkpoint()
 
-    stream_module.capture_value = hooked
+    encoder_module.capture_value = hooked
     try:
         threads = [threading.Thread(target=worker), threading.Thread(target=tracer_side)]
         for thread in threads:
@@ -169,7 +169,7 @@ def thread_switch_in_capture():
         for thread in threads:
             thread.join()
     finally:
-        stream_module.capture_value = original
+        encoder_module.capture_value = original
 
 
 def test_a_capture_raced_by_another_thread_is_not_lent(tmp_path, monkeypatch):

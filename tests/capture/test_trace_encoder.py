@@ -1,11 +1,11 @@
-"""The traced-step encoder (``tracing/stream.ValueEncoder``) captures an object met twice in one
+"""The traced-step encoder (``tracing/value_encoder.ValueEncoder``) captures an object met twice in one
 trace event once, and captures it again in the next event, where the program may have changed
 it."""
 
 from __future__ import annotations
 
 from snapstate_capture.options import CaptureOptions
-from snapstate_capture.tracing.stream import ValueEncoder
+from snapstate_capture.tracing.value_encoder import ValueEncoder
 
 
 class Box:

@@ -14,9 +14,10 @@ import pytest
 
 from snapstate_capture.options import ValueOptions
 from snapstate_capture.replay.traced import recorded_probe_limit
-from snapstate_capture.tracing.bounded import (_LEAVES, BOUNDED_NOTE, FIRST_PROBE_LIMIT,
-                                               PROBE_LIMIT, REF_LIMIT, BigValues, bounded_note,
-                                               bounded_preview, reach, shallow_key)
+from snapstate_capture.tracing.big_values import (_LEAVES, BOUNDED_NOTE, FIRST_PROBE_LIMIT,
+                                                  PROBE_LIMIT, REF_LIMIT, BigValues,
+                                                  bounded_note, reach)
+from snapstate_capture.tracing.bounded import bounded_preview, shallow_key
 
 import snapstate_capture as snap
 from tests.conftest import PROGRAMS, run_cli, run_python
@@ -98,7 +99,7 @@ def test_modules_functions_and_classes_are_never_big():
     import sys
     import types
 
-    from snapstate_capture.tracing.bounded import reach
+    from snapstate_capture.tracing.big_values import reach
 
     assert reach(sys, PROBE_LIMIT) is None  # it does reach more than the limit
     big = BigValues(ValueOptions())
@@ -257,7 +258,7 @@ def test_a_bounded_object_with_its_own_repr_is_keyed_by_that_repr_called_once():
     and the repr runs once a capture, as when the preview was built every time."""
     from snapstate_capture.options import CaptureOptions
     from snapstate_capture.store.trace_items import BLOB
-    from snapstate_capture.tracing.stream import ValueEncoder
+    from snapstate_capture.tracing.value_encoder import ValueEncoder
 
     items: list = []
     encoder = ValueEncoder(CaptureOptions(), items.append)
@@ -288,7 +289,7 @@ def test_a_big_list_of_plain_data_is_bounded_at_traced_steps_and_its_changes_sho
     """Plain data is copied with marshal, which a list of 100,000 ints passes: it was hashed,
     sent and captured whole at every call (0.5 MB a call; 2.4 GB for one passing boltons
     test). Over ``MARSHAL_BYTES`` it is bounded as a big object is."""
-    from snapstate_capture.tracing.stream import MARSHAL_BYTES
+    from snapstate_capture.tracing.value_encoder import MARSHAL_BYTES
 
     lists = [list(range(i * 12_500, (i + 1) * 12_500)) for i in range(8)]
     assert len(__import__("marshal").dumps(lists)) > MARSHAL_BYTES
@@ -316,11 +317,11 @@ def drains(lists):
 
 def test_a_value_bounded_at_a_frames_last_step_is_bounded_again_without_being_copied(
         tmp_path, monkeypatch):
-    from snapstate_capture.tracing import stream
+    from snapstate_capture.tracing import value_encoder
 
     copied = []
-    real = stream.ValueEncoder._capture
-    monkeypatch.setattr(stream.ValueEncoder, "_capture", lambda self, value, name: (
+    real = value_encoder.ValueEncoder._capture
+    monkeypatch.setattr(value_encoder.ValueEncoder, "_capture", lambda self, value, name: (
         copied.append(name) or real(self, value, name)))
     lists = [list(range(i * 12_500, (i + 1) * 12_500)) for i in range(8)]
     path = tmp_path / "drains.snap"

@@ -11,7 +11,7 @@ import copy
 import snapstate_capture as snap
 from snapstate_capture.capture import chunked
 from snapstate_capture.tracing import call_frame
-from snapstate_capture.tracing.stream import ValueEncoder
+from snapstate_capture.tracing.value_encoder import ValueEncoder
 
 HERE = __file__
 SEEN: list = []

@@ -137,16 +137,16 @@ def test_a_caller_holding_values_that_never_change_does_not_encode_them_again(tm
     import datetime
     import decimal
 
-    from snapstate_capture.tracing import stream
+    from snapstate_capture.tracing import value_encoder
 
     encoded: list[str | None] = []
-    original = stream.ValueEncoder.capture
+    original = value_encoder.ValueEncoder.capture
 
     def counting(self, value, name, *args, **kwargs):
         encoded.append(name)
         return original(self, value, name, *args, **kwargs)
 
-    monkeypatch.setattr(stream.ValueEncoder, "capture", counting)
+    monkeypatch.setattr(value_encoder.ValueEncoder, "capture", counting)
     with snap.record(tmp_path / "t.snap", trace="calls", include=[__file__]):
         _holding_values((datetime.date(2026, 12, 6), decimal.Decimal("1.5")))
     assert encoded.count("when") == 1 and encoded.count("status") == 1
@@ -224,17 +224,17 @@ def sieve_like(n):
 
 def test_a_big_buffer_changed_in_place_between_resumes_shows_and_an_unchanged_one_is_not_stored_again(
         snap_path, monkeypatch):
-    from snapstate_capture.tracing import stream
+    from snapstate_capture.tracing import value_encoder
 
     encoded: list[bytes] = []
-    original = stream.ValueEncoder._capture
+    original = value_encoder.ValueEncoder._capture
 
     def counting(self, value, name):
         if name == "data":
             encoded.append(bytes(value[:3]))
         return original(self, value, name)
 
-    monkeypatch.setattr(stream.ValueEncoder, "_capture", counting)
+    monkeypatch.setattr(value_encoder.ValueEncoder, "_capture", counting)
     with snap.record(snap_path, trace="calls", include=[HERE]):
         assert list(sieve_like(8192)) == [0, 0, 1, 1, 2, 2, 8192]
     # captured at the start and after each of the three edits, not at every resume
