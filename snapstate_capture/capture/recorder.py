@@ -29,7 +29,9 @@ from ..trust.signing import RunSigner
 from ..store import task_column
 from ..errors import WriteFailed
 from ..store.locations import is_store_url
-from ..store.writer import StepRecord, TimelineWriter, process_facts
+from ..store.processes import process_facts
+from ..store.step_record import StepRecord
+from ..store.writer import TimelineWriter
 from ..store.hashing import content_hash
 from ..values import capture_value
 from ..values.exceptions import describe_exception

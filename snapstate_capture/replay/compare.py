@@ -19,7 +19,7 @@ from ..capture.recorder import PreviewOnly
 from ..options import ValueOptions
 from ..store import previews
 from ..store.reader import Step, Timeline, Value
-from ..store.writer import StepRecord
+from ..store.step_record import StepRecord
 from ..values import capture_value
 from ..values.addresses import text_without_addresses
 from ..values.identity import same_objects
