@@ -15,7 +15,7 @@ import os
 import types
 from typing import Any
 
-from ..capture.recorder import PreviewOnly
+from ..capture.step_capture import PreviewOnly
 from ..options import ValueOptions
 from ..store import previews
 from ..store.reader import Step, Timeline, Value
