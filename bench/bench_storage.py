@@ -228,7 +228,8 @@ def loop_langgraph(workload: str, steps: int, mode: str, path: str | None) -> li
 def build_read_file(path: str, steps: int) -> dict[str, float]:
     """Record W1 (1,000 steps), then bulk-append a run of ``steps`` steps reusing its frames."""
     from snapstate_capture import open_timeline
-    from snapstate_capture.store import StepRecord, TimelineWriter
+    from snapstate_capture.store.step_record import StepRecord
+    from snapstate_capture.store.writer import TimelineWriter
 
     loop_plain("w1", 1000, True, path)
     with open_timeline(path) as timeline:

@@ -23,11 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from snapstate_capture.store.hashing import canonical_json, chain_hash, content_hash
+from snapstate_capture.store.hashing import GENESIS, canonical_json, chain_hash, content_hash
 from snapstate_capture.options import ValueOptions  # noqa: E402
 from snapstate_capture.store import blobs  # noqa: E402
 from snapstate_capture.store import sealing  # noqa: E402
-from snapstate_capture.store.writer import GENESIS, TimelineWriter, chain_fields  # noqa: E402
+from snapstate_capture.store.step_record import chain_fields  # noqa: E402
+from snapstate_capture.store.writer import TimelineWriter  # noqa: E402
 from snapstate_capture.values import capture_value  # noqa: E402
 
 SOURCE = '''"""A made-up agent loop (the source saved in the benchmark timeline)."""

@@ -18,7 +18,7 @@ from typing import Any
 import snapstate_capture as snap
 from snapstate_capture.store.hashing import GENESIS, chain_hash, content_hash
 from snapstate_capture.store import blobs
-from snapstate_capture.store.writer import chain_fields
+from snapstate_capture.store.step_record import chain_fields
 
 
 class Touch:

@@ -35,7 +35,7 @@ from typing import Any
 
 from . import chunked
 from ..store.hashing import canonical_json
-from ..values.identity import code_digest, live_code
+from ..values.code_identity import code_digest, live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, Refusal
 from ..values.registry import class_name

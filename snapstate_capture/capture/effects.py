@@ -39,7 +39,8 @@ from . import lineage
 from .frames import _PACKAGE_DIR
 from ..store.hashing import canonical_json, content_hash
 from ..options import ValueOptions
-from .recorder import PreviewOnly, active_recorder
+from .recorder import active_recorder
+from .step_capture import PreviewOnly
 from .tasks import call_site, current_task_name, current_thread_name
 from ..values import capture_value
 from ..values.identity import identity

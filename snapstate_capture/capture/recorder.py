@@ -4,6 +4,11 @@ One ``Recorder`` exists per ``record`` use (one run). While it is active, captur
 thread or asyncio task of the process append steps to it. Outside a ``record`` block every
 capture point is a cheap no-op. Nothing here raises into the user's program: a capture failure
 is recorded on the step (or, if even that fails, counted and reported once on stderr).
+
+This module holds the run's life: its start (entry facts, key, writer), its end (``finished``,
+``failed``, ``truncated``) and its pause (``waiting``, ``sleeping``). Taking steps is
+``StepCapturing``'s (``step_capture.py``); a traced run's tracer and trace writer process are
+``RunTracing``'s (``run_tracing.py``).
 """
 
 from __future__ import annotations
@@ -18,22 +23,21 @@ from typing import Any
 
 from . import lineage, rng
 from .environment import entry_facts, environment_facts
-from .frames import FrameCapturer, StackCapture
+from .frames import FrameCapturer
 from .address_layout import address_facts
 from .hashseed import seed_facts
-from .tasks import call_site, current_task_name, current_thread_name
-from ..clocks import Clocks
+from .run_tracing import RunTracing
+from .step_capture import StepCapturing
+from .tasks import call_site
 from ..trust.keys import KeyFileError, ensure_key, warn_unsigned_once
-from ..options import CaptureOptions, traced_options
+from ..options import CaptureOptions
 from ..trust.signing import RunSigner
-from ..store import task_column
 from ..errors import WriteFailed
 from ..store.locations import is_store_url
-from ..store.writer import StepRecord, TimelineWriter, process_facts
+from ..store.processes import process_facts
+from ..store.writer import TimelineWriter
 from ..store.hashing import content_hash
-from ..values import capture_value
 from ..values.exceptions import describe_exception
-from ..values.payload import caught_warnings
 
 #: Set to "1" to make every ``record`` a no-op (a kill switch for production).
 DISABLE_ENV = "SNAPSTATE_DISABLE"
@@ -56,22 +60,12 @@ def _recording() -> bool:
     return bool(_active)
 
 
-class PreviewOnly:
-    """Wraps a step's extra value that is stored as a preview only, never as a payload (an
-    effect's arguments: they are compared by digest on replay, not loaded)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
 def active_recorder() -> Recorder | None:
     """Return the innermost active recorder, or None outside any ``record`` block."""
     return _active[-1] if _active else None
 
 
-class Recorder:
+class Recorder(RunTracing, StepCapturing):
     """Records one run into a timeline file.
 
     ``path``: the ``.snap`` file (created or appended to). ``name``: the run's name.
@@ -199,21 +193,6 @@ class Recorder:
         writer.close()
         return None
 
-    def keep(self) -> bool:
-        """A held run (``held=True``) after its block: write it to the file now, whole, and
-        wait until it is stored. True when the run is in the file (a run not held, or already
-        written because it had to be, is there already); False when it could not be written.
-        Never raises."""
-        stream = self._stream
-        if not self.held or stream is None:
-            return self.run_id is not None
-        return stream.release()
-
-    def discard(self) -> None:
-        """A held run after its block: forget it; nothing of it is written (a run that was
-        written already — a checkpoint in it needed its index — stays in the file)."""
-        if self.held and self._stream is not None:
-            self._stream.drop()
     def _open_writer(self, signer: RunSigner) -> Any:
         """The run's writer: a ``TimelineWriter`` on a file; on a database store a
         ``SpoolingWriter`` (local spool, writer process: the program never waits on the
@@ -227,66 +206,6 @@ class Recorder:
             # spool over (and starts the spool's writer process) once the run is begun in it.
             return SpoolingWriter(str(self.path), signer=signer, start=not self.trace)
         return TimelineWriter(self.path, signer=signer)
-
-    def _start_tracing(self) -> None:
-        """Hand the run to a trace writer process and install the tracer (``trace`` mode)."""
-        from ..tracing.include import IncludeRule
-        from ..tracing.stream import Stream
-        from ..tracing.stream_writer import StreamWriter, hold_os_exit
-        from ..tracing.tracer import Tracer, _active as tracing
-
-        if tracing:
-            raise RuntimeError("another record block is already tracing")
-        assert self.run_id is not None
-        spool = None
-        if self._writer is not None:
-            if getattr(self._writer, "spool_path", None) is not None:
-                spool = self._writer  # kept (locked) by the stream until the run has ended
-            else:
-                self._writer.close()
-            self._writer = None
-        from ..tracing.step_tally import StepTally
-
-        stream = Stream(str(self.path), self.run_id, traced_options(self.options),
-                        begin=self._begin_in_file if self.held else None, tally=StepTally,
-                        spool=spool)
-        try:
-            stream.start()
-        except BaseException:
-            if spool is not None:  # checkpoints only: they go on into the spool
-                spool.start_writer()
-                self._writer = spool
-            raise
-        self._stream = stream
-        self._writer = StreamWriter(self)
-        tracer = Tracer(mode=self.trace or "calls", options=self.options, stream=stream,
-                        rule=IncludeRule(self.include, self.exclude))
-        self._tracer = tracer
-        from .lent_captures import LentCaptures
-
-        tracer.encoder.lent = lent = LentCaptures()  # one capture of a value for both
-        self._frames.lend_with(lent)
-        self._record_other_threads()
-        tracer.start(self.root)
-        hold_os_exit(stream)
-
-
-    def _record_other_threads(self) -> None:
-        """One step per thread already running: its stack, labelled ``not traced``."""
-        me = threading.get_ident()
-        names = {t.ident: t.name for t in threading.enumerate()}
-        for ident, frame in list(sys._current_frames().items()):
-            if ident == me or ident not in names or names[ident].startswith("snapstate-"):
-                continue
-            try:
-                record = self.build_record("checkpoint", frame,
-                                           f"thread {names[ident]}: not traced", None, None)
-                record.thread = names[ident]
-                record.task = None
-                self._writer.append_step(self.run_id, record, numbered=False)
-            except Exception as exc:  # noqa: BLE001
-                self._warn(f"could not record thread {names[ident]}: {exc}")
-
 
     def finish(self, exc: BaseException | None) -> None:
         """End the run: ``finished``, or ``failed`` with ``exc`` recorded; closes the file."""
@@ -406,171 +325,6 @@ class Recorder:
     @property
     def recording(self) -> bool:
         return self._writer is not None
-
-    # -- capture ---------------------------------------------------------------------------
-    def capture(self, kind: str, frame: types.FrameType | None, *, label: str | None = None,
-                extra: dict[str, Any] | None = None, lineno: int | None = None,
-                effect: dict[str, Any] | None = None) -> int | None:
-        """Append one step of ``kind`` with the stack ending at ``frame``; return its index.
-
-        ``extra`` values are captured with the step (checkpoint extras, return values). Never
-        raises; returns None when nothing could be written. Re-entrant calls (capture code
-        triggering capture) are ignored. ``effect`` is an effect-journal row (see
-        ``effects.py``) written in the same transaction as the step.
-        """
-        if self._writer is None or self._fault is not None or getattr(self._reentry, "busy",
-                                                                      False):
-            return None
-        self._last_raise_point = None
-        self._reentry.busy = True
-        tracer = self._tracer
-        saved = None
-        if tracer is not None:
-            tracer.check_installed()
-            saved = tracer.pause()  # user code run by capture (a __reduce__) is not a step
-        try:
-            return self._capture(kind, frame, label, extra, lineno, effect)
-        except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
-            # The step was begun and not written: what its capture cached names blobs the
-            # file does not have (a later step reusing them would point at nothing).
-            self._frames.forget()
-            self.capture_errors += 1
-            self._warn(f"capture failed at a {kind} step: {type(exc).__name__}: {exc}")
-            return None
-        except BaseException:  # Ctrl-C while capturing: the program goes on, or not
-            self._frames.forget()
-            raise
-        finally:
-            if tracer is not None:
-                tracer.resume(saved)
-            self._reentry.busy = False
-
-    def _capture(self, kind: str, frame: types.FrameType | None, label: str | None,
-                 extra: dict[str, Any] | None, lineno: int | None,
-                 effect: dict[str, Any] | None = None) -> int | None:
-        record = self.build_record(kind, frame, label, extra, lineno)
-        writer = self._writer
-        if writer is None or self.run_id is None:
-            return None
-        if effect is not None:
-            effect = self.effect_row(effect, record)
-        try:
-            if self._stream is not None and kind != "checkpoint":
-                # only checkpoint() hands its index to the program: a held run stays held
-                index = writer.append_step(self.run_id, record, effect=effect, numbered=False)
-            else:
-                index = writer.append_step(self.run_id, record, effect=effect)
-        except WriteFailed as failure:
-            self._frames.forget()  # cached refs may name blobs that were rolled back
-            self._cut_short(failure)
-            return None
-        offers, self._reentry.offers = getattr(self._reentry, "offers", None), None
-        if offers and self._tracer is not None:  # the step's blobs are with the writer now
-            self._tracer.encoder.take_offers(offers)
-        return index
-
-    def effect_row(self, effect: dict[str, Any], record: StepRecord) -> dict[str, Any]:
-        """Complete an effect-journal row with the value refs captured on its step: the
-        result (or exception) ref, plus the arguments' preview under ``"a"`` (``"ax"``: the key
-        it is sealed with, in an encrypted run, whose argument digest is keyed too)."""
-        row = dict(effect)  # "value" gets: the result ref, "a" args preview, "r" rng state
-        ref = dict(record.extra.get("result") or record.extra.get("exception") or {})
-        args_ref = record.extra.get("args")
-        if args_ref:
-            ref["a"] = args_ref.get("p")
-            if args_ref.get("x"):
-                ref["ax"] = args_ref["x"]
-        sealer = self._frames.sealer
-        if sealer is not None and row.get("args_hash"):
-            row["args_hash"] = sealer.digest(row["args_hash"])
-        by = row.pop("by", None)
-        if by:
-            ref["w"] = by  # who gave a wait's outcome, and when
-        rng_after = row.pop("rng", None)
-        if rng_after:
-            key, data = rng_after
-            record.blobs[key] = data
-            ref["r"] = key
-        row["value"] = ref
-        return row
-
-    def build_record(self, kind: str, frame: types.FrameType | None, label: str | None,
-                     extra: dict[str, Any] | None, lineno: int | None,
-                     frames: list[types.FrameType] | None = None) -> StepRecord:
-        """Capture the stack ending at ``frame`` (and ``extra``) into a ``StepRecord``."""
-        wall, mono = Clocks.time(), Clocks.monotonic()  # not the program's (``clocks.py``)
-        if frames is None:
-            frames = self._frames.walk(frame, self.root)
-            if self._tracer is not None:
-                # ``exec``'d code without a file — the ``<string>`` frames pytest-xdist's
-                # workers run tests under — is never traced, so a replay's stacks lack it
-                frames = [f for f in frames if f.f_code.co_filename != "<string>"]
-        with caught_warnings() as said:  # warnings from pickling: capture errors, not output
-            stack: StackCapture = self._frames.capture(frames, innermost_lineno=lineno)
-            extra_refs = {}
-            for name, value in (extra or {}).items():
-                if isinstance(value, PreviewOnly):
-                    captured = capture_value(value.value, name=name,
-                                             options=self.options.values, payloads=False)
-                    extra_refs[name] = self._frames.preview_ref(captured.preview, stack)
-                else:
-                    extra_refs[name] = self._frames.value_ref(value, name, stack)
-        self._frames.end_record(stack)
-        self._reentry.offers = stack.offers  # handed to the tracer once the step is written
-        stack.errors.extend(f"warning while capturing: {text}" for text in said)
-        thread = current_thread_name()
-        n_changed = self._count_changes(thread, frames, stack.innermost_digests)
-        record = StepRecord(
-            kind=kind, label=label, wall=wall, mono=mono, thread=thread,
-            task=task_column.join(current_task_name(), self.lane()),
-            function=stack.function, filename=stack.filename,
-            lineno=stack.lineno, depth=len(stack.frames), frames=stack.frames,
-            extra=extra_refs, errors=stack.errors, n_changed=n_changed,
-            blobs={k: v for k, v in stack.blobs.items()
-                   if self._writer is None or not self._writer.has_blob(k)},
-            manifests=stack.manifests, bases=stack.bases)
-        if stack.errors:
-            self.capture_errors += len(stack.errors)
-        return record
-
-    def _count_changes(self, thread: str, frames: list[types.FrameType],
-                       digests: dict[str, str]) -> int:
-        """Number of locals added, removed or changed since the innermost frame's previous step.
-
-        Remembers digests only for frames still on this thread's stack, so memory stays bounded.
-        """
-        if not frames:
-            return 0
-        known = self._last_digests.setdefault(thread, {})
-        key = id(frames[-1])
-        previous = known.get(key)
-        live = {id(f) for f in frames}
-        for stale in [k for k in known if k not in live]:
-            del known[stale]
-        known[key] = digests
-        if previous is None:
-            return len(digests)
-        changed = sum(1 for name, d in digests.items() if previous.get(name) != d)
-        return changed + sum(1 for name in previous if name not in digests)
-
-    def lane(self) -> str:
-        """The lineage steps and effects of the calling code are ordered in
-        (``lineage.current()``: its task, pool call or thread, by who spawned it)."""
-        return lineage.current()
-
-    def capture_exception(self, exc: BaseException) -> None:
-        """Append an ``exception`` step holding the stack and locals at the raise point."""
-        tb = exc.__traceback__
-        if tb is None:
-            return
-        while tb.tb_next is not None:
-            tb = tb.tb_next
-        raise_point = (type(exc), tb.tb_frame.f_code, tb.tb_lineno)
-        if raise_point == self._last_raise_point:
-            return  # already the last step: the same exception, propagating further
-        self.capture("exception", tb.tb_frame, label=f"{type(exc).__name__}",
-                     extra={"exception": exc}, lineno=tb.tb_lineno)
-        self._last_raise_point = raise_point
 
     def _warn(self, message: str) -> None:
         if self._warned:

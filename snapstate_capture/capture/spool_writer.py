@@ -29,7 +29,8 @@ from typing import Any
 
 from ..errors import StoreRefused, StoreUnreachable
 from ..store.spool import SpoolReader, spool_dir
-from ..store.writer import StepRecord, TimelineWriter
+from ..store.step_record import StepRecord
+from ..store.writer import TimelineWriter
 
 #: Seconds without progress after which the writer leaves the spool for a later writer.
 PATIENCE_ENV = "SNAPSTATE_SPOOL_PATIENCE"

@@ -30,7 +30,8 @@ from ..clocks import Clocks
 from ..errors import TimelineError, WriteFailed
 from ..store.locations import location_label
 from ..store.spool import SpoolFile, spool_dir
-from ..store.writer import StepRecord, process_facts
+from ..store.processes import process_facts
+from ..store.step_record import StepRecord
 
 #: Seconds the end of a recording waits for the writer process to store what is spooled
 #: before the program goes on (the writer keeps storing it in the background).

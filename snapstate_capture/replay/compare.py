@@ -15,11 +15,11 @@ import os
 import types
 from typing import Any
 
-from ..capture.recorder import PreviewOnly
+from ..capture.step_capture import PreviewOnly
 from ..options import ValueOptions
 from ..store import previews
 from ..store.reader import Step, Timeline, Value
-from ..store.writer import StepRecord
+from ..store.step_record import StepRecord
 from ..values import capture_value
 from ..values.addresses import text_without_addresses
 from ..values.identity import same_objects

@@ -20,7 +20,7 @@ from typing import Any
 from ..capture import chunked
 from ..store.hashing import content_hash
 from ..options import ValueOptions
-from ..capture.recorder import PreviewOnly
+from ..capture.step_capture import PreviewOnly
 from ..store.reader import Step, Timeline
 from ..values.payload import serialize
 from .compare import inline_digest

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import SnapStateError, TimelineError
 from ..capture import lineage
-from ..capture.recorder import Recorder, _recording, current_task_name, current_thread_name
+from ..capture.recorder import Recorder, _recording
+from ..capture.tasks import current_task_name, current_thread_name
 from ..capture.rng import restore_states
 from ..store.reader import Step
 from .fork import open_fork

@@ -54,7 +54,7 @@ def interact(mode: str, frame: types.FrameType, index: int, step: Step,
     what continuing does; ``entry``: the run's (``ends_mid_line``). Returns True when the user
     quit pdb (``q``): the caller ends the replay there, as ``q`` ends a program run under
     pdb."""
-    from ..capture.recorder import PreviewOnly
+    from ..capture.step_capture import PreviewOnly
 
     values = {name: value.value if isinstance(value, PreviewOnly) else value
               for name, value in (values or {}).items()}

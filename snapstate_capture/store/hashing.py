@@ -38,7 +38,7 @@ def chain_hash(previous: bytes, record: dict[str, Any]) -> bytes:
     """Return the chain hash of one step ``record`` following the chain value ``previous``.
 
     ``record`` is the step's stored fields that matter for integrity (kind, label, times,
-    thread, task, frame hashes, extra, errors); see ``store.writer.StepRecord.chain_fields``.
+    thread, task, frame hashes, extra, errors); see ``store.step_record.StepRecord.chain_fields``.
     """
     h = hashlib.blake2b(previous, digest_size=DIGEST_SIZE)
     h.update(canonical_json(record))

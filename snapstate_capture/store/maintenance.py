@@ -28,7 +28,8 @@ from .engine import ReadEngine
 from .sqlite.connection import DB_ERRORS
 from .locations import is_store_url, open_read_engine, open_write_engine
 from .reader import Run, Timeline, open_timeline
-from .writer import StepRecord, TimelineWriter
+from .step_record import StepRecord
+from .writer import TimelineWriter
 
 _HEX_KEY = re.compile(r"[0-9a-f]{32}")
 #: JSON blobs larger than this are not scanned for keys (no frame record or preview is).

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import chunks, task_column
-from .writer import StepRecord
+from .step_record import StepRecord
 
 if TYPE_CHECKING:
     from .reader import Run

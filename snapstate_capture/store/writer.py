@@ -1,109 +1,34 @@
 """Appending runs, steps and blobs to a timeline.
 
 ``TimelineWriter`` is the only writer on the capture side: it keeps each run's hash chain and
-signature, encodes blobs (deltas against recent versions), and hands rows to the store's write
-engine (``store.engine.WriteEngine``; the SQLite file's is ``store.sqlite.writing``). It is
-thread-safe (one lock around the engine) and commits each step in its own transaction, so a
-killed recorder leaves every completed step in the store.
+signature, encodes blobs (deltas against recent versions: ``blob_writes.py``), and hands rows
+to the store's write engine (``store.engine.WriteEngine``; the SQLite file's is
+``store.sqlite.writing``). It is thread-safe (one lock around the engine) and commits each step
+in its own transaction, so a killed recorder leaves every completed step in the store. The steps
+it is handed are ``StepRecord``s (``step_record.py``).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import contextlib
-import functools
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from ..clocks import Clocks
 from ..errors import WriteFailed
-from .hashing import GENESIS, chain_hash  # noqa: F401 - GENESIS: bench imports it from here
-from . import blobs, sealing
+from .blob_writes import BlobWrites
+from .hashing import GENESIS, chain_hash
+from . import sealing
 from .leases import claim_continuation
-from .processes import process_start_marker
+from .processes import process_facts
 from .sealing import RunState
 from .locations import location_label, open_write_engine
-
-
-#: Bytes of recently written blobs kept as delta bases, and the largest blob kept.
-RECENT_LIMIT = 32 * 1024 * 1024
-RECENT_MAX_BLOB = 4 * 1024 * 1024
-
-
-#: ``json.dumps`` with its defaults, as SnapState's own encoder: a program may patch
-#: ``json.dumps`` while it is recorded, and the steps written in its process must not call it.
-_json_text = json.JSONEncoder().encode
-
-
-@dataclass
-class StepRecord:
-    """One step as the recorder hands it to the writer.
-
-    ``frames`` holds frame-record hashes (hex), outermost first; ``extra`` maps names to value
-    refs (see ``frames.value_ref``); ``errors`` lists capture-error texts; ``blobs`` maps hex
-    hashes to raw bytes that must be in the file before the step is (written in the same
-    transaction, skipped when already present). ``manifests`` names the keys in ``blobs`` that are
-    manifests (see ``blobs.py``); ``bases`` maps a key to the key of a previous version of the same
-    thing, which the writer may store it as a delta against (docs/storage.md).
-    """
-
-    kind: str
-    label: str | None
-    wall: float
-    mono: float
-    thread: str
-    task: str | None
-    function: str | None
-    filename: str | None
-    lineno: int | None
-    depth: int
-    frames: list[str]
-    extra: dict[str, Any] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-    n_changed: int = 0
-    blobs: dict[str, bytes] = field(default_factory=dict)
-    manifests: set[str] = field(default_factory=set)
-    bases: dict[str, str] = field(default_factory=dict)
-
-    def chain_fields(self, version: int = sealing.VERSION) -> dict[str, Any]:
-        """The fields covered by the step hash chain: every column of the step's row."""
-        return sealing.step_fields(
-            self.kind, self.label, self.wall, self.mono, self.thread, self.task, self.frames,
-            self.extra, self.errors, function=self.function, filename=self.filename,
-            lineno=self.lineno, depth=self.depth, n_changed=self.n_changed, version=version)
-
-
-#: The dicts hashed into the chain for a ``steps`` row and a trace chunk (``store.sealing``).
-chain_fields = sealing.step_fields
-chunk_chain_fields = sealing.chunk_fields
-
-
-def _step_row(run_id: str, index: int, record: StepRecord, digest: bytes) -> tuple:
-    return (run_id, index, record.kind, record.label, record.wall, record.mono, record.thread,
-            record.task, record.function, record.filename, record.lineno, record.depth,
-            _json_text(record.frames), _json_text(record.extra) if record.extra else None,
-            _json_text(record.errors) if record.errors else None, record.n_changed, digest)
-
-
-def process_facts() -> dict[str, Any]:
-    """What a run's header says of the process recording it, taken now: ``started`` (epoch
-    seconds), ``pid``, ``host`` and ``proc_start`` (``process_start_marker``)."""
-    pid = os.getpid()
-    return dict(started=Clocks.time(), pid=pid, host=socket.gethostname(),
-                proc_start=_own_start_marker(pid))
-
-
-@functools.lru_cache(maxsize=8)
-def _own_start_marker(pid: int) -> str | None:
-    """``process_start_marker`` of this process, ``pid`` (read once: a process's start never
-    changes; a forked child has another pid, so it reads its own)."""
-    return process_start_marker(pid)
+from .step_record import StepRecord, _json_text, _step_row, chunk_chain_fields
 
 
 class Unsigned:
@@ -126,7 +51,7 @@ _EFFECT_COLUMNS = ("seq", "step", "site", "task", "ordinal", "name", "args_hash"
                    "value")
 
 
-class TimelineWriter:
+class TimelineWriter(BlobWrites):
     """Writes runs into one timeline file (created if missing, appended to otherwise).
 
     Raises ``TimelineError`` from the constructor when the file cannot be opened for writing.
@@ -202,10 +127,6 @@ class TimelineWriter:
         statement = sealing.run_statement(state)  # made once: sealed and signed
         seal = sealing.seal_of(state, statement) if state.version >= 2 else None
         return seal, self._signer.sign(state, statement) if state.key_id is not None else None
-
-    def has_blob(self, key: str) -> bool:
-        """True when blob ``key`` (hex) was written by this writer already (cheap, in memory)."""
-        return key in self._known
 
     @contextlib.contextmanager
     def _transaction(self, *, immediate: bool = False) -> Iterator[Any]:
@@ -402,54 +323,6 @@ class TimelineWriter:
         """How many effect-journal rows the run has (as this writer knows them)."""
         with self._lock:
             return len(self._effect_seqs.get(run_id, ()))
-
-    def _insert_blobs(self, items: dict[str, bytes], manifests: set[str] | frozenset = frozenset(),
-                      bases: dict[str, str] | None = None, into: list[tuple] | None = None
-                      ) -> None:
-        """Queue the blobs not yet in the file (as deltas where a base is known), inside a
-        ``_transaction``, which forgets them again if it is rolled back; ``into``: add their
-        rows there for the caller to insert (later in the same transaction)."""
-        rows = []
-        for key, data in items.items():
-            if key in self._known:
-                continue
-            base = None
-            depth = 0
-            base_key = bases.get(key) if bases else None
-            if base_key is not None:
-                known = self._recent.get(base_key)
-                if known is not None and known[1] < blobs.max_chain(len(data)):
-                    base = (bytes.fromhex(base_key), known[0])
-            digest, codec, stored = blobs.encode(data, base, manifest=key in manifests,
-                                                 key=bytes.fromhex(key))
-            if blobs.delta_base(codec, stored) is not None:
-                depth = self._recent[base_key][1] + 1  # type: ignore[index]
-            rows.append((digest, codec, len(data), stored))
-            self._known.add(key)
-            self._pending.append(key)
-            self._remember(key, data, depth)
-        if into is not None:
-            into.extend(rows)
-        elif rows:
-            self.engine.insert_blobs(rows)
-
-    def _remember(self, key: str, data: bytes, depth: int) -> None:
-        """Keep ``data`` as a possible delta base (only blobs small enough to be worth it)."""
-        if len(data) > RECENT_MAX_BLOB:
-            return
-        self._recent[key] = (data, depth)
-        self._recent_bytes += len(data)
-        while self._recent_bytes > RECENT_LIMIT:
-            _, (old, _) = self._recent.popitem(last=False)
-            self._recent_bytes -= len(old)
-
-    def add_stored_blobs(self, rows: list[tuple[bytes, int, int, bytes]]) -> None:
-        """Insert blob rows exactly as another file stores them (``(hash, codec, size, data)``;
-        deltas need their bases among them). For ``export``; one transaction."""
-        with self._lock:
-            with self._transaction() as engine:
-                engine.insert_blobs(rows)
-            self._known.update(row[0].hex() for row in rows)
 
     def add_effect(self, run_id: str, row: dict[str, Any], blob_items: dict[str, bytes]) -> None:
         """Append one entry to the run's effect journal (see schema ``effects``)."""

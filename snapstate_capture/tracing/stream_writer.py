@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from ..errors import WriteFailed
-from ..store.writer import StepRecord
+from ..store.step_record import StepRecord
 
 _FIELDS = tuple(field.name for field in dataclasses.fields(StepRecord))
 

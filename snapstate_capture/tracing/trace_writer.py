@@ -31,7 +31,8 @@ from ..store.trace_items import BLOB, FULL, LINE_BITS, LINE_MASK, VALUE
 from .value_encoder import resolve_marshaled
 from ..store import chunks
 from ..errors import WriteFailed
-from ..store.writer import StepRecord, TimelineWriter
+from ..store.step_record import StepRecord
+from ..store.writer import TimelineWriter
 
 CHUNK_SECONDS = 0.25
 _HEADER = struct.Struct("<I")

@@ -15,7 +15,7 @@ from ..options import ValueOptions
 from . import clients  # noqa: F401 - registers HTTP and model-API clients as machinery
 from . import event_loops  # noqa: F401 - registers asyncio event loops as machinery
 from . import known_types  # noqa: F401 - registers the previews of exceptions, numpy, pandas…
-from .identity import capture_identity
+from .identity_at_capture import capture_identity
 from .payload import Serialized, caught_warnings, loads, serialize
 from .placeholder import Placeholder
 from .preview import MACHINERY, PreviewBuilder, redacted_preview, safe_repr, type_name
@@ -59,7 +59,7 @@ def capture_value(obj: Any, *, name: str | None = None, options: ValueOptions,
     store the identity digest in the preview (False for bounded traced values, which are
     compared by their preview — unless it shows an int that may be an object's address:
     ``addresses.py``). ``identity_memo``: this slot's memo for
-    ``identity.capture_identity`` (kept by the caller, updated).
+    ``identity_at_capture.capture_identity`` (kept by the caller, updated).
     """
     if name is not None and options.is_secret(name):
         return _guarded(obj, name, options, payloads, reuse, plain_payload, identify,

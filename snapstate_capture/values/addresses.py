@@ -136,7 +136,7 @@ def local_address(value: Any) -> str | None:
     equal to no such object's id). pyparsing's ``ParserElement.__hash__`` returns
     ``id(self)``, ``json``'s encoder keeps ``markerid = id(dct)``, PyYAML's
     ``flatten_mapping`` ``key_id = id(pair[0].value)``: a bare int holding an address, which
-    capture stores as what it names (``identity.capture_identity``) instead of inline,
+    capture stores as what it names (``identity_at_capture.capture_identity``) instead of inline,
     compared by number. It is looked for beneath the locals as a memo's ids are (from
     ``HEAP_MIN`` up)."""
     if type(value) is not int or not could_be_live_address(value):

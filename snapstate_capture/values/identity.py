@@ -32,38 +32,28 @@ A part seen again inside the same value gives the same digest as its first sight
 and copied parts are not told apart); a cycle refers back by depth. The digest is a hex
 BLAKE2b-128. ``identity(obj)`` returns None (unknown: callers fall back to payload bytes) when
 the value has more than ``budget`` parts or cannot be read.
+
+Code, functions and classes are digested in ``code_identity.py``; the bounded digest each
+preview stores at capture is ``identity_at_capture.py``'s.
 """
 
 from __future__ import annotations
 
 import copyreg
-import hashlib
 import marshal
-from bisect import bisect_left, insort
-from itertools import compress
-from operator import and_ as _and, is_ as _is, is_not as _is_not, not_ as _not
 import types
-import weakref
 from typing import Any, Callable
 
-from .addresses import (could_be_address, could_be_live_address, local_address,
-                        stack_addresses, text_without_addresses)
+from .addresses import could_be_address, stack_addresses, text_without_addresses
+from .code_identity import _callable_digest, _class_digest, _h, _qualified, code_digest, live_code
 from .reducers import REDUCERS, REFUSED_BY_TYPE
 from .registry import MACHINERY
-from .static import own_namespace, static_attributes
+from .static import static_attributes
 
-__all__ = ["CAPTURE_BUDGET", "DEFAULT_BUDGET", "capture_identity", "code_digest", "identity",
-           "live_code", "same_objects"]
+__all__ = ["DEFAULT_BUDGET", "identity", "same_objects"]
 
 #: Parts visited at most per value before the digest is given up (unknown, not "different").
 DEFAULT_BUDGET = 200_000
-#: The budget at capture time (``capture_identity``): a value with more parts is stored without
-#: an identity digest and compared by payload, or by a full ``identity`` where both sides are
-#: loaded (replay). Keeps capture cheap: a 5,000-part walk costs a few milliseconds.
-CAPTURE_BUDGET = 5_000
-#: Classes whose instances went over ``CAPTURE_BUDGET`` this often are not walked again at
-#: capture (a big object changed at every step would pay the walk at every step).
-OVER_BUDGET_LIMIT = 3
 _PROTOCOL = 5
 _PLAIN_REDUCE = object.__reduce_ex__
 _SCALAR_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes})
@@ -79,90 +69,6 @@ _LIVE_NAMES = frozenset({
 
 class _Unknown(Exception):
     """The value cannot be given a digest (too many parts, or a part that cannot be read)."""
-
-
-def _h(*parts: bytes) -> bytes:
-    """BLAKE2b-128 of ``parts``, each length-prefixed (no two part lists hash alike)."""
-    return _blake(b"".join([len(p).to_bytes(4, "little") + p for p in parts]),
-                  digest_size=16).digest()
-
-
-_blake = hashlib.blake2b
-
-
-def _qualified(obj: Any) -> bytes:
-    module = getattr(obj, "__module__", None)
-    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
-    return f"{module if isinstance(module, str) else '?'}:{qualname if isinstance(qualname, str) else '?'}".encode()
-
-
-_CODE_CACHE: "weakref.WeakKeyDictionary[types.CodeType, bytes]" = weakref.WeakKeyDictionary()
-
-
-def code_digest(code: types.CodeType) -> bytes:
-    """16-byte digest of a code object: its qualified name, bytecode, names and constants
-    (nested code by digest, frozensets by members). Line numbers and file paths do not count,
-    so the same function in another checkout or at another line has the same digest."""
-    found = _CODE_CACHE.get(code)
-    if found is None:
-        consts = []
-        for const in code.co_consts:
-            if isinstance(const, types.CodeType):
-                consts.append(b"c" + code_digest(const))
-            elif isinstance(const, frozenset):
-                consts.append(b"f" + b"".join(sorted(_const_bytes(m) for m in const)))
-            else:
-                consts.append(_const_bytes(const))
-        found = _h(b"code", getattr(code, "co_qualname", code.co_name).encode(), code.co_code,
-                   "\x00".join(code.co_names).encode(), "\x00".join(code.co_varnames).encode(),
-                   "\x00".join(code.co_freevars).encode(), str(code.co_argcount).encode(),
-                   str(code.co_flags).encode(), *consts)
-        _CODE_CACHE[code] = found
-    return found
-
-
-def _const_bytes(const: Any) -> bytes:
-    try:
-        return marshal.dumps(const, 0)
-    except ValueError:
-        return repr(const).encode()
-
-
-_CLASS_CACHE: "weakref.WeakKeyDictionary[type, bytes]" = weakref.WeakKeyDictionary()
-
-
-def _class_digest(cls: type) -> bytes:
-    """A class by qualified name and the code of what it defines (methods, properties…)."""
-    found = _CLASS_CACHE.get(cls)
-    if found is None:
-        members = []
-        try:
-            namespace = dict(own_namespace(cls))
-        except Exception:  # noqa: BLE001 - a class whose namespace cannot be read: name only
-            namespace = {}
-        for name in sorted(k for k in namespace if isinstance(k, str)):
-            digest = _callable_digest(namespace[name])
-            if digest is not None:
-                members.append(name.encode() + b"=" + digest)
-        found = _h(b"class", _qualified(cls), *members)
-        _CLASS_CACHE[cls] = found
-    return found
-
-
-def _callable_digest(obj: Any) -> bytes | None:
-    """Digest of a function-like member of a class namespace, or None for plain data."""
-    cls = type(obj)
-    if cls is types.FunctionType:
-        return _h(b"fn", _qualified(obj), code_digest(obj.__code__))
-    if cls is staticmethod or cls is classmethod:
-        inner = _callable_digest(obj.__func__)
-        return _h(cls.__name__.encode(), inner or b"?")
-    if cls is property:
-        return _h(b"property", *[_callable_digest(f) or b"-" for f in (obj.fget, obj.fset,
-                                                                      obj.fdel)])
-    if cls is type or isinstance(obj, type):
-        return _h(b"classref", _qualified(obj))
-    return None
 
 
 _ADDRESS = b"address"  # an address part digests to _h(_ADDRESS, what it names)
@@ -397,19 +303,6 @@ _LIVE_TYPES = (types.FrameType, types.TracebackType, types.GeneratorType, types.
                types.AsyncGeneratorType)
 
 
-def live_code(obj: Any) -> Any:
-    """The code object of a generator, coroutine or async generator (what its identity digest
-    holds beside its type), else None: two generators of one function's two generator
-    expressions share their type, qualified name and repr, not their code. Read from the
-    interpreter's own attributes (no program code runs)."""
-    cls = type(obj)
-    if cls is types.GeneratorType:
-        return obj.gi_code
-    if cls is types.CoroutineType:
-        return obj.cr_code
-    if cls is types.AsyncGeneratorType:
-        return obj.ag_code
-    return None
 
 
 def _live(obj: Any, name: str) -> bytes:
@@ -480,110 +373,3 @@ def same_objects(a: Any, b: Any) -> bool:
     either is too big to walk (``DEFAULT_BUDGET``)."""
     first = identity(a)
     return first is not None and first == identity(b)
-
-
-#: ``_h``'s length prefix of a 16-byte part.
-_PREFIX16 = (16).to_bytes(4, "little")
-_DICT_TAG = len(b"dict").to_bytes(4, "little") + b"dict"
-
-
-def _flat_dict(obj: dict, memo: list[Any]) -> str | None:
-    """``identity`` of an exact dict whose keys and values are all scalars, or None for any
-    other dict (or one holding an int that is an address, ``_names_an_address``: ``identity``
-    digests it as what it names; in the incremental case below only the ints that changed are
-    looked up — one that stays while an object comes to live at its address is not). Each
-    item's digest is ``_h(_scalar(key), _scalar(value))`` (what the walker
-    computes) and the dict's is the hash of those digests sorted (any order of items gives the
-    same). ``memo`` holds the previous call's keys and values (kept alive: their ids cannot be
-    reused), the item digests, their sorted list and the dict's digest. When the keys are the
-    same objects in the same order, only the items whose value is another object are hashed
-    and moved in the sorted list (no type scan, no sort: those are the only new objects) —
-    scalars are immutable, so that is exact; any other change hashes the items that are not
-    the same objects and sorts again. Comparisons run at C speed."""
-    keys = list(obj)
-    values = list(dict.values(obj))
-    if len(memo) == 5 and len(keys) == len(memo[0]) and all(map(_is, keys, memo[0])):
-        old_values, parts, ordered, digest = memo[1:]
-        changed = list(compress(range(len(values)), map(_is_not, values, old_values)))
-        if changed:
-            kinds = {type(values[i]) for i in changed}
-            if not kinds <= _SCALAR_TYPES or (int in kinds and _names_an_address(
-                    obj, [values[i] for i in changed])):
-                memo.clear()  # (an address: ``identity`` digests it as what it names)
-                return None
-            parts, ordered = list(parts), list(ordered)
-            for i in changed:
-                del ordered[bisect_left(ordered, parts[i])]
-                key, value = keys[i], values[i]
-                parts[i] = _PREFIX16 + _h(_scalar(key, type(key)), _scalar(value, type(value)))
-                insort(ordered, parts[i])
-            digest = _blake(_DICT_TAG + b"".join(ordered), digest_size=16).hexdigest()
-        memo[:] = [keys, values, parts, ordered, digest]
-        return digest
-    key_kinds, value_kinds = set(map(type, keys)), set(map(type, values))
-    if not (key_kinds <= _SCALAR_TYPES and value_kinds <= _SCALAR_TYPES) or (
-            int in key_kinds | value_kinds and _names_an_address(obj, [*keys, *values])):
-        memo.clear()
-        return None
-    if memo:
-        old_keys, old_values, old_parts = memo[:3]
-        same = list(map(_and, map(_is, keys, old_keys), map(_is, values, old_values)))
-        parts = old_parts[:len(keys)] + [b""] * (len(keys) - len(old_parts))
-        stale = [*compress(range(len(same)), map(_not, same)), *range(len(same), len(keys))]
-    else:
-        parts = [b""] * len(keys)
-        stale = range(len(keys))
-    for i in stale:
-        key, value = keys[i], values[i]
-        parts[i] = _PREFIX16 + _h(_scalar(key, type(key)), _scalar(value, type(value)))
-    ordered = sorted(parts)
-    digest = _blake(_DICT_TAG + b"".join(ordered), digest_size=16).hexdigest()
-    memo[:] = [keys, values, parts, ordered, digest]
-    return digest
-
-
-def _names_an_address(obj: dict, parts: list[Any]) -> bool:
-    """Whether an int among ``parts`` (``obj``'s keys and values, scalars) is an address that
-    ``identity`` would digest as what it names: the dict's own id, or a local's or an object's
-    beneath the locals (``addresses.stack_addresses``, as ``identity`` looks them up). Ints
-    that merely could be addresses (a byte count, a timestamp in ms: one in eight is aligned)
-    stay plain, so such a dict keeps its incremental digest; before, any of them sent every
-    capture of it through the whole walk and the stack search."""
-    big = {part for part in parts if type(part) is int and could_be_live_address(part)}
-    return bool(big) and (id(obj) in big or bool(stack_addresses(big, memo=True)))
-
-
-_OVER_BUDGET: "weakref.WeakKeyDictionary[type, int]" = weakref.WeakKeyDictionary()
-_SIZED = (list, tuple, dict, set, frozenset)
-
-
-def capture_identity(obj: Any, memo: list[Any] | None = None) -> str | None:
-    """``identity(obj)`` within ``CAPTURE_BUDGET``, as stored in a preview (``"identity"``);
-    for an int that is the id of a local on the stack, "an address" and the local's function
-    and name (``addresses.local_address``); None for other scalars (their pickle is canonical), for values over budget, and at once for builtin containers longer than the budget
-    and for classes whose instances went over it ``OVER_BUDGET_LIMIT`` times.
-    ``memo``: kept by the caller between captures of the same slot (start with ``[]``); an
-    exact dict of scalars then re-hashes only the items that are not the same objects as at
-    the last call (``_flat_dict``)."""
-    cls = type(obj)
-    if cls in _SCALAR_TYPES:
-        where = local_address(obj) if cls is int else None
-        if where is not None:  # the id of a local: an address, named as ``identity`` does
-            return _h(b"v", _h(_ADDRESS, b"local " + where.encode())).hex()
-        return None  # a scalar's payload pickle is its canonical form already
-    if cls in _SIZED and len(obj) > CAPTURE_BUDGET:
-        return None
-    if memo is not None and cls is dict:
-        digest = _flat_dict(obj, memo)
-        if digest is not None:
-            return digest
-    misses = _OVER_BUDGET.get(cls, 0) if cls not in _SIZED else 0
-    if misses >= OVER_BUDGET_LIMIT:
-        return None
-    digest = identity(obj, budget=CAPTURE_BUDGET)
-    if digest is None and cls not in _SIZED:
-        try:
-            _OVER_BUDGET[cls] = misses + 1
-        except TypeError:  # not weak-referenceable: walked again next time
-            return None
-    return digest

@@ -12,7 +12,8 @@ import textwrap
 
 from snapstate_capture.values.addresses import (could_be_address, holds_stack_address,
                                                 local_address)
-from snapstate_capture.values.identity import capture_identity, identity
+from snapstate_capture.values.identity import identity
+from snapstate_capture.values.identity_at_capture import capture_identity
 from tests.conftest import run_cli
 
 

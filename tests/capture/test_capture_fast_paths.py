@@ -286,7 +286,7 @@ def test_ints_that_look_like_addresses_keep_a_dicts_digest_incremental(monkeypat
     from snapstate_capture.capture.valuecache import ValueCache
     from snapstate_capture.options import CaptureOptions
     from snapstate_capture.store.hashing import canonical_json
-    from snapstate_capture.values import identity as identity_module
+    from snapstate_capture.values import identity_at_capture as identity_module
 
     from tests.conftest import count_calls
 

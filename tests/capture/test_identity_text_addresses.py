@@ -9,7 +9,8 @@ import pytest
 
 from snapstate_capture.replay.compare import inline_digest
 from snapstate_capture.replay.fastpath import FastMatcher
-from snapstate_capture.values.identity import capture_identity, identity
+from snapstate_capture.values.identity import identity
+from snapstate_capture.values.identity_at_capture import capture_identity
 
 ONE = "Re:(<function <lambda> at 0x7ffff479cea0>)"
 TWO = "Re:(<function <lambda> at 0x7fffefb0d6c0>)"

@@ -80,7 +80,8 @@ def test_corrupt_missing_and_cyclic_rows_raise_blob_errors():
 
 
 def test_delta_chains_are_bounded_by_the_writer(tmp_path):
-    from snapstate_capture.store.writer import StepRecord, TimelineWriter
+    from snapstate_capture.store.step_record import StepRecord
+    from snapstate_capture.store.writer import TimelineWriter
 
     writer = TimelineWriter(tmp_path / "chain.snap")
     run = writer.begin_run(name="chain", entry={}, env={})
@@ -104,7 +105,8 @@ def test_delta_chains_are_bounded_by_the_writer(tmp_path):
 def test_rolled_back_blobs_are_forgotten(tmp_path):
     """A step whose transaction fails leaves no trace in the writer: its blobs are written
     again by the next step, never skipped as known or used as a delta base."""
-    from snapstate_capture.store.writer import StepRecord, TimelineWriter
+    from snapstate_capture.store.step_record import StepRecord
+    from snapstate_capture.store.writer import TimelineWriter
 
     writer = TimelineWriter(tmp_path / "rb.snap")
     run_id = writer.begin_run(name="rb", entry={}, env={})

@@ -69,7 +69,8 @@ def test_leaf_fast_path_gives_what_the_careful_path_gives(node, monkeypatch):
 
 def test_the_writer_stores_blobs_under_the_capture_side_key_and_reads_check_it(tmp_path):
     from snapstate_capture.store.hashing import content_hash
-    from snapstate_capture.store.writer import StepRecord, TimelineWriter
+    from snapstate_capture.store.step_record import StepRecord
+    from snapstate_capture.store.writer import TimelineWriter
 
     path = tmp_path / "keys.snap"
     writer = TimelineWriter(path)

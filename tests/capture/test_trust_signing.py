@@ -10,7 +10,8 @@ import pytest
 
 import snapstate_capture as snap
 from snapstate_capture.trust import keys
-from snapstate_capture.store.writer import StepRecord, TimelineWriter
+from snapstate_capture.store.step_record import StepRecord
+from snapstate_capture.store.writer import TimelineWriter
 from snapstate_capture.trust.signing import RunSigner
 from snapstate_capture.trust.verify import verify_timeline
 from tests.conftest import run_python

@@ -13,8 +13,8 @@ import pytest
 
 from snapstate_capture.options import ValueOptions
 from snapstate_capture.values import capture_value
-from snapstate_capture.values.identity import (CAPTURE_BUDGET, capture_identity, identity,
-                                               same_objects)
+from snapstate_capture.values.identity import identity, same_objects
+from snapstate_capture.values.identity_at_capture import CAPTURE_BUDGET, capture_identity
 from tests.conftest import ROOT
 
 

@@ -44,7 +44,8 @@ def test_a_run_begun_while_gc_marks_keeps_the_blobs_it_found_stored(store_locati
 
 
 def test_gc_on_a_store_while_a_run_is_recorded(pg_server, monkeypatch):
-    from snapstate_capture.store.writer import StepRecord, TimelineWriter
+    from snapstate_capture.store.step_record import StepRecord
+    from snapstate_capture.store.writer import TimelineWriter
 
     url = pg_server.create_database("gc_while_recording")
     monkeypatch.setenv("SNAPSTATE_SPOOL", "0")

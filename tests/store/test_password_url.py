@@ -3,7 +3,8 @@ store open it with the password, and never print it."""
 
 from __future__ import annotations
 
-from snapstate_capture.store.writer import StepRecord, TimelineWriter
+from snapstate_capture.store.step_record import StepRecord
+from snapstate_capture.store.writer import TimelineWriter
 from tests.conftest import run_cli
 
 PASSWORD = "s3cret-pw"

@@ -130,7 +130,8 @@ def _crashed_run(url: str, tmp_path) -> str:
     import subprocess
     import time
 
-    from snapstate_capture.store.writer import StepRecord, TimelineWriter
+    from snapstate_capture.store.step_record import StepRecord
+    from snapstate_capture.store.writer import TimelineWriter
     from snapstate_capture.trust.keys import find_key, generate_key
     from snapstate_capture.trust.signing import RunSigner
 

@@ -20,7 +20,9 @@ import snapstate_capture as snap
 from snapstate_capture.capture import spool_writer
 from snapstate_capture.capture.spool_writer import StoreSink, drain
 from snapstate_capture.store.spool import SpoolFile, SpoolReader
-from snapstate_capture.store.writer import StepRecord, TimelineWriter, process_facts
+from snapstate_capture.store.processes import process_facts
+from snapstate_capture.store.step_record import StepRecord
+from snapstate_capture.store.writer import TimelineWriter
 from snapstate_capture.trust.keys import find_key, generate_key
 from snapstate_capture.trust.signing import RunSigner
 from snapstate_capture.trust.verify import verify_timeline
