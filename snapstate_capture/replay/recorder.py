@@ -56,6 +56,7 @@ class ReplayRecorder(EffectServing, Recorder):
         self._fast = FastMatcher(session.timeline, options.values,
                                  session.run.entry.get("cwd") or os.getcwd(), session.relocation)
         self._turn = threading.Condition()
+        self.waiting_for_live: dict[str, int] = {}  # ``EffectServing._wait_for_live``
         self._read_lock = threading.Lock()
         self._order = recorded_order(session)
         #: Served ``async`` effects return in the recorded order (``effect_turns``).

@@ -90,6 +90,9 @@ class EffectServing:
         if not self.live:
             await self.effect_turns().served(call.recorded_step)
 
+    #: Lineage -> how many of its calls wait in ``_wait_for_live`` (set per replay).
+    waiting_for_live: dict[str, int]
+
     def _wait_for_live(self) -> bool:
         """A call the journal has nothing more for, made while a live continuation is due
         (``--live``/resume at a step not reached yet — another thread takes it): wait, at most
@@ -101,8 +104,16 @@ class EffectServing:
             # asyncio tasks share this thread: waiting would stop the task that takes the
             # stop step. The call runs for real; the replay is live by the time it ends.
             return True
+        waiting = self.waiting_for_live
+        lane = self.lane()
         with turn:
-            turn.wait_for(lambda: self.live, TURN_WAIT)
+            waiting[lane] = waiting.get(lane, 0) + 1  # a stop does not wait for its steps
+            try:
+                turn.wait_for(lambda: self.live, TURN_WAIT)
+            finally:
+                waiting[lane] -= 1
+                if not waiting[lane]:
+                    del waiting[lane]
         return self.live
 
     def serve_effect(self, call: EffectCall) -> None:

@@ -91,6 +91,7 @@ class TracedReplayRecorder(Recorder):
         self._effect_turns: EffectTurns | None = None
         #: Notified when the replay goes live (a call in flight waits for it: ``_serve``).
         self._turn = threading.Condition()
+        self.waiting_for_live: dict[str, int] = {}  # ``EffectServing._wait_for_live``
         self._point: Any = None
         #: The ``waiting`` step a resume stops at, once reached (``take_resumption``).
         self._resume_at: int | None = None
@@ -145,6 +146,22 @@ class TracedReplayRecorder(Recorder):
             await others_caught_up(self, point.index, call.task)
 
     await_turn_async = served_in_order  # traced runs compare per lineage
+
+    def await_turn(self, call: Any) -> None:
+        """A served call in a thread, before its step: while a stop is pending in another
+        thread, one recorded after the stop waits (at most ``TURN_WAIT`` s) until the replay
+        reached it. A pool worker went on to its next served effect before another worker
+        reached the stop, and the fork was refused for the step made ahead (``ran_ahead``)."""
+        from .traced_stop import thread_of
+
+        point, step = self._point, call.recorded_step
+        if (point is None or point.reached or self.live or step is None
+                or step <= point.index or thread_of(call.task) == thread_of(point.lane)):
+            return
+        from .serving import TURN_WAIT
+
+        with self._turn:
+            self._turn.wait_for(lambda: point.reached or self.live, TURN_WAIT)
 
     async def await_live(self, call: Any) -> None:
         """An ``async`` effect in flight when the run died, called in asyncio's thread before
@@ -202,8 +219,10 @@ class TracedReplayRecorder(Recorder):
 
     def stop_reached(self) -> None:
         """The replay made the stop's step: the effects held back for it return in their
-        turn (``EffectTurns.hold``)."""
+        turn (``EffectTurns.hold``, ``await_turn``)."""
         self.effect_turns().unhold()
+        with self._turn:
+            self._turn.notify_all()
 
     def catch_up_to(self, index: int) -> None:
         """Compare every scratch step written so far (in the calling thread) and check that
@@ -228,6 +247,9 @@ class TracedReplayRecorder(Recorder):
         if (point is not None and not self.live and point.full
                 and point.reached_full(kind, label, self.lane())):
             self.stop_reached()
+            from .traced_stop import other_threads_caught_up
+
+            other_threads_caught_up(self, point.index)
             if self.session.config.mode == "resume":
                 if kind != "waiting":
                     self.session.fail(f"step {point.index} is a {kind} step, not the wait "
@@ -422,6 +444,13 @@ class _Follower:
         self.catch_up()
         with self._lock:
             return self.comparison.first_unmet(index)
+
+    def waiting_on(self, index: int, held: set[str]) -> Any:
+        """The first recorded step at most ``index`` the replay is still to make
+        (``TracedComparison.waiting_on``), or None; takes nothing as met."""
+        self.catch_up()
+        with self._lock:
+            return self.comparison.waiting_on(index, held)
 
     def lane_left(self, lane: str, index: int) -> bool:
         """True when a recorded step at most ``index`` of lineage ``lane``, or of one it

@@ -301,13 +301,7 @@ class TracedComparison:
         recorded before lineages."""
         if not self.by_lineage:
             return True
-        while not self._exhausted and self._read < index:
-            nxt = next(self._recorded, None)
-            if nxt is None:
-                self._exhausted = True
-            else:
-                self._read = nxt.index
-                self._waiting[self._lane(nxt)].append(nxt)
+        self._read_up_to(index)
         beneath = lane + "/"
         return any(queue and queue[0].index <= index for name, queue in self._waiting.items()
                    if name == lane or name.startswith(beneath))
@@ -335,6 +329,54 @@ class TracedComparison:
                 left.index, "ended-early", f"{when} without step "
                 f"{left.index} ({left.kind} in {left.function} line {left.lineno}); the "
                 f"recording has {session.count} steps"))
+
+    def waiting_on(self, index: int, held: set[str]) -> Step | None:
+        """The first recorded step at most ``index`` not met yet that the replay is still to
+        make, or None; takes nothing as met (unlike ``first_unmet``), for a stop that waits
+        for other threads. Not to be made: the body of an effect in flight at the stop
+        (``_in_flight_body``), and the steps of a lineage the replay has not made whose
+        spawner is inside a served effect recorded after them — its next recorded step is
+        that effect's, or the replay compared such an effect there (``_spawned_by_effect``).
+        A lineage not made yet of a spawner that went on past it is still to be made: a pool
+        worker behind the others. Nor the steps of the lineages in ``held``: calls in flight
+        when the run died, waiting to run for real once the replay goes live there."""
+        self._read_up_to(index)
+        in_flight = self.in_flight()
+        first: Step | None = None
+        for lane, queue in self._waiting.items():
+            if lane in held:
+                continue
+            for step in queue:
+                if step.index > index or step.index >= self.limit:
+                    break
+                if _in_flight_body(step, lane, in_flight) or self._spawned_by_effect(step):
+                    continue
+                if first is None or step.index < first.index:
+                    first = step
+                break
+        return first
+
+    def _spawned_by_effect(self, step: Step) -> bool:
+        """True for a step of a lineage the replay has not made, spawned (a thread, task or
+        pool call: ``spawner/…``) by a lineage inside a served effect recorded after it."""
+        lane = self._lane(step)
+        if not lane or lane in self._seen or "/" not in lane:
+            return False
+        spawner = lane.rpartition("/")[0]
+        if any(i > step.index for i in self._effects.get(spawner, ())):
+            return True
+        queue = self._waiting.get(spawner)
+        return bool(queue) and queue[0].kind == "effect" and queue[0].index > step.index
+
+    def _read_up_to(self, index: int) -> None:
+        """Queue every recorded step at most ``index`` (read ahead, kept in its place)."""
+        while not self._exhausted and self._read < index:
+            nxt = next(self._recorded, None)
+            if nxt is None:
+                self._exhausted = True
+            else:
+                self._read = nxt.index
+                self._waiting[self._lane(nxt)].append(nxt)
 
     def first_unmet(self, index: int | None) -> Step | None:
         """The first recorded step below ``limit`` — and at most ``index``, when given — not

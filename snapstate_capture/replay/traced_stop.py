@@ -43,6 +43,7 @@ made ahead, once every recorded step up to it was made (``TracedComparison.take_
 from __future__ import annotations
 
 import os
+import threading
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +85,10 @@ class StopPoint:
         self.filename = os.path.basename(target.filename or "")
         self.lineno = target.lineno
         self.key = (target.kind, target.label, target.lineage or "")
+        #: A call stop is the call in the step's own lineage (threads call a function in
+        #: any order): counted there when the run has lineages.
+        self.lane = target.lineage or ""
+        self.by_lineage = bool(run.entry.get("lineage"))
         self.occurrence = 0
         #: The checkpoint steps recorded before the stop, by lineage: the served effects
         #: recorded after one return after the replay made it (``TracedReplayRecorder``).
@@ -94,8 +99,9 @@ class StopPoint:
                     self.checkpoints.setdefault(step.lineage or "", []).append(step.index)
                 if self.full:
                     self.occurrence += (step.kind, step.label, step.lineage or "") == self.key
-                elif step.kind == "call" and self._matches(step.function, step.filename,
-                                                            step.lineno):
+                elif (step.kind == "call" and self._matches(step.function, step.filename,
+                                                             step.lineno)
+                      and (not self.by_lineage or (step.lineage or "") == self.lane)):
                     self.occurrence += 1
         self._seen = 0
         #: The replay made the stop's step (the stop happened, or the fork went live).
@@ -132,12 +138,14 @@ class StopPoint:
             opened = frame not in fids
             result = original(frame, info)
             if (opened and frame in fids and point._matches(info.function, info.filename,
-                                                            frame.f_lineno)):
+                                                            frame.f_lineno)
+                    and (not point.by_lineage or recorder.lane() == point.lane)):
                 seen += 1
                 if seen > point.occurrence:
                     tracer._call = original  # one stop per replay
                     point.reached = True
                     recorder.stop_reached()
+                    other_threads_caught_up(recorder, point.index)
                     if recorder.session.config.mode == "live":
                         recorder.go_live(point.index, in_trace_event=True)  # traced on
                         return result
@@ -184,6 +192,43 @@ async def others_caught_up(recorder: TracedReplayRecorder, index: int, lane: str
         if left is None or (left.lineage or "") == lane:
             return
         await asyncio.sleep(0.002)
+
+
+def other_threads_caught_up(recorder: TracedReplayRecorder, index: int) -> None:
+    """At a stop reached in this thread (a call, or a checkpoint or effect step just stored):
+    wait, at most ``TURN_WAIT`` seconds, until the lineages of other threads — pool calls,
+    threads (``thread_of``) — made every step recorded before it. Threads run at their own
+    pace: a pool worker's stop came before another worker had made its earlier steps, and the
+    stop's comparison reported them missing. A step of a lineage of this thread (a task
+    suspended here, which cannot go on while this thread waits), or one not made in time
+    (another path: the comparison reports it), ends the wait."""
+    from ..clocks import Clocks
+    from .serving import TURN_WAIT
+
+    follower = recorder._follower
+    mine = thread_of(recorder.lane())
+    deadline = Clocks.monotonic() + TURN_WAIT
+    pause = threading.Event()  # never set: a wait that no patch of ``time.sleep`` reaches
+    while Clocks.monotonic() < deadline:
+        recorder._stream.request_index()  # every step made so far, written
+        with recorder._turn:
+            held = set(recorder.waiting_for_live)  # calls in flight when the run died
+        left = follower.waiting_on(index - 1, held)
+        if left is None or thread_of(left.lineage or "") == mine:
+            return
+        pause.wait(0.002)
+
+
+def thread_of(lane: str) -> str:
+    """The part of lineage ``lane`` that names its thread: up to its last thread (``h``),
+    pool call (``p``) or first-seen thread (``x``) segment, else its first segment (the
+    asyncio tasks of ``main/t0/t2`` run in ``main``'s thread)."""
+    parts = lane.split("/")
+    for end in range(len(parts), 0, -1):
+        head = parts[end - 1]
+        if head[:1] in ("h", "p", "x") and head[1:].isdigit():
+            return "/".join(parts[:end])
+    return parts[0]
 
 
 def resume_point(run: Any, last: int) -> int:

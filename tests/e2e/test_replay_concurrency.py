@@ -139,3 +139,23 @@ def test_as_completed_over_bare_coroutines_replays(tmp_path, traced):
         assert "search" in asked["main/t0/t0"] and "weather" in asked["main/t0/t1"], asked
         _, data = replay_json(path)
         assert data["status"] == "ok", data["message"]
+
+
+def test_traced_pdb_stops_in_each_pool_call_of_a_round(tmp_path):
+    """pdb at each step a worker made in the last round — the call of ``run_tool`` and its
+    ``tool done`` checkpoint in each pool call — stops there with every step recorded before
+    it compared: the stop waits for the other workers to make theirs (a worker's stop came
+    first, and the comparison reported their steps missing: most such stops diverged), and
+    a call stop is the call in the step's own lineage (workers call it in any order)."""
+    program = shutil.copy(PROGRAMS / "pool_tools.py", tmp_path / "pool_tools.py")
+    path = _record(tmp_path, program, 0, True)
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        rounds = [s.index for s in steps if s.kind == "effect" and s.label == "model"]
+        stops = [(s.index, s.kind, s.lineage) for s in steps if s.index > rounds[-1]
+                 and s.lineage != "main"
+                 and (s.kind == "checkpoint" or (s.kind == "call" and s.function == "run_tool"))]
+    assert len({lineage for _, _, lineage in stops}) == 5 and len(stops) == 10, stops
+    for index, kind, lineage in stops:
+        _, data = replay_json(path, "--to", str(index), "--pdb", input="c\n")
+        assert data is not None and data["status"] == "ok", (index, kind, lineage, data)
