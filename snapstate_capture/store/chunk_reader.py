@@ -6,7 +6,7 @@ function, line, thread, task, time), and the locals of a step are rebuilt by rep
 from the nearest saved state (kept every ``STATE_EVERY`` steps), or on from the step read just
 before it in the same chunk (steps read in order cost one item each). A caller frame shows its locals
 as of its own last step. Line steps carry the time of the latest timed item before them (a call,
-return, exception or the writer's flush mark, at most ``trace_stream.FLUSH_SECONDS`` apart).
+return, exception or the writer's flush mark, at most ``tracing.stream.FLUSH_SECONDS`` apart).
 """
 
 from __future__ import annotations
