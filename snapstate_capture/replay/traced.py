@@ -152,13 +152,14 @@ class TracedReplayRecorder(Recorder):
         thread, one recorded after the stop waits (at most ``TURN_WAIT`` s) until the replay
         reached it. A pool worker went on to its next served effect before another worker
         reached the stop, and the fork was refused for the step made ahead (``ran_ahead``)."""
-        from .traced_stop import thread_of
-
         point, step = self._point, call.recorded_step
-        if (point is None or point.reached or self.live or step is None
-                or step <= point.index or thread_of(call.task) == thread_of(point.lane)):
+        if point is None or point.reached or self.live or step is None or step <= point.index:
             return
         from .serving import TURN_WAIT
+        from .traced_stop import thread_of
+
+        if thread_of(call.task) == thread_of(point.lane):
+            return
 
         with self._turn:
             self._turn.wait_for(lambda: point.reached or self.live, TURN_WAIT)

@@ -65,8 +65,6 @@ class TracedComparison:
         #: The scratch index of the first step made before the stop past the end of the
         #: recording's steps in its lane (a crashed run's lineage going on), if any.
         self._first_beyond: int | None = None
-        #: The recorded index of the step ``feed`` compared last.
-        self._compared: int | None = None
         self._recorded: Iterator[Step] = (s for s in recorded.steps if not self._skipped(s))
         self._waiting: dict[str, deque[Step]] = defaultdict(deque)
         self._exhausted = False
@@ -109,10 +107,12 @@ class TracedComparison:
     def _push_back(self, lane: str, step: Step) -> None:
         self._waiting[lane].appendleft(step)
 
-    def feed(self, actual: Step) -> None:
-        """Compare one scratch step; a difference ends the replay (never returns then)."""
+    def feed(self, actual: Step) -> int | None:
+        """Compare one scratch step; a difference ends the replay (never returns then).
+        Returns the index of the recorded step it was compared with, None when it was not
+        compared (skipped, past the recording's end, or ahead of the stop)."""
         if self._skipped(actual):
-            return
+            return None
         session = self.session
         lane = self._lane(actual)
         self._seen.add(lane)
@@ -139,13 +139,13 @@ class TracedComparison:
                     f"{actual.lineno})"))
             if self.matched_at is None and self._first_beyond is None:
                 self._first_beyond = actual.index
-            return
+            return None
         if expected.index >= self.limit:
             if self.matched_at is None:
                 self.ahead = self.ahead or expected
                 self._held.append(actual)
             self._push_back(lane, expected)
-            return
+            return None
         if (actual.label == "raised" and expected.kind == "return" and expected.label is None
                 and isinstance(expected, TracedStep)
                 and expected.stored_extra == {"return": None}):
@@ -158,9 +158,9 @@ class TracedComparison:
             self._effects[lane].append(expected.index)
         if expected.index == self.limit - 1:
             self.matched_at = actual.index
-        self._compared = expected.index
         self.replayed += 1
         session.progress(self.replayed - 1)  # the index of the last step replayed, as before
+        return expected.index
 
     def take_ahead(self) -> tuple[int, int] | None:
         """A continuation's fork (a resume) whose stop, recorded step ``limit - 1``, the
@@ -178,10 +178,9 @@ class TracedComparison:
         self.ahead, self.limit = None, 1 << 62
         highest = -1
         for actual in held:
-            self._compared = None
-            self.feed(actual)
-            if self._compared is not None:
-                highest = max(highest, self._compared)
+            compared = self.feed(actual)
+            if compared is not None:
+                highest = max(highest, compared)
         if highest < 0:
             return None
         self.limit = highest + 1
