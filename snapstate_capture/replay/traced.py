@@ -116,8 +116,10 @@ class TracedReplayRecorder(Recorder):
         self._in_flight.add(call)
         if step <= point.index:
             return
-        if self._follower.comparison.by_lineage and (point.step.lineage or "") != call.task:
-            return  # the stop is in another lineage, which goes on meanwhile
+        if self._follower.comparison.by_lineage and point.step.lineage != _lineage_of(
+                self.session.run, step):  # the lineage the effect's step was recorded in:
+            return  # a framework's journal key (``call.task``) may name a logical lane
+        # (LangGraph: "langgraph tool call_notes"); the stop is in another lineage, which goes on
         self._stream.request_index()
         self._follower.catch_up()  # a divergence in the steps made so far is reported first
         from .traced_stop import inside_effect
@@ -465,6 +467,12 @@ class _Follower:
         self._stopping.set()
         if self._ident is not None and self._ident != _thread.get_ident():
             self._done.wait()
+
+
+def _lineage_of(run: Any, index: int) -> str | None:
+    """The lineage recorded step ``index`` of ``run`` was made in."""
+    made = run.steps.summaries(index, index + 1)
+    return made[0].lineage if made else None
 
 
 def recorded_probe_limit(entry: dict[str, Any]) -> int:

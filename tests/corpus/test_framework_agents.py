@@ -200,6 +200,32 @@ def test_live_fork_under_snapstate_record_runs_only_the_remaining_calls(case, tm
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
+def test_a_langgraph_fork_inside_a_tools_body_is_refused_naming_the_tool(tmp_path):
+    """A traced LangGraph run's call step inside a tool (``read_notes``, run in a pool
+    thread) is in an effect's body, which replay serves without running: the fork is refused
+    in one line naming the tool's effect step. LangGraph keys its calls by a lane of its own
+    ("langgraph tool call_notes"), not the step's lineage, so the body was not recognised and
+    the replay ended saying the step was never reached. (The SDK and pydantic-ai run the
+    tool beneath the effect's task, ``…/t2/p0``: not recognised yet, see the closing note.)"""
+    agent = Agent("examples.langgraph_agent", tmp_path)
+    path = tmp_path / "cli.snap"
+    assert agent.record_cli(path).returncode == 0
+    steps = labels(path)
+    call = [i for i, kind, _ in steps if kind == "call" and _function(path, i) == "read_notes"][0]
+    effect = [i for i, kind, label in steps if label == "tool.read_notes"][0]
+    agent.reset()
+    result, _ = agent.replay(path, "--to", str(call), "--live")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert (f"step {call} is inside effect 'tool.read_notes' (step {effect})"
+            in result.stderr), result.stderr
+    assert agent.calls() == []
+
+
+def _function(path, index):
+    with snap.open_timeline(path) as timeline:
+        return timeline.runs[-1].steps[index].function
+
+
 def test_resume_after_sigkill_under_snapstate_record_reruns_only_the_call_in_flight(
         case, tmp_path):
     case, agent, _ = case
