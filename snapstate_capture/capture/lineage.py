@@ -5,7 +5,8 @@ name (``Task-7``, ``ThreadPoolExecutor-0_3`` follow global counters and timing).
 ``main`` is the thread that started the run; each spawn adds one segment to the spawner's
 lineage — ``t2`` its third asyncio task, ``h0`` its first thread, ``p4`` its fifth call
 submitted to a thread pool (``concurrent.futures.ThreadPoolExecutor``, so also
-``loop.run_in_executor`` and ``asyncio.to_thread``) — e.g. ``main/t0/t1``. A program spawns
+``loop.run_in_executor`` and ``asyncio.to_thread``; AnyIO's ``to_thread.run_sync`` alike) —
+e.g. ``main/t0/t1``. A program spawns
 in program order, so replay gives every unit the lineage it had when recorded, however the
 scheduler interleaves them. A pool call is its own lineage (not its worker thread's): which
 worker runs which call is timing.
@@ -20,7 +21,7 @@ Hooks, installed by the first run and kept (each passes straight through while n
 active): ``threading.Thread.start``; ``asyncio``'s ``BaseEventLoop.create_task`` (every task
 is created there: ``asyncio.create_task``, ``gather``, ``TaskGroup``, ``asyncio.run``);
 ``asyncio.as_completed`` (its coroutines made tasks in the program's order, not a set's);
-``concurrent.futures.thread._WorkItem``. Modules not imported yet are hooked when they are
+``concurrent.futures.thread._WorkItem``; AnyIO's ``run_sync_in_worker_thread``. Modules not imported yet are hooked when they are
 (``imports.when_imported``). An event loop that does not derive from ``BaseEventLoop``
 (uvloop) creates tasks unseen: they get first-sight lineages.
 """
@@ -207,7 +208,7 @@ def _spawner() -> str | None:
 # -- hooks ---------------------------------------------------------------------------------------
 _installed: set[str] = set()
 _ASYNCIO, _POOL = "asyncio.base_events", "concurrent.futures.thread"
-_TASKS = "asyncio.tasks"
+_TASKS, _ANYIO = "asyncio.tasks", "anyio._backends._asyncio"
 
 
 def install() -> None:
@@ -217,7 +218,7 @@ def install() -> None:
         _installed.add("threading")
         _hook_threads()
     for module, hook in ((_ASYNCIO, _hook_asyncio), (_TASKS, _hook_as_completed),
-                         (_POOL, _hook_pool)):
+                         (_POOL, _hook_pool), (_ANYIO, _hook_anyio)):
         if module not in _installed:
             imports.when_imported(module, hook)
 
@@ -317,15 +318,75 @@ def _hook_pool(module: Any) -> None:
         work = getattr(self, "_snapstate_lineage", None)
         if work is None:
             return original_run(self, *args, **kwargs)
-        previous, _local.work = _local.work, work[:2]
-        _local.origin = work[2]
-        try:
-            return original_run(self, *args, **kwargs)
-        finally:
-            _local.work = previous
-            _local.origin = None
+        return _run_as(work, original_run, self, *args, **kwargs)
 
     __init__.__wrapped__ = original_init  # type: ignore[attr-defined]
     run.__wrapped__ = original_run  # type: ignore[attr-defined]
     item_class.__init__ = __init__
     item_class.run = run
+
+
+def _run_as(work: tuple, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``function`` in this thread as the pool call ``work`` (generation, lineage,
+    submitting frames): its steps are that call's, not the worker thread's."""
+    previous, _local.work = _local.work, work[:2]
+    _local.origin = work[2]
+    try:
+        return function(*args, **kwargs)
+    finally:
+        _local.work = previous
+        _local.origin = None
+
+
+class _PoolCall:
+    """A function handed to AnyIO's worker threads, marked with the pool call it is
+    (``_hook_anyio``); called as the function it wraps."""
+
+    __slots__ = ("function", "work")
+
+    def __init__(self, function: Callable[..., Any], work: tuple) -> None:
+        self.function, self.work = function, work
+
+    def __call__(self, *args: Any) -> Any:
+        return _run_as(self.work, self.function, *args)
+
+
+def _hook_anyio(module: Any) -> None:
+    """AnyIO's ``to_thread.run_sync`` (pydantic-ai runs sync tools and models through it)
+    hands each call to a worker thread it keeps and reuses, whichever is idle. Each call is a
+    pool call of the task submitting it (``p<n>``), as a ``ThreadPoolExecutor`` call is;
+    before, a call's steps were the worker thread's, named after the task that happened to
+    start it — another in a replay."""
+    if _ANYIO in _installed:
+        return
+    backend = getattr(module, "AsyncIOBackend", None)
+    method = getattr(backend, "__dict__", {}).get("run_sync_in_worker_thread")
+    if not isinstance(method, classmethod):
+        return  # another AnyIO than the one read: its calls stay their threads'
+    _installed.add(_ANYIO)
+    original = method.__func__
+
+    async def run_sync_in_worker_thread(cls: Any, func: Any, args: Any, *rest: Any,
+                                        **kwargs: Any) -> Any:
+        parent = _spawner()
+        if parent is not None:
+            try:
+                func = _PoolCall(func, (_generation, _next(parent, "p"), _callers(2)))
+            except Exception:  # noqa: BLE001 - a call we cannot mark runs unmarked
+                pass
+        return await original(cls, func, args, *rest, **kwargs)
+
+    run_sync_in_worker_thread.__wrapped__ = original  # type: ignore[attr-defined]
+    backend.run_sync_in_worker_thread = classmethod(run_sync_in_worker_thread)
+
+
+def spawned(lineage: str, ancestor: str) -> bool:
+    """Whether ``ancestor`` (a lineage ``lineage`` is beneath) has spawned, in this run so
+    far, its child on the way to ``lineage`` (``main/t0`` and ``main/t0/p2/h0``: whether
+    ``main/t0`` made its third pool call). True for a child named by first sight."""
+    segment = lineage[len(ancestor) + 1:].split("/", 1)[0]
+    kind, number = segment[:1], segment[1:]
+    if kind not in ("t", "h", "p") or not number.isdigit():
+        return True
+    with _lock:
+        return _counts.get((ancestor, kind), 0) > int(number)

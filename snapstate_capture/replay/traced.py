@@ -30,6 +30,7 @@ import threading
 import types
 from typing import TYPE_CHECKING, Any
 
+from ..capture import lineage
 from ..capture.recorder import Recorder
 from ..own_threads import start_own_thread
 from ..store.chunk_scan import has_chunked_values
@@ -116,10 +117,9 @@ class TracedReplayRecorder(Recorder):
         self._in_flight.add(call)
         if step <= point.index:
             return
-        if self._follower.comparison.by_lineage and point.step.lineage != _lineage_of(
-                self.session.run, step):  # the lineage the effect's step was recorded in:
-            return  # a framework's journal key (``call.task``) may name a logical lane
-        # (LangGraph: "langgraph tool call_notes"); the stop is in another lineage, which goes on
+        if self._follower.comparison.by_lineage and not _in_body(
+                point.step.lineage, _lineage_of(self.session.run, step)):
+            return  # the stop is in another lineage, which goes on
         self._stream.request_index()
         self._follower.catch_up()  # a divergence in the steps made so far is reported first
         from .traced_stop import inside_effect
@@ -467,6 +467,21 @@ class _Follower:
         self._stopping.set()
         if self._ident is not None and self._ident != _thread.get_ident():
             self._done.wait()
+
+
+def _in_body(stop: str | None, effect: str | None) -> bool:
+    """Whether a stop recorded in lineage ``stop`` before an effect step recorded in lineage
+    ``effect`` — the effect being served now, in this replay — is a step of the effect's
+    body: made in the effect's own lineage, or in one the effect's lineage has not spawned
+    yet here (a thread-pool call the body submitted: the OpenAI Agents SDK's and
+    pydantic-ai's sync tools run in one). A lineage is compared by the lineage the effect's
+    step was recorded in: a framework's journal key (``call.task``) may name a logical lane
+    (LangGraph: "langgraph tool call_notes")."""
+    if stop is None or effect is None:
+        return False
+    if stop == effect:
+        return True
+    return stop.startswith(effect + "/") and not lineage.spawned(stop, effect)
 
 
 def _lineage_of(run: Any, index: int) -> str | None:

@@ -193,3 +193,36 @@ def test_an_effect_submitted_to_a_thread_pool_is_sited_where_it_was_submitted(sn
     assert [[f.function.rsplit(".", 1)[-1] for f in s.frames][-2:] for s in effects] == [
         ["test_an_effect_submitted_to_a_thread_pool_is_sited_where_it_was_submitted",
          "run_tools"]] * 2
+
+
+def test_anyio_worker_thread_calls_are_pool_calls_of_the_submitting_task(snap_path):
+    """AnyIO keeps its worker threads and reuses an idle one for the next call: a call's
+    lineage is the submitting task's pool call (``p<n>``, in submission order), never the
+    worker thread's — which was named after whichever task started it."""
+    anyio = pytest.importorskip("anyio")
+    import threading
+
+    @snap.effect(name="fetch")
+    def fetch(n):
+        return n * n
+
+    workers = set()
+
+    def tool(n):
+        workers.add(threading.get_ident())
+        return fetch(n)
+
+    async def agent(first):
+        return [await anyio.to_thread.run_sync(tool, n) for n in (first, first + 1)]
+
+    async def main():
+        one = await agent(1)  # starts the worker thread
+        two = await asyncio.create_task(agent(5))  # another task: the same idle worker
+        return one + two
+
+    with snap.record(snap_path):
+        assert asyncio.run(main()) == [1, 4, 25, 36]
+    rows, _ = journal(snap_path)
+    assert len(workers) == 1  # one thread ran every call
+    assert [row["task"] for row in rows] == [
+        "main/t0/p0", "main/t0/p1", "main/t0/t0/p0", "main/t0/t0/p1"]

@@ -200,25 +200,42 @@ def test_live_fork_under_snapstate_record_runs_only_the_remaining_calls(case, tm
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
-def test_a_langgraph_fork_inside_a_tools_body_is_refused_naming_the_tool(tmp_path):
-    """A traced LangGraph run's call step inside a tool (``read_notes``, run in a pool
-    thread) is in an effect's body, which replay serves without running: the fork is refused
-    in one line naming the tool's effect step. LangGraph keys its calls by a lane of its own
-    ("langgraph tool call_notes"), not the step's lineage, so the body was not recognised and
-    the replay ended saying the step was never reached. (The SDK and pydantic-ai run the
-    tool beneath the effect's task, ``…/t2/p0``: not recognised yet, see the closing note.)"""
-    agent = Agent("examples.langgraph_agent", tmp_path)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_fork_inside_a_tools_body_is_refused_naming_the_tool(name, tmp_path):
+    """A traced run's call step inside a tool (``read_notes``, run in a pool thread) is in an
+    effect's body, which replay serves without running: the fork is refused at once, in one
+    line naming the tool's effect step.
+    - LangGraph keys its calls by a lane of its own ("langgraph tool call_notes"), not the
+      step's lineage: the body was not recognised, and the replay ended saying the step was
+      never reached.
+    - The SDK and pydantic-ai run the tool in a pool call beneath the effect's task
+      (``…/p0``), one the task had not submitted yet when the replay served the effect: the
+      replay waited for the stop 50-80 s, then reported a divergence.
+    - pydantic-ai submits through AnyIO, whose worker threads are reused: the body's steps
+      were the worker thread's, named after whichever task started it; they are the pool
+      call's now, beneath the effect's task."""
+    case = CASES[name]
+    if importlib.util.find_spec(case.framework) is None:
+        pytest.skip(f"{case.framework} is not installed")
+    agent = Agent(case.module, tmp_path)
     path = tmp_path / "cli.snap"
     assert agent.record_cli(path).returncode == 0
     steps = labels(path)
     call = [i for i, kind, _ in steps if kind == "call" and _function(path, i) == "read_notes"][0]
     effect = [i for i, kind, label in steps if label == "tool.read_notes"][0]
+    if name != "langgraph":  # the tool's body: a pool call of the effect's task
+        assert _lineage(path, call).startswith(_lineage(path, effect) + "/p")
     agent.reset()
     result, _ = agent.replay(path, "--to", str(call), "--live")
     assert result.returncode == 2, result.stdout + result.stderr
     assert (f"step {call} is inside effect 'tool.read_notes' (step {effect})"
             in result.stderr), result.stderr
     assert agent.calls() == []
+
+
+def _lineage(path, index):
+    with snap.open_timeline(path) as timeline:
+        return timeline.runs[-1].steps[index].lineage
 
 
 def _function(path, index):
