@@ -61,3 +61,10 @@ class UntrustedPayloadError(SnapStateError):
 
 class PayloadLoadError(SnapStateError):
     """A trusted payload was read but could not be turned back into an object."""
+
+
+def step_out_of_range(step: int, run_id: str, count: int) -> str:
+    """The text of a step number a run does not have: ``step 9 out of range (run 1a2b3c4d
+    has steps 0-7)``, or ``… has no steps)`` for a run of ``count`` 0."""
+    steps = f"steps 0-{count - 1}" if count > 0 else "no steps"
+    return f"step {step} out of range (run {run_id[:8]} has {steps})"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotFoundError, TimelineError
+from ..errors import NotFoundError, TimelineError, step_out_of_range
 from .hashing import canonical_json, content_hash
 from . import blobs, chunks
 from .engine import ReadEngine
@@ -293,8 +293,7 @@ def export_step(path: str | os.PathLike[str], out: str | os.PathLike[str], *,
         count = len(run.steps)
         index = step + count if step < 0 else step
         if not 0 <= index < count:
-            raise NotFoundError(timeline.path, f"step {step} out of range "
-                                f"(run {run.id[:8]} has steps 0-{count - 1})")
+            raise NotFoundError(timeline.path, step_out_of_range(step, run.id, count))
         chosen = run.steps[index]
         frame_keys, extra, new_blobs = _step_refs(chosen)
         rows, total = _closure(timeline, run, frame_keys, extra, new_blobs)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 
 from snapstate_capture import NotFoundError, Run, Step, Timeline, open_timeline
+from snapstate_capture.errors import step_out_of_range
 
 if TYPE_CHECKING:  # imported where a console is made: ``snapstate record`` imports this
     from rich.console import Console  # module before the program, which must find no rich
@@ -43,8 +44,7 @@ def pick_step(timeline: Timeline, run: Run, index: int | None) -> Step:
     if position < 0:
         position += count
     if not 0 <= position < count:
-        raise NotFoundError(timeline.path, f"step {index} out of range "
-                            f"(run {run.id[:8]} has steps 0-{count - 1})")
+        raise NotFoundError(timeline.path, step_out_of_range(index, run.id, count))
     return run.steps[position]
 
 

@@ -18,6 +18,7 @@ from rich.console import Group
 from rich.text import Text
 
 from snapstate_capture import Run, SnapStateError, Timeline
+from snapstate_capture.errors import step_out_of_range
 from snapstate_capture.replay.dap_stop import DEFAULT_LISTEN, parse_listen
 from snapstate_capture.replay.drift import Drift, find_drift
 from snapstate_capture.replay.linemap import patched_only
@@ -83,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
             if to < 0:
                 to += count
             if not 0 <= to < count:
-                raise SnapStateError(f"{timeline.path}: step {args.to} out of range "
-                                     f"(run {chosen.id[:8]} has steps 0-{count - 1})")
+                raise SnapStateError(f"{timeline.path}: "
+                                     + step_out_of_range(args.to, chosen.id, count))
         elif args.mode:
             raise SnapStateError(f"{timeline.path}: --{args.mode} needs --to N (the step to "
                                  "stop at)")

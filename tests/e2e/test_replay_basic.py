@@ -131,3 +131,13 @@ def test_a_failed_runs_replay_names_the_exception_it_ended_in(tmp_path):
         whole.stdout
     part = run_cli("replay", str(path), "--to", "2", cwd=tmp_path)
     assert part.stdout.strip().endswith("replayed 3 steps (0-2), no divergence"), part.stdout
+
+
+def test_a_step_of_a_run_without_steps_is_refused_saying_it_has_none(tmp_path):
+    path = tmp_path / "empty.snap"
+    with snap.record(path):
+        pass
+    result = run_cli("replay", str(path), "--trust", "--to", "0")
+    assert result.returncode == 2
+    assert "step 0 out of range (run " in result.stderr
+    assert result.stderr.rstrip().endswith("has no steps)"), result.stderr
