@@ -93,6 +93,9 @@ class EffectCall:
     #: before the replay went live in asyncio's thread; it runs for real, an ``async`` one
     #: after ``await_live``.
     before_live: bool = False
+    #: The lineage the call was made in (``recorder.lane()``): ``task`` unless a framework
+    #: gave a logical lane (the Agents SDK: "agents tool call_weather"); None without one.
+    lineage: str | None = None
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -240,9 +243,10 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
         bound = bind_arguments(fn, args, kwargs) if arguments is None else arguments
         if site is None:
             site = call_site(frame)
+        lane = getattr(recorder, "lane", None)
+        made_in = lane() if lane is not None else None
         if task is None:
-            lane = getattr(recorder, "lane", None)
-            task = lane() if lane is not None else current_task_name() or current_thread_name()
+            task = made_in if lane is not None else current_task_name() or current_thread_name()
         with recorder.effect_lock:
             seq = recorder.effect_seq
             recorder.effect_seq += 1
@@ -251,7 +255,8 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
         call = EffectCall(name=name, site=site, task=task, ordinal=ordinal, seq=seq,
                           frame=frame, args=bound,
                           args_digest=digest if digest is not None else arguments_digest(bound),
-                          function=fn, call=(args, kwargs), advance=advance)
+                          function=fn, call=(args, kwargs), advance=advance,
+                          lineage=made_in)
     except Exception:  # noqa: BLE001 - an unkeyable call runs unrecorded, never fails
         return None
     serve = getattr(recorder, "serve_effect", None)

@@ -35,15 +35,18 @@ class InFlight:
 
     def add(self, call: Any) -> None:
         """``call`` (an ``EffectCall`` the journal served, with its ``recorded_step``) was
-        made in its lane (``call.task``) and has not returned yet."""
+        made in its lineage (``call.lineage``, else its journal lane ``call.task``: a
+        framework's logical lane is no lineage steps are compared in) and has not returned
+        yet."""
         with self._lock:
-            self._calls.setdefault(call.task, {})[
+            self._calls.setdefault(call.lineage or call.task, {})[
                 _key(call.site, call.task, call.ordinal)] = call.recorded_step
 
     def returned(self, call: Any) -> None:
         """``call`` returns now: no longer in flight."""
         with self._lock:
-            self._calls.get(call.task, {}).pop(_key(call.site, call.task, call.ordinal), None)
+            self._calls.get(call.lineage or call.task, {}).pop(
+                _key(call.site, call.task, call.ordinal), None)
 
     def steps(self) -> dict[str, list[int]]:
         """Lane -> the recorded effect steps of its calls in flight now (a copy)."""

@@ -145,7 +145,7 @@ class TracedReplayRecorder(Recorder):
                 and call.recorded_step == point.index):
             from .traced_stop import others_caught_up
 
-            await others_caught_up(self, point.index, call.task)
+            await others_caught_up(self, point.index, call.lineage or call.task)
 
     await_turn_async = served_in_order  # traced runs compare per lineage
 
@@ -160,7 +160,7 @@ class TracedReplayRecorder(Recorder):
         from .serving import TURN_WAIT
         from .traced_stop import thread_of
 
-        if thread_of(call.task) == thread_of(point.lane):
+        if thread_of(call.lineage or call.task) == thread_of(point.lane):
             return
 
         with self._turn:
@@ -182,7 +182,7 @@ class TracedReplayRecorder(Recorder):
         if self.live or point is None or point.reached:
             return
         self._stream.request_index()  # every step made so far, written
-        if self._follower.lane_left(call.task, point.index):
+        if self._follower.lane_left(call.lineage or call.task, point.index):
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + TURN_WAIT

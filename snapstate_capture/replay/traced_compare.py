@@ -24,6 +24,7 @@ import os
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING, Any, Iterator
 
+from ..capture import lineage
 from ..store.chunk_reader import TracedStep, value_ref
 from ..store.records import Value
 from .compare import compare_steps, inline_digest
@@ -388,7 +389,8 @@ class TracedComparison:
         left = self.first_left()
         while left is not None and (index is None or left.index <= index):
             lane = self._lane(left)
-            if not (self._inside_effect(left) or _in_flight_body(left, lane, in_flight)):
+            if not (self._inside_effect(left) or _in_flight_body(left, lane, in_flight)
+                    or self._in_flight_spawn(left, lane, in_flight)):
                 return left
             self._waiting[lane].popleft()  # first_left queued it at the head
             if left.kind == "effect" and left.index in in_flight.get(lane, ()):
@@ -397,6 +399,21 @@ class TracedComparison:
                 self.replayed += 1
             left = self.first_left()
         return None
+
+    def _in_flight_spawn(self, step: Step, lane: str, in_flight: dict[str, Any]) -> bool:
+        """True for a step of a lineage the replay has not spawned yet, beneath a lineage
+        inside a served call in flight recorded at or after the step: the call's body
+        spawned it (a pool call a sync tool runs in: the Agents SDK's), which replay serves,
+        never runs. Exact: the call's lineage, blocked in the call, spawns nothing else until
+        it returns, and spawns in program order (``lineage.spawned``)."""
+        if not in_flight or lane in self._seen:
+            return False
+        head = lane
+        while "/" in head:
+            head = head.rpartition("/")[0]
+            if any(effect >= step.index for effect in in_flight.get(head, ())):
+                return not lineage.spawned(lane, head)
+        return False
 
     def _inside_effect(self, step: Step) -> bool:
         """True for a recorded step of a lineage the replay never made at all, recorded

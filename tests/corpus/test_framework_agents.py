@@ -233,6 +233,32 @@ def test_a_fork_inside_a_tools_body_is_refused_naming_the_tool(name, tmp_path):
     assert agent.calls() == []
 
 
+@pytest.mark.parametrize("name", ["openai_agents", "pydantic_ai"])
+def test_a_fork_at_a_tool_effect_does_not_wait_for_the_other_tools_body(name, tmp_path):
+    """The model asks for two tools at once; each runs in a pool call beneath its own task.
+    A traced fork at the first tool's effect step has the second one in flight, served: its
+    body's steps, recorded before the fork point in a pool call the replay never spawns,
+    count as made. The fork waited for them until the turn wait ran out (10 s); with the
+    wait made 600 s, it must not wait at all."""
+    case = CASES[name]
+    if importlib.util.find_spec(case.framework) is None:
+        pytest.skip(f"{case.framework} is not installed")
+    agent = Agent(case.module, tmp_path)
+    path = tmp_path / "cli.snap"
+    assert agent.record_cli(path).returncode == 0
+    steps = labels(path)
+    tools = [i for i, kind, label in steps if kind == "effect" and label.startswith("tool.")]
+    body = [i for i, kind, _ in steps if kind == "call"
+            and _function(path, i) in ("get_weather", "read_notes")]
+    assert len(tools) == 2 and min(body) < tools[0]  # the other tool's body began before it
+    agent.reset()
+    result = agent.python("-m", "snapstate_inspect", "replay", str(path), "--trust", "--to",
+                          str(tools[0]), "--live", timeout=120, SNAPSTATE_TURN_WAIT="600")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Plant it." in result.stdout
+    assert "model" in agent.calls()  # live after the fork
+
+
 def _lineage(path, index):
     with snap.open_timeline(path) as timeline:
         return timeline.runs[-1].steps[index].lineage
