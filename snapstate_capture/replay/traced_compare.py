@@ -336,7 +336,8 @@ class TracedComparison:
         for other threads. Not to be made: the body of an effect in flight at the stop
         (``_in_flight_body``), and the steps of a lineage the replay has not made whose
         spawner is inside a served effect recorded after them — its next recorded step is
-        that effect's, or the replay compared such an effect there (``_spawned_by_effect``).
+        that effect's, or the replay compared such an effect there (``_spawned_by_effect``),
+        or whose spawner is inside a served call in flight (``_in_flight_spawn``).
         A lineage not made yet of a spawner that went on past it is still to be made: a pool
         worker behind the others. Nor the steps of the lineages in ``held``: calls in flight
         when the run died, waiting to run for real once the replay goes live there."""
@@ -349,7 +350,8 @@ class TracedComparison:
             for step in queue:
                 if step.index > index or step.index >= self.limit:
                     break
-                if _in_flight_body(step, lane, in_flight) or self._spawned_by_effect(step):
+                if (_in_flight_body(step, lane, in_flight) or self._spawned_by_effect(step)
+                        or self._in_flight_spawn(step, lane, in_flight)):
                     continue
                 if first is None or step.index < first.index:
                     first = step
@@ -384,7 +386,8 @@ class TracedComparison:
         replay serves, do not count (they are taken as met): those of a lineage the replay
         never made (``_inside_effect``) and, at a stop (``index``), those of an effect in
         flight there — called in another task or thread before the stop, returning after it
-        or not yet (``_in_flight_body``)."""
+        or not yet (``_in_flight_body``), or of a pool call its body spawned
+        (``_in_flight_spawn``)."""
         in_flight = self.in_flight() if index is not None else {}
         left = self.first_left()
         while left is not None and (index is None or left.index <= index):
