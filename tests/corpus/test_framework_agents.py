@@ -214,13 +214,7 @@ def test_a_fork_inside_a_tools_body_is_refused_naming_the_tool(name, tmp_path):
     - pydantic-ai submits through AnyIO, whose worker threads are reused: the body's steps
       were the worker thread's, named after whichever task started it; they are the pool
       call's now, beneath the effect's task."""
-    case = CASES[name]
-    if importlib.util.find_spec(case.framework) is None:
-        pytest.skip(f"{case.framework} is not installed")
-    agent = Agent(case.module, tmp_path)
-    path = tmp_path / "cli.snap"
-    assert agent.record_cli(path).returncode == 0
-    steps = labels(path)
+    agent, path, steps = _recorded_cli(name, tmp_path)
     call = [i for i, kind, _ in steps if kind == "call" and _function(path, i) == "read_notes"][0]
     effect = [i for i, kind, label in steps if label == "tool.read_notes"][0]
     if name != "langgraph":  # the tool's body: a pool call of the effect's task
@@ -242,13 +236,7 @@ def test_a_fork_at_a_tool_effect_does_not_wait_for_the_other_tools_body(name, tm
     tool's effect step (the stop's wait for other tasks) and, in pydantic-ai, at a clock read
     of the first tool's task (the wait for other threads); with the wait made 600 s, it must
     not wait at all."""
-    case = CASES[name]
-    if importlib.util.find_spec(case.framework) is None:
-        pytest.skip(f"{case.framework} is not installed")
-    agent = Agent(case.module, tmp_path)
-    path = tmp_path / "cli.snap"
-    assert agent.record_cli(path).returncode == 0
-    steps = labels(path)
+    agent, path, steps = _recorded_cli(name, tmp_path)
     tools = [i for i, kind, label in steps if kind == "effect" and label.startswith("tool.")]
     body = [i for i, kind, _ in steps if kind == "call"
             and _function(path, i) in ("get_weather", "read_notes")]
@@ -264,6 +252,18 @@ def test_a_fork_at_a_tool_effect_does_not_wait_for_the_other_tools_body(name, tm
         assert result.returncode == 0, (point, result.stdout + result.stderr)
         assert "Plant it." in result.stdout
         assert "model" in agent.calls()  # live after the fork
+
+
+def _recorded_cli(name, tmp_path):
+    """Framework ``name``'s agent recorded traced under ``snapstate record``: (agent, path,
+    its steps' (index, kind, label))."""
+    case = CASES[name]
+    if importlib.util.find_spec(case.framework) is None:
+        pytest.skip(f"{case.framework} is not installed")
+    agent = Agent(case.module, tmp_path)
+    path = tmp_path / "cli.snap"
+    assert agent.record_cli(path).returncode == 0
+    return agent, path, labels(path)
 
 
 def _lineage(path, index):
