@@ -6,24 +6,23 @@ name (``Task-7``, ``ThreadPoolExecutor-0_3`` follow global counters and timing).
 lineage — ``t2`` its third asyncio task, ``h0`` its first thread, ``p4`` its fifth call
 submitted to a thread pool (``concurrent.futures.ThreadPoolExecutor``, so also
 ``loop.run_in_executor`` and ``asyncio.to_thread``; AnyIO's ``to_thread.run_sync`` alike) —
-e.g. ``main/t0/t1``. A program spawns
-in program order, so replay gives every unit the lineage it had when recorded, however the
-scheduler interleaves them. A pool call is its own lineage (not its worker thread's): which
-worker runs which call is timing.
+e.g. ``main/t0/t1``. A program spawns in program order, so replay gives every unit the lineage
+it had when recorded, however the scheduler interleaves them. A pool call is its own lineage
+(not its worker thread's): which worker runs which call is timing.
 
 Spawns are counted per run: ``begin_run()`` (each recorder start) forgets the previous run's
 lineages. Threads and tasks that existed before the run get one by first sight instead —
 ``main/u0`` for the first such task seen in the main thread, ``x0`` for the first such thread —
-which is deterministic only when their first steps are (typically the task that started
-the ``record`` block: the only one).
+which is deterministic only when their first steps are (typically the task that started the
+``record`` block: the only one).
 
 Hooks, installed by the first run and kept (each passes straight through while no recorder is
-active): ``threading.Thread.start``; ``asyncio``'s ``BaseEventLoop.create_task`` (every task
-is created there: ``asyncio.create_task``, ``gather``, ``TaskGroup``, ``asyncio.run``);
+active): ``threading.Thread.start``; ``asyncio``'s ``BaseEventLoop.create_task`` (every task is
+created there: ``asyncio.create_task``, ``gather``, ``TaskGroup``, ``asyncio.run``);
 ``asyncio.as_completed`` (its coroutines made tasks in the program's order, not a set's);
-``concurrent.futures.thread._WorkItem``; AnyIO's ``run_sync_in_worker_thread``. Modules not imported yet are hooked when they are
-(``imports.when_imported``). An event loop that does not derive from ``BaseEventLoop``
-(uvloop) creates tasks unseen: they get first-sight lineages.
+``concurrent.futures.thread._WorkItem``; AnyIO's ``run_sync_in_worker_thread``. Modules not
+imported yet are hooked when they are (``imports.when_imported``). An event loop that does not
+derive from ``BaseEventLoop`` (uvloop) creates tasks unseen: they get first-sight lineages.
 """
 
 from __future__ import annotations

@@ -474,9 +474,9 @@ def _in_body(stop: str | None, effect: str | None) -> bool:
     ``effect`` — the effect being served now, in this replay — is a step of the effect's
     body: made in the effect's own lineage, or in one the effect's lineage has not spawned
     yet here (a thread-pool call the body submitted: the OpenAI Agents SDK's and
-    pydantic-ai's sync tools run in one). A lineage is compared by the lineage the effect's
-    step was recorded in: a framework's journal key (``call.task``) may name a logical lane
-    (LangGraph: "langgraph tool call_notes")."""
+    pydantic-ai's sync tools run in one). ``effect`` is the lineage the effect's step was
+    recorded in, not the call's journal key (``call.task``), which a framework may make a
+    logical lane (LangGraph: "langgraph tool call_notes")."""
     if stop is None or effect is None:
         return False
     if stop == effect:
