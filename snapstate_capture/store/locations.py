@@ -60,3 +60,15 @@ def absolute_location(location: str | os.PathLike[str]) -> str:
     if is_store_url(location):
         return os.fspath(location)
     return str(Path(location).resolve())
+
+
+def settle(location: str | os.PathLike[str]) -> None:
+    """Once a command that may have had a fork written into ``location`` closed its own
+    connection: fold what the writer could not, while the command still read the file, into
+    the file itself (``sqlite.connection.fold_left_wal``), so the file is whole on its own.
+    A store (``postgresql://``) has nothing to settle. Never raises."""
+    if is_store_url(location):
+        return
+    from .sqlite.connection import fold_left_wal
+
+    fold_left_wal(Path(location))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from snapstate_capture import NotFoundError
+from snapstate_capture.store.locations import settle
 
 from .common import add_file_argument, add_run_argument, open_file, pick_step
 
@@ -59,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         reader.close()
         if other is not None:
             other.close()
+        settle(args.file)  # a fork made here (``f``): its steps, folded into the file
 
 
 def _chosen_run(reader, run_id):

@@ -25,6 +25,7 @@ from snapstate_capture.replay.linemap import patched_only
 from snapstate_capture.replay.launch import replay
 from snapstate_capture.replay.relocate import relocation_for
 from snapstate_capture.replay.stops import ends_mid_line
+from snapstate_capture.store.locations import settle
 from snapstate_capture.trust.gate import require_trust
 
 from ..progress import add_quiet_argument, lines as progress_lines, wanted as progress_wanted
@@ -76,6 +77,13 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    finally:  # a fork's steps the writer could not fold while this read the file
+        settle(args.file)
+
+
+def _run(args: argparse.Namespace) -> int:
     with open_file(args.file, trust=args.trust) as timeline:
         chosen = timeline.run(args.run)
         count = len(chosen.steps)

@@ -100,6 +100,24 @@ def test_live_fork_at_a_traced_effect_step_and_a_fork_of_the_fork(tmp_path):
     assert run_cli("verify", str(path)).returncode == 0
 
 
+def test_a_traced_live_fork_is_in_the_file_itself_when_replay_ends(tmp_path):
+    """The fork's traced steps are written by the replay's writer while ``snapstate replay``
+    still reads the parent run: the writer could not fold its WAL into the file, ``-wal``
+    and ``-shm`` stayed beside it, and a copy of the file alone had no fork."""
+    path, _ = _record(tmp_path, trace="calls")
+    index = _index(path, "effect", "step", i="1")
+    result, _ = replay_json(path, "--to", str(index), "--live")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not (tmp_path / "traced.snap-wal").exists()
+    assert not (tmp_path / "traced.snap-shm").exists()
+    alone = tmp_path / "copied" / "traced.snap"
+    alone.parent.mkdir()
+    shutil.copyfile(path, alone)  # the file alone, as ``cp`` copies it
+    with snap.open_timeline(alone) as timeline:
+        parent, fork = timeline.runs
+        assert fork.parent.run_id == parent.id and len(fork.steps) == len(parent.steps)
+
+
 def test_live_fork_at_a_traced_line_step_is_refused_naming_its_call(tmp_path):
     path, side = _record(tmp_path)
     call = _index(path, "call", "fetch", n="3")

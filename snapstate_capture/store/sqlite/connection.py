@@ -282,6 +282,27 @@ def close_file(conn: sqlite3.Connection, *, compact: Callable[[], bool] = lambda
         return False
 
 
+def fold_left_wal(path: Path) -> bool:
+    """Fold the ``-wal`` a writer left beside ``path`` because another connection had the
+    file open when it closed (``close_file``): a fork's traced steps, written by the replay's
+    writer while ``snapstate replay`` read the parent run, stayed in ``-wal`` and ``-shm``,
+    and a ``cp`` of the file alone lost the fork. Opens the file for writing only when a
+    ``-wal`` is there; while any other connection still uses it, leaves it as it is (equally
+    readable). Returns True when no ``-wal`` is left. Never raises."""
+    if not Path(f"{path}-wal").exists():
+        return True
+    if not path.is_file():
+        return False  # (connecting would create an empty file)
+    try:
+        conn = sqlite3.connect(path, timeout=0.1, isolation_level=None)
+    except (sqlite3.Error, OSError):
+        return False
+    try:
+        return close_file(conn)
+    finally:
+        conn.close()
+
+
 def make_dirs_private(directory: Path) -> None:
     """Create ``directory`` and every missing parent owner-only (0700); existing directories
     are left as they are (``Path.mkdir(parents=True)`` would give new parents default modes)."""
