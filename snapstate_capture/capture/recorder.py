@@ -326,6 +326,11 @@ class Recorder(RunTracing, StepCapturing):
     def recording(self) -> bool:
         return self._writer is not None
 
+    def quiet(self) -> None:
+        """Say nothing more on stderr: a replay's outcome is being reported, and a step of
+        another thread whose capture fails as the replay's writer stops is not news."""
+        self._warned = True
+
     def _warn(self, message: str) -> None:
         if self._warned:
             return

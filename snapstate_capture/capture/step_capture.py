@@ -68,7 +68,8 @@ class StepCapturing:
             # file does not have (a later step reusing them would point at nothing).
             self._frames.forget()
             self.capture_errors += 1
-            self._warn(f"capture failed at a {kind} step: {type(exc).__name__}: {exc}")
+            article = "an" if kind[:1] in ("a", "e", "i", "o", "u") else "a"
+            self._warn(f"capture failed at {article} {kind} step: {type(exc).__name__}: {exc}")
             return None
         except BaseException:  # Ctrl-C while capturing: the program goes on, or not
             self._frames.forget()

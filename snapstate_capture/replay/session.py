@@ -170,6 +170,8 @@ class ReplaySession:
         """Write the result JSON and end the child with ``code`` (never returns). The first
         caller ends the replay; another thread finishing at the same time waits for the end."""
         _finishing.acquire()
+        if self.recorder is not None:
+            self.recorder.quiet()
         replayed = self.recorder.replayed if self.recorder is not None else 0
         result = {"status": status, "message": message, "replayed": replayed,
                   "total": self.count, "run": self.run.id, "fork": self.fork,
