@@ -269,23 +269,27 @@ def _stop_before_call(steps: Any, index: int, effect: int) -> int | None:
     """The last stop point (a call, checkpoint, effect or waiting step) before step ``index``
     that is not in the body of the effect recorded at step ``effect``: in the effect's
     lineage, one no deeper than the frame that called the effect; else (an asyncio task
-    whose coroutine is the effect, ``asyncio.create_task(fetch(url))``) one of the lineage
-    that spawned it. None when there is none."""
+    whose coroutine is the effect, ``asyncio.create_task(fetch(url))``; the Agents SDK runs
+    each tool call in a task of a task of its own) one of the nearest lineage that spawned it,
+    or spawned its spawner, that has one. None when there is none."""
     made = steps.summaries(effect, effect + 1)
     if not made or made[0].lineage is None:
         return None
     lineage, depth = made[0].lineage, made[0].depth
-    spawner = lineage.rpartition("/")[0]
-    fallback = None
+    ancestors, head = [], lineage
+    while "/" in head:
+        head = head.rpartition("/")[0]
+        ancestors.append(head)
+    found: dict[str, int] = {}
     for stop in range(index, 0, -4096):
         for step in reversed(steps.summaries(max(0, stop - 4096), stop)):
             if step.kind != "call" and step.kind not in FULL_KINDS:
                 continue
             if step.lineage == lineage and step.depth <= depth:
                 return step.index
-            if step.lineage == spawner and fallback is None:
-                fallback = step.index
-    return fallback
+            if step.lineage in ancestors and step.lineage not in found:
+                found[step.lineage] = step.index
+    return next((found[name] for name in ancestors if name in found), None)
 
 
 def _not_a_call(steps: Any, index: int, target: Step) -> str:

@@ -8,6 +8,7 @@ model and tool call that really ran counted in a side file."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 from dataclasses import dataclass
 
@@ -225,6 +226,13 @@ def test_a_fork_inside_a_tools_body_is_refused_naming_the_tool(name, tmp_path):
     assert (f"step {call} is inside effect 'tool.read_notes' (step {effect})"
             in result.stderr), result.stderr
     assert agent.calls() == []
+    # the step before the call it names (the SDK's and pydantic-ai's: in the task that
+    # spawned the tool's task) is one a fork holds at
+    before = int(re.search(r"a step before its call \(--to (\d+)\)", result.stderr)[1])
+    assert before < call
+    result, _ = agent.replay(path, "--to", str(before), "--live")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Plant it." in result.stdout
 
 
 @pytest.mark.parametrize("name", ["openai_agents", "pydantic_ai"])
