@@ -93,9 +93,10 @@ class EffectCall:
     #: before the replay went live in asyncio's thread; it runs for real, an ``async`` one
     #: after ``await_live``.
     before_live: bool = False
-    #: The lineage the call was made in (``recorder.lane()``): ``task`` unless a framework
-    #: gave a logical lane (the Agents SDK: "agents tool call_weather"); None without one.
-    lineage: str | None = None
+    #: The lineage the call was made in (``recorder.lane()``), where its effect step is
+    #: recorded: ``task`` unless a framework gave a logical lane (the Agents SDK: "agents
+    #: tool call_weather"; LangGraph: "langgraph tool call_notes").
+    lineage: str = ""
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -244,9 +245,8 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
         if site is None:
             site = call_site(frame)
         lane = getattr(recorder, "lane", None)
-        made_in = lane() if lane is not None else None
-        if task is None:
-            task = made_in if lane is not None else current_task_name() or current_thread_name()
+        made_in = lane() if lane is not None else current_task_name() or current_thread_name()
+        task = made_in if task is None else task
         with recorder.effect_lock:
             seq = recorder.effect_seq
             recorder.effect_seq += 1

@@ -35,17 +35,16 @@ class InFlight:
 
     def add(self, call: Any) -> None:
         """``call`` (an ``EffectCall`` the journal served, with its ``recorded_step``) was
-        made in its lineage (``call.lineage``, else its journal lane ``call.task``: a
-        framework's logical lane is no lineage steps are compared in) and has not returned
-        yet."""
+        made in its lineage (``call.lineage``: a framework's journal lane, ``call.task``, is
+        no lineage steps are compared in) and has not returned yet."""
         with self._lock:
-            self._calls.setdefault(call.lineage or call.task, {})[
+            self._calls.setdefault(call.lineage, {})[
                 _key(call.site, call.task, call.ordinal)] = call.recorded_step
 
     def returned(self, call: Any) -> None:
         """``call`` returns now: no longer in flight."""
         with self._lock:
-            self._calls.get(call.lineage or call.task, {}).pop(
+            self._calls.get(call.lineage, {}).pop(
                 _key(call.site, call.task, call.ordinal), None)
 
     def steps(self) -> dict[str, list[int]]:

@@ -117,8 +117,8 @@ class TracedReplayRecorder(Recorder):
         self._in_flight.add(call)
         if step <= point.index:
             return
-        if self._follower.comparison.by_lineage and not _in_body(
-                point.step.lineage, _lineage_of(self.session.run, step)):
+        if self._follower.comparison.by_lineage and not _in_body(point.step.lineage,
+                                                                  call.lineage):
             return  # the stop is in another lineage, which goes on
         self._stream.request_index()
         self._follower.catch_up()  # a divergence in the steps made so far is reported first
@@ -145,7 +145,7 @@ class TracedReplayRecorder(Recorder):
                 and call.recorded_step == point.index):
             from .traced_stop import others_caught_up
 
-            await others_caught_up(self, point.index, call.lineage or call.task)
+            await others_caught_up(self, point.index, call.lineage)
 
     await_turn_async = served_in_order  # traced runs compare per lineage
 
@@ -160,7 +160,7 @@ class TracedReplayRecorder(Recorder):
         from .serving import TURN_WAIT
         from .traced_stop import thread_of
 
-        if thread_of(call.lineage or call.task) == thread_of(point.lane):
+        if thread_of(call.lineage) == thread_of(point.lane):
             return
 
         with self._turn:
@@ -182,7 +182,7 @@ class TracedReplayRecorder(Recorder):
         if self.live or point is None or point.reached:
             return
         self._stream.request_index()  # every step made so far, written
-        if self._follower.lane_left(call.lineage or call.task, point.index):
+        if self._follower.lane_left(call.lineage, point.index):
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + TURN_WAIT
@@ -469,25 +469,18 @@ class _Follower:
             self._done.wait()
 
 
-def _in_body(stop: str | None, effect: str | None) -> bool:
+def _in_body(stop: str | None, effect: str) -> bool:
     """Whether a stop recorded in lineage ``stop`` before an effect step recorded in lineage
     ``effect`` — the effect being served now, in this replay — is a step of the effect's
     body: made in the effect's own lineage, or in one the effect's lineage has not spawned
     yet here (a thread-pool call the body submitted: the OpenAI Agents SDK's and
-    pydantic-ai's sync tools run in one). ``effect`` is the lineage the effect's step was
-    recorded in, not the call's journal key (``call.task``), which a framework may make a
-    logical lane (LangGraph: "langgraph tool call_notes")."""
-    if stop is None or effect is None:
+    pydantic-ai's sync tools run in one). ``effect`` is the lineage the call is made in,
+    where its step was recorded (``EffectCall.lineage``), not its journal key."""
+    if not stop or not effect:
         return False
     if stop == effect:
         return True
     return stop.startswith(effect + "/") and not lineage.spawned(stop, effect)
-
-
-def _lineage_of(run: Any, index: int) -> str | None:
-    """The lineage recorded step ``index`` of ``run`` was made in."""
-    made = run.steps.summaries(index, index + 1)
-    return made[0].lineage if made else None
 
 
 def recorded_probe_limit(entry: dict[str, Any]) -> int:
