@@ -379,6 +379,16 @@ def _hook_anyio(module: Any) -> None:
     backend.run_sync_in_worker_thread = classmethod(run_sync_in_worker_thread)
 
 
+def ancestors(lineage: str) -> list[str]:
+    """The lineages that spawned ``lineage``, nearest first (``main/t0/p2``: ``["main/t0",
+    "main"]``)."""
+    found = []
+    while "/" in lineage:
+        lineage = lineage.rpartition("/")[0]
+        found.append(lineage)
+    return found
+
+
 def spawned(lineage: str, ancestor: str) -> bool:
     """Whether ``ancestor`` (a lineage ``lineage`` is beneath) has spawned, in this run so
     far, its child on the way to ``lineage`` (``main/t0`` and ``main/t0/p2/h0``: whether

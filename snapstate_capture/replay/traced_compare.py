@@ -336,8 +336,7 @@ class TracedComparison:
         for other threads. Not to be made: the body of an effect in flight at the stop
         (``_in_flight_body``), and the steps of a lineage the replay has not made whose
         spawner is inside a served effect recorded after them — its next recorded step is
-        that effect's, or the replay compared such an effect there (``_spawned_by_effect``),
-        or whose spawner is inside a served call in flight (``_in_flight_spawn``).
+        that effect's, or the replay compared such an effect there (``_spawned_by_effect``).
         A lineage not made yet of a spawner that went on past it is still to be made: a pool
         worker behind the others. Nor the steps of the lineages in ``held``: calls in flight
         when the run died, waiting to run for real once the replay goes live there."""
@@ -350,8 +349,7 @@ class TracedComparison:
             for step in queue:
                 if step.index > index or step.index >= self.limit:
                     break
-                if (_in_flight_body(step, lane, in_flight) or self._spawned_by_effect(step)
-                        or self._in_flight_spawn(step, lane, in_flight)):
+                if self._in_flight_body(step, lane, in_flight) or self._spawned_by_effect(step):
                     continue
                 if first is None or step.index < first.index:
                     first = step
@@ -386,14 +384,12 @@ class TracedComparison:
         replay serves, do not count (they are taken as met): those of a lineage the replay
         never made (``_inside_effect``) and, at a stop (``index``), those of an effect in
         flight there — called in another task or thread before the stop, returning after it
-        or not yet (``_in_flight_body``), or of a pool call its body spawned
-        (``_in_flight_spawn``)."""
+        or not yet, and the pool calls its body spawned (``_in_flight_body``)."""
         in_flight = self.in_flight() if index is not None else {}
         left = self.first_left()
         while left is not None and (index is None or left.index <= index):
             lane = self._lane(left)
-            if not (self._inside_effect(left) or _in_flight_body(left, lane, in_flight)
-                    or self._in_flight_spawn(left, lane, in_flight)):
+            if not (self._inside_effect(left) or self._in_flight_body(left, lane, in_flight)):
                 return left
             self._waiting[lane].popleft()  # first_left queued it at the head
             if left.kind == "effect" and left.index in in_flight.get(lane, ()):
@@ -403,17 +399,23 @@ class TracedComparison:
             left = self.first_left()
         return None
 
-    def _in_flight_spawn(self, step: Step, lane: str, in_flight: dict[str, Any]) -> bool:
-        """True for a step of a lineage the replay has not spawned yet, beneath a lineage
-        inside a served call in flight recorded at or after the step: the call's body
-        spawned it (a pool call a sync tool runs in: the Agents SDK's), which replay serves,
-        never runs. Exact: the call's lineage, blocked in the call, spawns nothing else until
-        it returns, and spawns in program order (``lineage.spawned``)."""
-        if not in_flight or lane in self._seen:
+    def _in_flight_body(self, step: Step, lane: str, in_flight: dict[str, Any]) -> bool:
+        """True for a recorded step of the body of a served call in flight at a stop (its
+        recorded effect step at this step or after it), which replay serves, never runs:
+        - a step of the call's own lineage (the replay made every earlier step there: it is
+          the first one left), up to and with the call's effect step, made when the call
+          returns with the served result (``in_flight.py``);
+        - a step of a lineage beneath the call's that the replay has not spawned yet: the
+          call's body spawned it (a pool call a sync tool runs in: the Agents SDK's). Exact:
+          the call's lineage, blocked in the call, spawns nothing else until it returns, and
+          spawns in program order (``lineage.spawned``)."""
+        if not in_flight:
             return False
-        head = lane
-        while "/" in head:
-            head = head.rpartition("/")[0]
+        if any(effect >= step.index for effect in in_flight.get(lane, ())):
+            return True
+        if lane in self._seen:
+            return False
+        for head in lineage.ancestors(lane):
             if any(effect >= step.index for effect in in_flight.get(head, ())):
                 return not lineage.spawned(lane, head)
         return False
@@ -427,15 +429,6 @@ class TracedComparison:
         if not lane or lane in self._seen or "/" not in lane:
             return False
         return any(i > step.index for indexes in self._effects.values() for i in indexes)
-
-
-def _in_flight_body(step: Step, lane: str, in_flight: dict[str, Any]) -> bool:
-    """True for a recorded step of an effect in flight at a stop: the replay made every
-    earlier step of the step's lineage (it is the first one left there) and is inside a
-    served call in that lineage recorded at this step or after it — so the lineage's steps up
-    to that effect's step are its body, which replay serves, never runs, and the effect's own
-    step, made when the call returns with the served result (``in_flight.py``)."""
-    return any(effect >= step.index for effect in in_flight.get(lane, ()))
 
 
 def _pool_call(lineage: str | None) -> bool:

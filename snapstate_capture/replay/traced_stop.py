@@ -47,6 +47,7 @@ import threading
 import types
 from typing import TYPE_CHECKING, Any
 
+from ..capture import lineage
 from . import stops
 
 if TYPE_CHECKING:
@@ -275,21 +276,18 @@ def _stop_before_call(steps: Any, index: int, effect: int) -> int | None:
     made = steps.summaries(effect, effect + 1)
     if not made or made[0].lineage is None:
         return None
-    lineage, depth = made[0].lineage, made[0].depth
-    ancestors, head = [], lineage
-    while "/" in head:
-        head = head.rpartition("/")[0]
-        ancestors.append(head)
+    lane, depth = made[0].lineage, made[0].depth
+    spawners = lineage.ancestors(lane)
     found: dict[str, int] = {}
     for stop in range(index, 0, -4096):
         for step in reversed(steps.summaries(max(0, stop - 4096), stop)):
             if step.kind != "call" and step.kind not in FULL_KINDS:
                 continue
-            if step.lineage == lineage and step.depth <= depth:
+            if step.lineage == lane and step.depth <= depth:
                 return step.index
-            if step.lineage in ancestors and step.lineage not in found:
+            if step.lineage in spawners and step.lineage not in found:
                 found[step.lineage] = step.index
-    return next((found[name] for name in ancestors if name in found), None)
+    return next((found[name] for name in spawners if name in found), None)
 
 
 def _not_a_call(steps: Any, index: int, target: Step) -> str:
