@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+import os
 import re
 from functools import lru_cache
 from typing import Any
@@ -30,6 +31,17 @@ DEFAULT_SECRET_EXEMPT: tuple[str, ...] = ("tokens", "tokenizer", "token_count", 
 
 
 @lru_cache(maxsize=8192)
+def seconds_from_env(name: str, default: float) -> float:
+    """A duration in seconds set by environment variable ``name`` (``SNAPSTATE_LEASE_SECONDS``,
+    ``SNAPSTATE_TURN_WAIT``) when it holds a positive number, else ``default`` (unset, empty,
+    not a number, zero or negative: ignored)."""
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
 def _matches(name: str, patterns: tuple[str, ...], exempt: tuple[str, ...]) -> bool:
     lowered = name.lower()
     for word in exempt:

@@ -14,7 +14,6 @@ waits for it (``_wait_for_live``). It uses the recorder's ``session``, ``live``,
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from ..clocks import Clocks
 from ..capture.effects import arguments_match
 from ..capture.rng import restore_states
 from ..errors import PayloadLoadError, SnapStateError
+from ..options import seconds_from_env
 from ..store.reader import Value
 from ..values import capture_value
 from .effect_turns import EffectTurns
@@ -31,20 +31,11 @@ if TYPE_CHECKING:
     from ..capture.effects import EffectCall
 
 
-def _turn_wait() -> float:
-    """``SNAPSTATE_TURN_WAIT`` when set to a positive number of seconds, else 10."""
-    try:
-        value = float(os.environ.get("SNAPSTATE_TURN_WAIT", ""))
-    except ValueError:
-        return 10.0
-    return value if value > 0 else 10.0
-
-
 #: Seconds a served effect in one thread waits for the steps recorded before its own (taken
 #: by other threads: the tool calls of a thread pool) before it is compared anyway; and the
 #: longest any wait of a replay for other threads or tasks lasts (a stop's, an effect's in
 #: flight at a fork). ``SNAPSTATE_TURN_WAIT`` overrides it (a slow machine).
-TURN_WAIT = _turn_wait()
+TURN_WAIT = seconds_from_env("SNAPSTATE_TURN_WAIT", 10.0)
 
 
 class EffectServing:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import SnapStateError, TimelineError
+from ..options import seconds_from_env
 from .processes import process_gone
 
 #: Seconds a lease lasts without a heartbeat (``SNAPSTATE_LEASE_SECONDS`` overrides).
@@ -40,11 +41,7 @@ LEASE_ENV = "SNAPSTATE_LEASE_SECONDS"
 
 def lease_seconds() -> float:
     """The lease time in force: ``SNAPSTATE_LEASE_SECONDS`` when set to a positive number."""
-    try:
-        value = float(os.environ.get(LEASE_ENV, ""))
-    except ValueError:
-        return DEFAULT_LEASE_SECONDS
-    return value if value > 0 else DEFAULT_LEASE_SECONDS
+    return seconds_from_env(LEASE_ENV, DEFAULT_LEASE_SECONDS)
 
 
 def login_name() -> str:
