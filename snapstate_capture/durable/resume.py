@@ -31,6 +31,7 @@ from typing import Any
 from ..capture.answers import check_answer
 from ..errors import SnapStateError
 from ..store.leases import LeaseStore, lease_seconds, login_name
+from ..store.locations import settle
 from ..store.reader import Run
 from ..trust.gate import open_timeline
 
@@ -90,12 +91,15 @@ def resume(path: str | os.PathLike[str], *, run: str | None = None, answer: Any 
     """
     notes: list[str] = []
     target, orphan = run, False
-    for _ in range(64):  # a chain of crashed continuations is followed to its end
-        outcome = _resume_one(path, target, answer, by, trust, allow_drift, wake_early,
-                              progress, capture_output, notes, orphan)
-        if isinstance(outcome, dict):
-            return outcome
-        target, answer, orphan = outcome, NO_ANSWER, True
+    try:
+        for _ in range(64):  # a chain of crashed continuations is followed to its end
+            outcome = _resume_one(path, target, answer, by, trust, allow_drift, wake_early,
+                                  progress, capture_output, notes, orphan)
+            if isinstance(outcome, dict):
+                return outcome
+            target, answer, orphan = outcome, NO_ANSWER, True
+    finally:  # the continuation's steps, which its writer could not fold while this read
+        settle(path)  # the file: into the file itself
     raise ResumeError(f"{path}: too many crashed continuations in a row")
 
 

@@ -19,7 +19,6 @@ from typing import Any
 from snapstate_capture import SnapStateError
 from snapstate_capture.capture.answers import check_answer, parse_typed, read_answer_file
 from snapstate_capture.durable.resume import NO_ANSWER, AnswerRefused, NeedsAnswer, resume
-from snapstate_capture.store.locations import settle
 
 from ..safe_text import escape_controls, plain
 from .common import add_file_argument, add_run_argument, console, open_file, print_json
@@ -65,13 +64,6 @@ def read_answer(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    finally:  # a fork's steps the writer could not fold while the replay read the file
-        settle(args.file)
-
-
-def _run(args: argparse.Namespace) -> int:
     answer = read_answer(args)
     while True:
         try:

@@ -166,6 +166,7 @@ def test_resume_of_a_traced_run_killed_mid_effect_reruns_only_the_effect_in_flig
     result = run_cli("resume", str(path), "--trust", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert side_lines(side) == ["fetch 3", "fetch 4"]  # in flight, then what came after
+    assert not path.with_name(path.name + "-wal").exists()  # the continuation is in the file
     # the continuation is the run an uninterrupted recording makes, step by step
     whole = tmp_path / "whole.snap"
     done = run_cli("record", "-o", str(whole), str(program), str(side), cwd=tmp_path)
