@@ -30,7 +30,6 @@ DEFAULT_SECRET_WORDS: tuple[str, ...] = ("token",)
 DEFAULT_SECRET_EXEMPT: tuple[str, ...] = ("tokens", "tokenizer", "token_count", "token_usage")
 
 
-@lru_cache(maxsize=8192)
 def seconds_from_env(name: str, default: float) -> float:
     """A duration in seconds set by environment variable ``name`` (``SNAPSTATE_LEASE_SECONDS``,
     ``SNAPSTATE_TURN_WAIT``) when it holds a positive number, else ``default`` (unset, empty,
@@ -42,6 +41,7 @@ def seconds_from_env(name: str, default: float) -> float:
     return value if value > 0 else default
 
 
+@lru_cache(maxsize=8192)
 def _matches(name: str, patterns: tuple[str, ...], exempt: tuple[str, ...]) -> bool:
     lowered = name.lower()
     for word in exempt:

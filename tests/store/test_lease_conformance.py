@@ -56,3 +56,15 @@ def test_a_waiting_run_and_its_pause_read_back_on_every_engine(store_location):
         assert run.pause["schema"]["json"] == {"type": "boolean"}
         assert run.steps[run.pause["step"]].kind == "waiting"
         assert run.continued_as is None
+
+
+def test_the_lease_time_follows_the_environment_each_time_it_is_read(monkeypatch):
+    from snapstate_capture.store.leases import DEFAULT_LEASE_SECONDS, LEASE_ENV, lease_seconds
+
+    monkeypatch.setenv(LEASE_ENV, "5")
+    assert lease_seconds() == 5.0
+    monkeypatch.setenv(LEASE_ENV, "7.5")
+    assert lease_seconds() == 7.5
+    for ignored in ("0", "-3", "soon", ""):
+        monkeypatch.setenv(LEASE_ENV, ignored)
+        assert lease_seconds() == DEFAULT_LEASE_SECONDS
