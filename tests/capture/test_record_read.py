@@ -289,3 +289,31 @@ def test_step_arguments_keep_no_function_alive_and_follow_a_swapped_code(snap_pa
         calls = [step for step in timeline.runs[-1].steps if step.kind == "call"]
         assert sorted(calls[-2].extra) == ["limit", "query"]
         assert sorted(calls[-1].extra) == ["limit", "question"]
+
+
+def test_reading_the_file_beside_a_live_recording_leaves_the_recordings_locks(tmp_path):
+    """SQLite's locks are POSIX record locks, which a process drops on every descriptor of a
+    file when it closes any one of them. Opening the timeline for reading in the recording's
+    own process (``snap.open_timeline``, the replay child's reads) must not close a plain descriptor of
+    it: another process could then leave WAL mode under the live writer, whose steps went into
+    a ``-wal`` that was no longer the file's."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    path = tmp_path / "live.snap"
+    fold = ("import sys; from pathlib import Path; from snapstate_capture.store.sqlite."
+            "connection import fold_left_wal; print(fold_left_wal(Path(sys.argv[1])))")
+    with snap.record(path, name="live"):
+        snap.checkpoint("first")
+        with snap.open_timeline(path) as timeline:
+            assert len(timeline.runs[0].steps) == 1
+        taken = subprocess.run([sys.executable, "-c", fold, str(path)], capture_output=True,
+                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert taken.stdout.strip() == "False", taken.stderr  # the file stays the writer's
+        assert os.path.exists(f"{path}-wal")
+        snap.checkpoint("second")
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[0]
+        assert run.status == "finished" and [s.label for s in run.steps] == ["first", "second"]

@@ -102,3 +102,36 @@ def test_a_killed_resumers_lease_is_taken_before_it_expires_and_a_second_resume_
     assert runs[0]["continued_as"] == runs[1]["id"] and runs[1]["continued_as"] == runs[2]["id"]
     with snap.open_timeline(path) as timeline:
         assert timeline.runs[0].continued_as == timeline.runs[1].id
+
+
+def test_a_resume_refused_while_the_continuation_runs_leaves_the_continuation_whole(tmp_path):
+    """A second ``snapstate resume`` of a crashed run while the first one's continuation is
+    live (the file's last run is then that continuation, still running) is refused, and the
+    continuation goes on recording to its end. It lost every step after the refusal: opening
+    the file for the refusal's checks had closed a plain descriptor of it in the replay
+    child, which dropped the POSIX locks of its SQLite connections, so the refusing command
+    could take the file out of WAL mode under the live writer
+    (``store/sqlite/connection.check_readable``)."""
+    path, side = tmp_path / "crash.snap", tmp_path / "side.txt"
+    crashed = run_python(str(PROGRAMS / "durable_timed.py"), "crash", str(path), str(side),
+                         cwd=tmp_path)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    first = _resumer(path)
+    deadline = time.monotonic() + 60
+    while "two" not in side_lines(side):  # the continuation is live, held at its gate
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.05)
+    time.sleep(0.3)  # its checkpoint is written after the effect
+    refused = run_cli("resume", str(path))
+    assert refused.returncode == 2 and "is still running" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    (tmp_path / "side.txt.go").write_text("")
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert "final: two done three done" in out
+    runs = runs_json(path)
+    assert [r["status"] for r in runs] == ["crashed", "finished"]
+    with snap.open_timeline(path) as timeline:
+        labels = [step.label for step in timeline.runs[1].steps]
+    assert "work" in labels[labels.index("blocked"):]  # the last effect, after the refusal
+    assert side_lines(side) == ["one", "two", "three"]  # and nothing ran twice

@@ -5,10 +5,14 @@
 - ``slow``: wait for an answer, then an effect, then block until the file ``SIDE.go`` exists,
   then a last effect (a resumer can be killed mid-continuation);
 - ``sleep``: an effect, ``sleep_until`` three seconds later, an effect;
-- ``retry``: an effect that hits a rate limit on its first call (``retry_after`` 2 s), retried.
+- ``retry``: an effect that hits a rate limit on its first call (``retry_after`` 2 s), retried;
+- ``crash``: an effect, then SIGKILL to itself the first time (``SIDE.crashed`` marks it), then
+  an effect and a block until ``SIDE.go`` exists, then a last effect (a crashed run's live
+  continuation that can be held).
 """
 
 import os
+import signal
 import sys
 import time
 
@@ -62,6 +66,17 @@ def main():
             print("final:", first, work("after"), woke > 0)
         elif mode == "retry":
             print("final:", fetch("https://example.invalid/a"))
+        elif mode == "crash":
+            first = work("one")
+            snap.checkpoint("one", first=first)
+            if not os.path.exists(side + ".crashed"):
+                open(side + ".crashed", "w").close()
+                os.kill(os.getpid(), signal.SIGKILL)
+            second = work("two")
+            snap.checkpoint("blocked", second=second)
+            while not os.path.exists(side + ".go"):
+                time.sleep(0.05)
+            print("final:", second, work("three"))
 
 
 main()

@@ -24,7 +24,6 @@ from ...clocks import Clocks
 from ...errors import TimelineError
 from .schema import APPLICATION_ID, FORMAT_VERSION, SCHEMA
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 #: What SQLite raises on a damaged file. Python's sqlite3 raises UnicodeDecodeError instead when
 #: SQLite's own message quotes non-UTF-8 bytes from a corrupt schema (``db_error_text``).
 DB_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
@@ -68,6 +67,8 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
             return conn
         except DB_ERRORS as exc:
             conn.close()
+            if _is_not_sqlite(exc):
+                raise TimelineError(path, NOT_SQLITE) from None
             raise TimelineError(path, f"cannot write timeline ({db_error_text(exc)})") from None
         except BaseException:
             conn.close()
@@ -102,6 +103,8 @@ def _connect_for_writing(path: Path) -> sqlite3.Connection:
             time.sleep(0.02)
         except DB_ERRORS as exc:
             conn.close()
+            if _is_not_sqlite(exc):
+                raise TimelineError(path, NOT_SQLITE) from None
             raise TimelineError(path, f"cannot write timeline ({db_error_text(exc)})") from None
 
 
@@ -205,10 +208,7 @@ def create_file(path: Path, *, replace_unborn: bool = False) -> None:
 def _unborn_on_disk(path: Path) -> bool:
     if not _has_content(path):
         return True
-    try:
-        with open(path, "rb") as handle:
-            if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                return False
+    try:  # (through SQLite only: see ``check_readable``; not SQLite raises, so not unborn)
         conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
         try:
             return conn.execute("PRAGMA user_version").fetchone()[0] == 0 and _is_unborn(conn)
@@ -271,7 +271,9 @@ def close_file(conn: sqlite3.Connection, *, compact: Callable[[], bool] = lambda
     """
     try:
         conn.execute("PRAGMA busy_timeout=100")
-        conn.execute("PRAGMA journal_mode=MEMORY")  # checkpoints first; "locked" when shared
+        # checkpoints first; "locked" while shared (or the mode it stays in, unchanged)
+        if conn.execute("PRAGMA journal_mode=MEMORY").fetchone()[0] != "memory":
+            return False
         if compact():
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("VACUUM")
@@ -316,20 +318,32 @@ def make_dirs_private(directory: Path) -> None:
 
 
 def check_readable(path: Path) -> None:
-    """Raise ``TimelineError`` unless ``path`` looks like an SQLite file (without opening it)."""
-    if not path.exists():
-        raise TimelineError(path, "no such file")
-    if path.is_dir():
-        raise TimelineError(path, "is a directory, not a timeline file")
+    """Raise ``TimelineError`` unless ``path`` is a non-empty file, from its directory entry
+    alone. The file is never opened here: SQLite's locks are POSIX record locks, which a
+    process drops on *every* descriptor of a file when it closes *any* one of them, so an
+    ``open`` and ``close`` of the database beside this process's connections would let another
+    process change the file under them (leave WAL mode, delete the ``-wal`` a live writer
+    appends to: a resumed run's steps were lost so). Whether it is SQLite is SQLite's to say
+    (``NOT_SQLITE``)."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(SQLITE_MAGIC))
+        if not path.exists():
+            raise TimelineError(path, "no such file")
+        if path.is_dir():
+            raise TimelineError(path, "is a directory, not a timeline file")
+        size = path.stat().st_size
     except OSError as exc:
-        raise TimelineError(path, f"cannot read ({exc.strerror})") from None
-    if not head:
+        raise TimelineError(path, f"cannot read ({exc.strerror or exc})") from None
+    if size == 0:
         raise TimelineError(path, "empty file, not a timeline")
-    if head != SQLITE_MAGIC:
-        raise TimelineError(path, "not a SnapState timeline (not an SQLite database)")
+
+
+#: What ``check_readable`` leaves to SQLite: a file that is not an SQLite database.
+NOT_SQLITE = "not a SnapState timeline (not an SQLite database)"
+
+
+def _is_not_sqlite(exc: BaseException) -> bool:
+    """True when SQLite refused the file as no database of its own (its header)."""
+    return isinstance(exc, sqlite3.DatabaseError) and "file is not a database" in str(exc)
 
 
 def open_for_reading(path: Path) -> sqlite3.Connection:
@@ -352,6 +366,8 @@ def open_for_reading(path: Path) -> sqlite3.Connection:
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         version = conn.execute("PRAGMA user_version").fetchone()[0]
     except DB_ERRORS as exc:
+        if _is_not_sqlite(exc):
+            raise TimelineError(path, NOT_SQLITE) from None
         raise TimelineError(path, f"not a readable timeline ({db_error_text(exc)})") from None
     except OSError as exc:
         raise TimelineError(path, f"not a readable timeline (cannot recover its journal: "
