@@ -34,6 +34,7 @@ import weakref
 from typing import Any
 
 from . import chunked
+from ..program_signals import signal_of
 from ..store.hashing import canonical_json
 from ..values.code_identity import code_digest, live_code
 from ..values.preview import MACHINERY, PreviewBuilder
@@ -241,7 +242,9 @@ def _refused(cls: type, obj: Any) -> bool:
         return False
     try:
         return isinstance(reducer(obj), Refusal)
-    except Exception:  # noqa: BLE001 - the capture's walk makes a placeholder of it too
+    except Exception as exc:  # noqa: BLE001 - the capture's walk makes a placeholder of it too
+        if signal_of(exc) is not None:  # the program's signal handler's
+            raise
         return True
 
 
@@ -416,6 +419,8 @@ def function_detector(value: Any, builder: PreviewBuilder | None = None) -> byte
     buffer = io.BytesIO()
     try:
         _DetectorPickler(buffer, chunked.PROTOCOL, builder).dump(value)
-    except Exception:  # noqa: BLE001 - truly unpicklable, or recursive through a global
+    except Exception as exc:  # noqa: BLE001 - truly unpicklable, or recursive through a global
+        if signal_of(exc) is not None:  # the program's signal handler's
+            raise
         return None
     return buffer.getvalue()

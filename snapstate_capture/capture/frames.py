@@ -23,6 +23,7 @@ from typing import Any
 
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
+from ..program_signals import signal_of
 from .valuecache import MAX_SLOTS, ValueCache, add_blob
 from ..values import capture_value
 from ..values.addresses import release_locals_snapshot
@@ -170,6 +171,8 @@ class FrameCapturer:
             try:
                 record, digests = self._frame_record(frame, out, position, lane)
             except Exception as exc:  # noqa: BLE001 - recorded as a capture error, not raised
+                if signal_of(exc) is not None:
+                    raise  # the program's signal handler raised it here: the program's
                 out.errors.append(f"frame {frame.f_code.co_name}: {type(exc).__name__}: {exc}")
                 continue
             slot = (frame.f_code, position)

@@ -21,6 +21,7 @@ from . import lineage
 from .frames import StackCapture
 from .tasks import current_task_name, current_thread_name
 from ..clocks import Clocks
+from ..program_signals import signal_of
 from ..errors import WriteFailed
 from ..store import task_column
 from ..store.step_record import StepRecord
@@ -64,6 +65,9 @@ class StepCapturing:
         try:
             return self._capture(kind, frame, label, extra, lineno, effect)
         except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
+            if signal_of(exc) is not None:  # the program's signal handler raised it here
+                self._frames.forget()
+                raise
             # The step was begun and not written: what its capture cached names blobs the
             # file does not have (a later step reusing them would point at nothing).
             self._frames.forget()

@@ -45,6 +45,7 @@ from .detectors import (_BUILTIN, IMMUTABLE, detector as detector_of, fixed_zone
 from .lent_captures import NAMED_PARTS, transparent
 from .live_values import LiveValues
 from .shared_captures import SharedCaptures
+from ..program_signals import signal_of
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
 from ..store.blobs import manifest_bytes, manifest_hash
@@ -216,7 +217,9 @@ class ValueCache:
         if cls not in _BUILTIN and cls not in _PICKLE_SHOWS_ALL and pickle_shows_all(cls):
             try:  # a library value: no part of it may hide state from its pickle
                 detector = strict_detector(value)
-            except Exception:  # noqa: BLE001 - such a part, or unpicklable: captured whole
+            except Exception as exc:  # noqa: BLE001 - such a part, or unpicklable: captured whole
+                if signal_of(exc) is not None:  # the program's signal handler's
+                    raise
                 return self._capture(slot, value, name, out, None)
             if entry is not None and entry.kind is cls and entry.detector == detector:
                 return entry.again(out)
@@ -224,7 +227,9 @@ class ValueCache:
                                  detector if len(detector) <= DETECTOR_MAX else None)
         try:
             detector = detector_of(value, out)
-        except Exception:  # noqa: BLE001 - a lambda inside, a module: see function_detector
+        except Exception as exc:  # noqa: BLE001 - a lambda inside, a module: see function_detector
+            if signal_of(exc) is not None:  # the program's signal handler's
+                raise
             detector = function_detector(value, self._builder)
             if detector is None:  # unpicklable: capture_value makes the placeholder
                 return self._capture(slot, value, name, out, None)
@@ -379,7 +384,9 @@ class ValueCache:
             part = chunk_capture.chunk_items(cls, keys, values, start, stop)
             try:
                 detector = chunk_capture.dumps(part)
-            except Exception:  # noqa: BLE001 - fall back to whole-value capture (dill, placeholders)
+            except Exception as exc:  # noqa: BLE001 - fall back to whole-value capture (dill, placeholders)
+                if signal_of(exc) is not None:  # the program's signal handler's
+                    raise
                 return None
             if prev is not None and prev.detector == detector:
                 chunks[index] = prev if prev.ids == part_ids else \

@@ -20,6 +20,7 @@ import types
 from typing import Any
 
 from ..clocks import Clocks
+from ..program_signals import signal_of
 from ..capture import chunked
 from ..capture.chunk_capture import identity as _identity
 from ..capture.detectors import IMMUTABLE
@@ -314,8 +315,9 @@ class CallFrame:
                 self._finish(frame, out)
                 self.app(tuple(out))
                 self.prev = frame.f_lineno
-        except Exception:  # noqa: BLE001 - never raise into the program
-            pass
+        except Exception as exc:  # noqa: BLE001 - never raise into the program
+            if signal_of(exc) is not None:
+                raise  # what the program's signal handler raised here: the program's
         return self.local
 
     def _finish(self, frame: types.FrameType, out: list[Any]) -> None:
@@ -346,8 +348,9 @@ class CallFrame:
                 self._rebound(frame, out)
             else:
                 self._snapshot_changes(frame, out)
-        except Exception:  # noqa: BLE001 - never raise into the program
-            pass
+        except Exception as exc:  # noqa: BLE001 - never raise into the program
+            if signal_of(exc) is not None:
+                raise  # what the program's signal handler raised here: the program's
         if len(out) > 3 or out[2] != self.prev:
             self.app(tuple(out))
         self.prev = out[2]
@@ -395,8 +398,9 @@ class CallFrame:
         out: list[Any] = [key]
         try:
             self._delta(frame, names, out)
-        except Exception:  # noqa: BLE001 - never raise into the program
-            pass
+        except Exception as exc:  # noqa: BLE001 - never raise into the program
+            if signal_of(exc) is not None:
+                raise  # what the program's signal handler raised here: the program's
         self.app(tuple(out) if len(out) > 1 else out[0])
 
     def _delta(self, frame: types.FrameType, names: Any, out: list[Any]) -> None:

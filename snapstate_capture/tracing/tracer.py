@@ -26,6 +26,7 @@ import types
 from typing import Any, Callable
 
 from ..clocks import Clocks
+from ..program_signals import hand_back_unraisable, signal_of
 from ..capture.tasks import pending_tasks
 from .codeinfo import CodeInfo, analyse
 from .frame_trace import local_trace_function
@@ -100,6 +101,7 @@ class Tracer:
         threading.settrace(self._hook)
         sys.settrace(self._hook)
         gc.callbacks.append(self._gc_check)
+        self._unhook = hand_back_unraisable(lambda culprit: culprit == self._gc_check)
 
     def stop(self) -> None:
         """Remove the tracer (restoring the previous one) and stop every frame's line tracing."""
@@ -112,6 +114,7 @@ class Tracer:
             gc.callbacks.remove(self._gc_check)
         except ValueError:
             pass
+        self._unhook()
         if self in _active:
             _active.remove(self)
         for frame in list(self._fids) + list(self._suspended):
@@ -161,11 +164,14 @@ class Tracer:
                            "tracer reinstalled: Python had dropped it"))
 
     def _gc_check(self, phase: str, info: dict) -> None:
+        # (what the program's signal handler raises in here, even on entry, Python hands to
+        # ``sys.unraisablehook``, which gives it back to the program: ``start``)
         if phase == "stop" and self.active and sys.gettrace() is None:
             try:
                 self.check_installed()
-            except Exception:  # noqa: BLE001 - a gc callback must never raise
-                pass
+            except Exception as exc:  # noqa: BLE001 - a gc callback must never raise
+                if signal_of(exc) is not None:
+                    raise
 
     def _register_thread(self) -> str:
         """This thread's name, remembering that it is traced (idents are reused: re-read)."""
@@ -198,7 +204,9 @@ class Tracer:
             encoder.event = threading.get_ident()
         try:
             ours = self._call(frame, info)
-        except Exception:  # noqa: BLE001 - a capture failure never reaches the program
+        except Exception as exc:  # noqa: BLE001 - a capture failure never reaches the program
+            if signal_of(exc) is not None:
+                raise  # what the program's signal handler raised here: the program's
             ours = None
         finally:
             if mine:

@@ -30,6 +30,7 @@ import pickle
 import threading
 from typing import Any
 
+from ..program_signals import signal_of
 from ..capture.chunked import chunk_size
 from ..store.hashing import canonical_json, content_hash
 from ..capture.detectors import STATE_ELSEWHERE, function_detector  # checkpoint path's
@@ -209,7 +210,9 @@ class ValueEncoder:
             try:
                 with caught_warnings():  # a class's __reduce__ warning: not the program's
                     digest = content_hash(pickle.dumps(value, 5)).hex()
-            except Exception:  # noqa: BLE001 - capture_value reports why
+            except Exception as exc:  # noqa: BLE001 - capture_value reports why
+                if signal_of(exc) is not None:  # the program's signal handler's
+                    raise
                 digest, pickled = self._detector_digest(value, name), False
         if digest is not None and digest in self._cache:
             return self._cache[digest]
@@ -266,7 +269,9 @@ class ValueEncoder:
         try:
             with caught_warnings():
                 detector = function_detector(value, self._builder)
-        except Exception:  # noqa: BLE001 - no detector: captured whole
+        except Exception as exc:  # noqa: BLE001 - no detector: captured whole
+            if signal_of(exc) is not None:  # the program's signal handler's
+                raise
             return None
         if detector is None:
             return None

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..options import ValueOptions
+from ..program_signals import signal_of
 from . import clients  # noqa: F401 - registers HTTP and model-API clients as machinery
 from . import event_loops  # noqa: F401 - registers asyncio event loops as machinery
 from . import known_types  # noqa: F401 - registers the previews of exceptions, numpy, pandas…
@@ -107,6 +108,8 @@ def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
                                                                                texts))
         return captured
     except Exception as exc:  # noqa: BLE001 - capture must never raise into user code
+        if signal_of(exc) is not None:
+            raise  # the program's signal handler raised it here: the program's, not ours
         reason = f"capture failed: {type(exc).__name__}"
         preview = {"type": "?", "repr": "<capture failed>",
                    "placeholder": {"reason": reason, "path": name or ""}}
