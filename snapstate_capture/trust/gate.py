@@ -63,6 +63,8 @@ def untrusted_reason(run: Run, step_index: int | None = None) -> str | None:
     `snapstate sign FILE --run ID` …"); None when the run verifies under the user's key."""
     report = run_report(run)
     sign = f"`snapstate sign {shlex.quote(str(run.timeline.path))} --run {run.id[:8]}`"
+    if report is None and run.key_id is not None:  # someone's run: signing it would fail
+        return _no_key_signed_by(run.key_id)
     if report is None:
         return (f"cannot be checked: you have no key yet ({key_path()}); if you trust the "
                 f"file pass --trust, or {sign} creates your key and signs the run as yours")
@@ -83,9 +85,7 @@ def untrusted_reason(run: Run, step_index: int | None = None) -> str | None:
                 "and give you `snapstate keys export` for `snapstate trust add NAME KEY`; "
                 "or, if you trust whoever signed it, pass --trust")
     if report.signature == "no-key":
-        return (f"is signed by key {report.key_id}, and you have no key yet ({key_path()}): "
-                "if you trust its owner, ask them for `snapstate keys export` and run "
-                "`snapstate trust add NAME KEY`; or pass --trust")
+        return _no_key_signed_by(report.key_id)
     if report.signature == "invalid":
         return ("has an invalid signature: it was altered after it was signed (`snapstate "
                 f"verify {shlex.quote(str(run.timeline.path))}`); only --trust loads it")
@@ -95,6 +95,12 @@ def untrusted_reason(run: Run, step_index: int | None = None) -> str | None:
         return (f"was verified up to step {report.steps - 1} only (it is still being "
                 "recorded): open it again, or pass --trust")
     return None
+
+
+def _no_key_signed_by(key_id: str | None) -> str:
+    return (f"is signed by key {key_id}, and you have no key yet ({key_path()}): if you "
+            "trust its owner, ask them for `snapstate keys export` and run `snapstate trust "
+            "add NAME KEY`; or pass --trust")
 
 
 def _unsigned_why(run: Run) -> str:

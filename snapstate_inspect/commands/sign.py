@@ -4,12 +4,13 @@ For a run recorded before your key existed (or where there was none): once signe
 payloads load without ``--trust``. The run is checked end to end first (every blob it uses,
 its step chain and effect journal); a run that does not verify — altered, damaged, signed by
 another key, still recording — is refused (exit 2) and left as it was. Creates your key when
-there is none, as the first ``record`` does.
+there is none, as the first ``record`` does (not for a run someone else signed: refused first).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from snapstate_capture.trust.keys import ensure_key, key_path
 from snapstate_capture.trust.sign_runs import sign_run
@@ -33,11 +34,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    choice = ensure_key()
-    if choice.key is None:
-        raise SnapStateError(f"{key_path()}: no key to sign with: {choice.problem}")
     with open_file(args.file) as timeline:
         chosen = timeline.run(args.run)
+        if chosen.key_id is not None and not os.path.lexists(key_path()):
+            # someone else's run: refused as sign_run would, without making a key for nothing
+            raise SnapStateError(
+                f"{timeline.path}: run {chosen.id[:8]} was not signed: it is signed by key "
+                f"{chosen.key_id}, not by you (you have no key yet): if you trust its owner, "
+                "ask them for `snapstate keys export` and run `snapstate trust add NAME KEY`")
+        choice = ensure_key()
+        if choice.key is None:
+            raise SnapStateError(f"{key_path()}: no key to sign with: {choice.problem}")
         result = sign_run(timeline, chosen, choice.key)
     if choice.created:
         print(escape_controls(f"created your key {choice.key.key_id} at {choice.key.path}",

@@ -63,6 +63,23 @@ def test_a_strangers_run_is_refused_by_replay_and_by_sign(tmp_path):
     assert run_cli("replay", str(path), "--trust").returncode == 0
 
 
+def test_a_strangers_run_with_no_key_of_your_own_yet_advises_trust_add_and_sign_makes_no_key(
+        tmp_path, isolated_user_config):
+    """With no key yet, a run someone else signed is not one `snapstate sign` can sign: the
+    refusal gives the `trust add` way (or --trust), and `sign` refuses it before it would
+    have made a key for nothing."""
+    with as_stranger(tmp_path):
+        path, _, _ = record_agent(tmp_path, rounds=1)
+    key = isolated_user_config / "snapstate" / "key"
+    refused = run_cli("replay", str(path))
+    assert refused.returncode == 2 and "snapstate trust add NAME KEY" in refused.stderr
+    assert "snapstate sign" not in refused.stderr and "pass --trust" in refused.stderr
+    sign = run_cli("sign", str(path))
+    assert sign.returncode == 2 and "was not signed" in sign.stderr
+    assert "trust add" in sign.stderr and len(sign.stderr.strip().splitlines()) == 1
+    assert not key.exists()
+
+
 def test_sign_refuses_a_run_that_does_not_verify_and_writes_nothing(tmp_path,
                                                                     no_key_can_be_made,
                                                                     monkeypatch):
