@@ -8,7 +8,9 @@ the handler raises there belongs to the program — ``KeyboardInterrupt`` from C
 capture must hand it on, never swallow it:
 
 - capture's ``except Exception`` guards re-raise what ``signal_of`` names (a trace function's
-  exception reaches the program where the handler ran, as it would have unrecorded);
+  exception reaches the program where the handler ran, as it would have unrecorded). They
+  ask only for what is no ``RecursionError``: a call at the recursion limit raises one
+  again, into the program, and no handler raises one;
 - a gc callback cannot raise: Python gives its exception to ``sys.unraisablehook``, which
   prints "Exception ignored in …" and drops it (one Ctrl-C in forty was lost so in an
   allocation-heavy loop under ``--trace calls``; under ``--trace lines`` one in three, raised

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from snapstate_capture import SnapStateError
 
@@ -23,10 +24,19 @@ class UsageError(SnapStateError):
     """Bad command-line arguments discovered after parsing (exit code 2)."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, as every other error of the
+    command (``snapstate replay: argument --to: invalid int value: 'abc' (see snapstate
+    replay --help)``), exit code 2; its subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Return the ``snapstate`` argument parser with every subcommand registered (or just
     ``only``: the others' modules are then not imported)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="snapstate",
         description="Time-travel debugger for Python programs: record, browse, diff, replay.",
         epilog="`snapstate FILE` opens FILE in the inspector. Set SNAPSTATE_DEBUG=1 to see "

@@ -243,7 +243,7 @@ def _refused(cls: type, obj: Any) -> bool:
     try:
         return isinstance(reducer(obj), Refusal)
     except Exception as exc:  # noqa: BLE001 - the capture's walk makes a placeholder of it too
-        if signal_of(exc) is not None:  # the program's signal handler's
+        if exc.__class__ is not RecursionError and signal_of(exc) is not None:
             raise
         return True
 
@@ -420,7 +420,7 @@ def function_detector(value: Any, builder: PreviewBuilder | None = None) -> byte
     try:
         _DetectorPickler(buffer, chunked.PROTOCOL, builder).dump(value)
     except Exception as exc:  # noqa: BLE001 - truly unpicklable, or recursive through a global
-        if signal_of(exc) is not None:  # the program's signal handler's
+        if exc.__class__ is not RecursionError and signal_of(exc) is not None:
             raise
         return None
     return buffer.getvalue()

@@ -171,7 +171,7 @@ class FrameCapturer:
             try:
                 record, digests = self._frame_record(frame, out, position, lane)
             except Exception as exc:  # noqa: BLE001 - recorded as a capture error, not raised
-                if signal_of(exc) is not None:
+                if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                     raise  # the program's signal handler raised it here: the program's
                 out.errors.append(f"frame {frame.f_code.co_name}: {type(exc).__name__}: {exc}")
                 continue

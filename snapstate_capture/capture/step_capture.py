@@ -65,8 +65,8 @@ class StepCapturing:
         try:
             return self._capture(kind, frame, label, extra, lineno, effect)
         except Exception as exc:  # noqa: BLE001 - a capture failure is recorded, never thrown
-            if signal_of(exc) is not None:  # the program's signal handler raised it here
-                self._frames.forget()
+            if exc.__class__ is not RecursionError and signal_of(exc) is not None:
+                self._frames.forget()  # the program's signal handler raised it here
                 raise
             # The step was begun and not written: what its capture cached names blobs the
             # file does not have (a later step reusing them would point at nothing).

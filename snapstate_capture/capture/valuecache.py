@@ -218,7 +218,7 @@ class ValueCache:
             try:  # a library value: no part of it may hide state from its pickle
                 detector = strict_detector(value)
             except Exception as exc:  # noqa: BLE001 - such a part, or unpicklable: captured whole
-                if signal_of(exc) is not None:  # the program's signal handler's
+                if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                     raise
                 return self._capture(slot, value, name, out, None)
             if entry is not None and entry.kind is cls and entry.detector == detector:
@@ -228,7 +228,7 @@ class ValueCache:
         try:
             detector = detector_of(value, out)
         except Exception as exc:  # noqa: BLE001 - a lambda inside, a module: see function_detector
-            if signal_of(exc) is not None:  # the program's signal handler's
+            if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                 raise
             detector = function_detector(value, self._builder)
             if detector is None:  # unpicklable: capture_value makes the placeholder
@@ -385,7 +385,7 @@ class ValueCache:
             try:
                 detector = chunk_capture.dumps(part)
             except Exception as exc:  # noqa: BLE001 - fall back to whole-value capture (dill, placeholders)
-                if signal_of(exc) is not None:  # the program's signal handler's
+                if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                     raise
                 return None
             if prev is not None and prev.detector == detector:

@@ -316,7 +316,7 @@ class CallFrame:
                 self.app(tuple(out))
                 self.prev = frame.f_lineno
         except Exception as exc:  # noqa: BLE001 - never raise into the program
-            if signal_of(exc) is not None:
+            if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                 raise  # what the program's signal handler raised here: the program's
         return self.local
 
@@ -349,7 +349,7 @@ class CallFrame:
             else:
                 self._snapshot_changes(frame, out)
         except Exception as exc:  # noqa: BLE001 - never raise into the program
-            if signal_of(exc) is not None:
+            if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                 raise  # what the program's signal handler raised here: the program's
         if len(out) > 3 or out[2] != self.prev:
             self.app(tuple(out))
@@ -399,7 +399,7 @@ class CallFrame:
         try:
             self._delta(frame, names, out)
         except Exception as exc:  # noqa: BLE001 - never raise into the program
-            if signal_of(exc) is not None:
+            if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                 raise  # what the program's signal handler raised here: the program's
         self.app(tuple(out) if len(out) > 1 else out[0])
 

@@ -170,7 +170,7 @@ class Tracer:
             try:
                 self.check_installed()
             except Exception as exc:  # noqa: BLE001 - a gc callback must never raise
-                if signal_of(exc) is not None:
+                if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                     raise
 
     def _register_thread(self) -> str:
@@ -205,7 +205,7 @@ class Tracer:
         try:
             ours = self._call(frame, info)
         except Exception as exc:  # noqa: BLE001 - a capture failure never reaches the program
-            if signal_of(exc) is not None:
+            if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                 raise  # what the program's signal handler raised here: the program's
             ours = None
         finally:

@@ -211,7 +211,7 @@ class ValueEncoder:
                 with caught_warnings():  # a class's __reduce__ warning: not the program's
                     digest = content_hash(pickle.dumps(value, 5)).hex()
             except Exception as exc:  # noqa: BLE001 - capture_value reports why
-                if signal_of(exc) is not None:  # the program's signal handler's
+                if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                     raise
                 digest, pickled = self._detector_digest(value, name), False
         if digest is not None and digest in self._cache:
@@ -270,7 +270,7 @@ class ValueEncoder:
             with caught_warnings():
                 detector = function_detector(value, self._builder)
         except Exception as exc:  # noqa: BLE001 - no detector: captured whole
-            if signal_of(exc) is not None:  # the program's signal handler's
+            if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                 raise
             return None
         if detector is None:

@@ -108,7 +108,7 @@ def _guarded(obj: Any, name: str | None, options: ValueOptions, payloads: bool,
                                                                                texts))
         return captured
     except Exception as exc:  # noqa: BLE001 - capture must never raise into user code
-        if signal_of(exc) is not None:
+        if exc.__class__ is not RecursionError and signal_of(exc) is not None:
             raise  # the program's signal handler raised it here: the program's, not ours
         reason = f"capture failed: {type(exc).__name__}"
         preview = {"type": "?", "repr": "<capture failed>",

@@ -89,6 +89,20 @@ def test_unknown_run_and_step_out_of_range(tmp_path):
     assert _digest(path) == before
 
 
+def test_a_malformed_argument_is_one_line_naming_the_command_and_its_help(tmp_path):
+    path = _recorded(tmp_path / "ok.snap")
+    for args, expected in ((["replay", str(path), "--to", "abc"], "invalid int value: 'abc'"),
+                           (["show", str(path), "--step", "1.5"], "invalid int value: '1.5'"),
+                           (["gc", str(path), "--older-than", "-7d"], "expected one argument"),
+                           (["ls"], "required: FILE")):
+        result = run_cli(*args)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert lines[0].startswith(f"snapstate {args[0]}: ") and expected in lines[0]
+        assert lines[0].endswith(f"(see snapstate {args[0]} --help)")
+
+
 def test_ls_and_show_json(tmp_path):
     import json
 
