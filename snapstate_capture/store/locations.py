@@ -16,12 +16,26 @@ def is_store_url(location: str | os.PathLike[str]) -> bool:
     return isinstance(text, str) and text.startswith(("postgresql://", "postgres://"))
 
 
+def check_location(location: str | os.PathLike[str]) -> None:
+    """A location that looks like a URL of another kind (``sqlite:///x.snap``, ``s3://…``) is
+    refused rather than taken for a relative path (a directory ``sqlite:`` was made for it)."""
+    text = os.fspath(location)
+    if isinstance(text, str) and "://" in text and not is_store_url(text):
+        from ..errors import TimelineError
+
+        scheme = text.split("://", 1)[0]
+        raise TimelineError(text, f"not a location snapstate knows ({scheme}:// URL): a "
+                                  "timeline file is named by its path, a shared store by a "
+                                  "postgresql:// URL")
+
+
 def open_read_engine(location: str | os.PathLike[str]) -> ReadEngine:
     """Open ``location`` for reading with the engine it names.
 
     A path opens the SQLite file there; a ``postgresql://`` URL opens the PostgreSQL engine
     (``snapstate[postgres]``). Raises ``TimelineError`` naming the location when it cannot.
     """
+    check_location(location)
     if is_store_url(location):
         from .postgres.engine import PostgresReadEngine
 
@@ -34,6 +48,7 @@ def open_read_engine(location: str | os.PathLike[str]) -> ReadEngine:
 def open_write_engine(location: str | os.PathLike[str]) -> WriteEngine:
     """Open ``location`` for writing with the engine it names (a file is created owner-only
     when missing). Raises ``TimelineError`` naming the location when it cannot."""
+    check_location(location)
     if is_store_url(location):
         from .postgres.engine import PostgresWriteEngine
 

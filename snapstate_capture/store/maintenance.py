@@ -267,12 +267,14 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
 # -- export ------------------------------------------------------------------------------------
 @dataclass
 class ExportReport:
-    """What ``export_step`` wrote: the new file, its run id, and how many blobs and bytes."""
+    """What ``export_step`` wrote: the new file, its run id, how many blobs and bytes, and the
+    index of the step it holds (``-1`` given: the run's last step's index)."""
 
     path: str
     run_id: str
     blobs: int
     blob_bytes: int
+    step: int = 0
 
 
 def export_step(path: str | os.PathLike[str], out: str | os.PathLike[str], *,
@@ -314,7 +316,7 @@ def export_step(path: str | os.PathLike[str], out: str | os.PathLike[str], *,
         writer.end_run(new_id, "finished")
     finally:
         writer.close()
-    return ExportReport(str(out), new_id, len(rows), total)
+    return ExportReport(str(out), new_id, len(rows), total, index)
 
 
 def _step_refs(step: Any) -> tuple[list[str], dict[str, Any], dict[str, bytes]]:

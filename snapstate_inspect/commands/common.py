@@ -23,8 +23,16 @@ def add_file_argument(parser: argparse.ArgumentParser) -> None:
 
 def add_run_argument(parser: argparse.ArgumentParser) -> None:
     """Add ``--run ID`` (any unique prefix; default the last run)."""
-    parser.add_argument("--run", metavar="ID", default=None,
+    parser.add_argument("--run", metavar="ID", default=None, type=run_prefix,
                         help="run id or unique prefix (default: the last run in the file)")
+
+
+def run_prefix(text: str) -> str:
+    """A ``--run`` value: not empty (an empty prefix would match every run, and took the
+    last one unasked)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty run id: give a run id or its prefix")
+    return text
 
 
 def open_file(path: str, *, trust: bool = False) -> Timeline:

@@ -32,9 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     report = export_step(args.file, args.output, run_id=args.run, step=args.step)
     if args.json:
-        print_json({"file": report.path, "run": report.run_id, "blobs": report.blobs,
-                    "blob_bytes": report.blob_bytes})
+        print_json({"file": report.path, "run": report.run_id, "step": report.step,
+                    "blobs": report.blobs, "blob_bytes": report.blob_bytes})
     else:
-        print(f"{report.path}: step {args.step} written as run {report.run_id[:8]} "
+        print(f"{report.path}: step {report.step} written as run {report.run_id[:8]} "
               f"({report.blobs} blobs, {report.blob_bytes / 1000:.1f} kB)")
     return 0

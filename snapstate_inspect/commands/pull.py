@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description="Copy one run of the store at URL into FILE (created "
                                         "when missing), checked at both ends.")
     parser.add_argument("url", metavar="URL", help="the store (postgresql://…) or another file")
-    parser.add_argument("--run", metavar="ID", required=True, help="run id or unique prefix")
+    parser.add_argument("--run", metavar="ID", required=True, type=run_prefix,
+                        help="run id or unique prefix")
     parser.add_argument("-o", "--output", metavar="FILE", required=True,
                         help="the timeline file to copy it into")
     add_quiet_argument(parser)

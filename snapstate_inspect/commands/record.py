@@ -211,10 +211,9 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _output(text: str) -> str | Path:
-    """The ``-o`` argument: a store URL as typed, else a file path."""
-    from snapstate_capture.store.locations import is_store_url
-
-    return text if is_store_url(text) else Path(text)
+    """The ``-o`` argument: a URL as typed (a store's; any other is refused before the program
+    runs, ``locations.check_location``), else a file path."""
+    return text if "://" in text else Path(text)
 
 
 def _check_before_running(module: str | None, target: str, output: str | Path) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from snapstate_capture.store.locations import is_store_url, open_write_engine
+from snapstate_capture.store.locations import is_store_url, location_label, open_write_engine
 
 from snapstate_capture import SnapStateError
 
@@ -38,10 +38,10 @@ def run(args: argparse.Namespace) -> int:
     if not is_store_url(args.url):
         raise SnapStateError(f"{args.url}: not a store URL (postgresql://…); a timeline file needs "
                          "no init")
-    where = args.url.split('@')[-1]
+    where = location_label(args.url)  # the URL without its password
     if args.action == "init":
         open_write_engine(args.url).close()
-        print(f"{where}: store ready")
+        print(escape_controls(f"{where}: store ready", keep_newlines=False))
         return 0
     if not args.reader and not args.writer:
         raise SnapStateError(f"{where}: store grant needs --reader ROLE or --writer ROLE")

@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "DIR/done/, refused ones to DIR/refused/. One log line per resume. Files "
                     "and directories (searched for *.snap) are re-listed at every pass.")
     parser.add_argument("targets", nargs="*", metavar="FILE|DIR", default=["."])
-    parser.add_argument("--once", action="store_true", help="one pass, then exit")
+    parser.add_argument("--once", action="store_true",
+                        help="one pass, then exit (code 1 when a file or a resume failed)")
     parser.add_argument("--answers-from", metavar="DIR", type=Path, default=None)
     parser.add_argument("--interval", type=float, default=DEFAULT_INTERVAL, metavar="S",
                         help=f"seconds between passes (default {DEFAULT_INTERVAL:g})")
@@ -36,12 +37,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     timeline_files(args.targets)  # a target that does not exist: the one-line error now
+    failed = []
 
     def log(event: Event) -> None:
         sys.stdout.write(escape_controls(event.line(), keep_newlines=False) + "\n")
         sys.stdout.flush()
+        if event.action == "failed":
+            failed.append(event)
 
     serve(lambda: timeline_files(args.targets), answers=args.answers_from, trust=args.trust,
           allow_drift=args.allow_drift, interval=max(args.interval, 0.1), once=args.once,
           log=log)
-    return 0
+    return 1 if failed else 0

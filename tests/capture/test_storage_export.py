@@ -67,6 +67,9 @@ def test_cli_export_opens_with_show_and_verify(tmp_path):
     _program(path)
     done = run_cli("export", str(path), "--step", "-1", "-o", str(out))
     assert done.returncode == 0, done.stderr
+    with snap.open_timeline(path) as timeline:
+        last = len(timeline.runs[-1].steps) - 1
+    assert f": step {last} written as run" in done.stdout  # the step -1 names
     shown = run_cli("show", str(out))
     assert shown.returncode == 0 and "helper" in shown.stdout and "step 0 of 1" in shown.stdout
     assert run_cli("verify", str(out)).returncode == 0

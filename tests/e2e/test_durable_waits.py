@@ -207,6 +207,14 @@ def test_the_worker_answers_waiting_runs_whose_answer_arrived(tmp_path):
     assert side_lines(side) == ["draft cats", "draft cats (yes)"]
 
 
+def test_a_worker_pass_that_failed_on_a_file_exits_non_zero(tmp_path):
+    start(tmp_path)  # a waiting run beside the bad file: still listed, nothing to do
+    (tmp_path / "notes.snap").write_text("not a timeline")
+    done = run_cli("worker", str(tmp_path), "--once")
+    assert done.returncode == 1, done.stderr
+    assert "notes.snap" in done.stdout and "failed: " in done.stdout
+
+
 TRACED_WAITS = """\
 import sys
 

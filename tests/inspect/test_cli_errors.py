@@ -103,6 +103,20 @@ def test_a_malformed_argument_is_one_line_naming_the_command_and_its_help(tmp_pa
         assert lines[0].endswith(f"(see snapstate {args[0]} --help)")
 
 
+def test_a_url_of_another_kind_is_refused_not_taken_for_a_path(tmp_path):
+    path = _recorded(tmp_path / "ok.snap")
+    url = "sqlite:///" + str(tmp_path / "other.snap")
+    program = tmp_path / "prog.py"
+    program.write_text("print('ran')\n")
+    for args in (["push", str(path), url], ["ls", url], ["record", "-o", url, str(program)]):
+        result = run_cli(*args, cwd=tmp_path)
+        assert result.returncode == 2 and "ran" not in result.stdout
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"snapstate: {url}: "), result.stderr
+        assert "postgresql://" in lines[0]
+    assert not any(p.name.startswith("sqlite") for p in tmp_path.rglob("*"))
+
+
 def test_ls_and_show_json(tmp_path):
     import json
 

@@ -28,8 +28,8 @@ def garbage(n):
 caught = lost = 0
 for trial in range(trials):
     timer = threading.Timer(0.005, os.kill, (os.getpid(), number))
-    timer.start()
     try:
+        timer.start()  # (in the try: a slow start may see the signal arrive)
         deadline = time.monotonic() + 0.5
         kept = []
         while time.monotonic() < deadline:

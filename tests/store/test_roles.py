@@ -46,6 +46,9 @@ def test_the_reader_browses_and_verifies_but_cannot_write_and_the_writer_records
     names = roles["names"]
     done = run_cli("store", "init", owner)
     assert done.returncode == 0, done.stderr
+    from snapstate_capture.store.postgres.connection import redacted
+
+    assert done.stdout.strip() == f"{redacted(owner)}: store ready"  # the URL, no password
     done = run_cli("store", "grant", owner, "--reader", names["reviewer"],
                    "--writer", names["agent"])
     assert done.returncode == 0, done.stderr
