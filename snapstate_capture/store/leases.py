@@ -68,12 +68,14 @@ class Holder:
     expires: float
 
     def describe(self, now: float | None = None) -> str:
-        """``alice@box (pid 4242) since 12:00:01, lease expires in 25 s``."""
+        """``alice@box (pid 4242) since 12:00:01, its lease renewed while it runs (expires in
+        25 s)``: the expiry is no time to retry at while the holder works."""
         now = time.time() if now is None else now
         left = self.expires - now
-        tail = f"expires in {left:.0f} s" if left >= 0 else f"expired {-left:.0f} s ago"
+        tail = (f"renewed while it runs (expires in {left:.0f} s)" if left >= 0
+                else f"expired {-left:.0f} s ago")
         return (f"{self.user}@{self.host} (pid {self.pid}) since {_clock(self.acquired)}, "
-                f"lease {tail}")
+                f"its lease {tail}")
 
 
 @dataclass(frozen=True)
