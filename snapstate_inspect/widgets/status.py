@@ -17,7 +17,8 @@ TRUST_LABELS = {"flag": ("trusted (--trust)", "green"),
                 "own": ("signed by you", "green"),
                 "teammate": ("signed by a trusted teammate", "green"),
                 "checking": ("checking its signature…", "dim"),
-                "untrusted": ("untrusted (previews only)", "dim")}
+                "untrusted": ("untrusted (previews only)", "dim"),
+                "altered": ("altered since it was recorded (snapstate verify)", "bold red")}
 
 
 def status_text(*, file: str, run_name: str, run_id: str, status: str, step: int, count: int,

@@ -127,14 +127,25 @@ async def test_a_waiting_run_is_marked_and_answered_with_a(tmp_path):
 
 async def test_the_status_bar_says_whose_signature_lets_payloads_load(tmp_path):
     """Your own run is "signed by you" (a fork loads it without --trust), a stranger's run
-    "untrusted (previews only)": the bar tells which, not whether --trust was passed."""
+    "untrusted (previews only)", a copy of yours changed since "altered" (said on opening,
+    not only when a replay is refused): the bar tells which, not whether --trust was
+    passed."""
+    import shutil
+
     from snapstate_inspect.widgets.status import StatusBar
+    from tests.hostile import connect
 
     own, _, _ = _signed_agent(tmp_path)
     (tmp_path / "theirs").mkdir()
     with as_stranger(tmp_path):
         theirs, _, _ = record_agent(tmp_path / "theirs", rounds=1)
-    for path, expected in ((own, "signed by you"), (theirs, "untrusted (previews only)")):
+    altered = shutil.copy(own, tmp_path / "altered.snap")
+    conn = connect(altered)
+    conn.execute("UPDATE steps SET label = 'edited' WHERE idx = 1")
+    conn.commit()
+    conn.close()
+    for path, expected in ((own, "signed by you"), (theirs, "untrusted (previews only)"),
+                           (altered, "altered since it was recorded")):
         with snap.open_timeline(path) as reader:
             app = SnapStateApp(reader)
             async with app.run_test(size=(140, 40)) as pilot:
