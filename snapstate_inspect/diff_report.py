@@ -120,9 +120,12 @@ def render_run_report(result: RunDiff, ta: Timeline, tb: Timeline) -> Group:
         if number == 0 and first is not None and first.diff is region.diff:
             parts.append(Text("    (its first step's changes: the first divergence above)",
                               style="dim"))
-            continue
-        if region.diff is not None:
+        elif region.diff is not None:
             parts.extend(render_step_diff(region.diff, indent="    "))
+        if region.last_diff is not None:
+            parts.append(Text(f"    at its last step (A {region.a_end - 1}, B "
+                              f"{region.b_end - 1}):", style="dim"))
+            parts.extend(render_step_diff(region.last_diff, indent="    "))
     if result.more_regions:
         parts.append(Text(f"… {result.more_regions} more divergent regions (--max-regions)",
                           style="dim"))

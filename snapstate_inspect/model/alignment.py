@@ -35,7 +35,7 @@ from snapstate_capture import Run, Step, StepSummary
 
 from .diff import StepDiff, StepDiffer, change_keys, without
 from .run_regions import (AlignedRow, Divergence, Region, first_divergence, input_refs,
-                          region_diff)
+                          last_diff, region_diff)
 from .state_match import PairMatcher
 from .step_pages import StepPages
 from .value_diff import Budget, DiffOptions
@@ -309,6 +309,9 @@ def diff_runs(a: Run, b: Run, *, options: DiffOptions | None = None, max_regions
     for region in raw_regions[:max_regions]:
         found = region_diff(differ, region, steps_a, steps_b)
         region.diff = without(found, known) if found is not None else None
+        found = last_diff(differ, region, steps_a, steps_b)
+        if found is not None and not (found := without(found, known)).identical:
+            region.last_diff = found
     result.regions = raw_regions[:max_regions]
     result.regions_all = raw_regions
     result.more_regions = max(len(raw_regions) - max_regions, 0)

@@ -37,7 +37,9 @@ class Divergence:
 class Region:
     """A divergent stretch: ``kind`` ``state`` (aligned steps whose state differs),
     ``inserted`` (steps only in B), ``deleted`` (only in A) or ``replaced``; half-open ranges;
-    ``diff`` is the variable diff at its start (see the module docstring)."""
+    ``diff`` is the variable diff at its start (see the module docstring); ``last_diff``, of a
+    ``state`` region of more than one step, the one at its last step: what the divergence
+    came to (a result that differs where the first step showed only its cause)."""
 
     kind: str
     a_start: int
@@ -45,11 +47,13 @@ class Region:
     b_start: int
     b_end: int
     diff: StepDiff | None = None
+    last_diff: StepDiff | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "a_start": self.a_start, "a_end": self.a_end,
                 "b_start": self.b_start, "b_end": self.b_end,
-                "diff": self.diff.to_json() if self.diff is not None else None}
+                "diff": self.diff.to_json() if self.diff is not None else None,
+                "last_diff": self.last_diff.to_json() if self.last_diff is not None else None}
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,15 @@ def region_diff(differ: StepDiffer, region: Region, steps_a: Sequence[Step],
     else:
         i, j = region.a_end - 1, max(region.b_start - 1, 0)
     return differ.diff(steps_a[min(i, len(steps_a) - 1)], steps_b[min(j, len(steps_b) - 1)])
+
+
+def last_diff(differ: StepDiffer, region: Region, steps_a: Sequence[Step],
+              steps_b: Sequence[Step]) -> StepDiff | None:
+    """The diff at the last aligned pair of a ``state`` region of more than one step; None
+    for any other region."""
+    if region.kind != "state" or region.a_end - region.a_start < 2:
+        return None
+    return differ.diff(steps_a[region.a_end - 1], steps_b[region.b_end - 1])
 
 
 def first_divergence(region: Region, steps_a: Sequence[Step], steps_b: Sequence[Step]) -> Divergence:

@@ -212,3 +212,40 @@ def test_run_diff_says_what_the_runs_were_started_with(tmp_path):
     assert data["started_with"] == [{"fact": "argv", "a": ["3"], "b": ["4", "two words"]}]
     same = run_cli("diff", str(tmp_path / "a.snap"), str(tmp_path / "a.snap"))
     assert same.returncode == 0 and "started with" not in same.stdout
+
+
+INTEREST = """\
+import sys
+
+import snapstate_capture as snap
+
+with snap.record(sys.argv[1], name="interest"):
+    snap.checkpoint("start")
+    rate = float(sys.argv[2])
+    snap.checkpoint("rate")
+    p = 9.0
+    for year in range(3):
+        p = round(p * (1 + rate), 2)
+        snap.checkpoint("year")
+"""
+
+
+def test_a_state_region_shows_what_the_divergence_came_to_at_its_last_step(tmp_path):
+    """Two runs that differ in a rate: the region's first step shows the rate, its last step
+    the balance it led to, which the report showed only under ``diff --step``."""
+    program = tmp_path / "interest.py"
+    program.write_text(INTEREST)
+    paths = [tmp_path / f"{rate}.snap" for rate in ("0.1", "0.2")]
+    for path in paths:
+        done = run_python(str(program), str(path), path.stem, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    done = run_cli("diff", *map(str, paths))
+    assert done.returncode == 1, done.stderr
+    assert "first divergence: step 1 of A and step 1 of B differ in state: rate" in done.stdout
+    region = done.stdout[done.stdout.index("region 1 of 1  state     A 1-4 B 1-4"):]
+    last = region[region.index("at its last step (A 4, B 4):"):]
+    assert "~ p: 11.98 → 15.55" in last and "~ rate: 0.1 → 0.2" in last
+    data = json.loads(run_cli("diff", *map(str, paths), "--json").stdout)
+    changed = [v["name"] for f in data["regions"][0]["last_diff"]["frames"]
+               for v in f["variables"]]
+    assert "p" in changed and data["regions"][0]["diff"] is not None
