@@ -31,7 +31,7 @@ key or with ``--trust`` (DESIGN.md "Trust"); other values fall back to previews,
                  "b_start", "b_end"}],
      "regions": [{"kind": "state"|"inserted"|"deleted"|"replaced", "a_start", "a_end",
                   "b_start", "b_end", "diff": STEPDIFF | null,
-                 "last_diff": STEPDIFF | null}], "more_regions": int}
+                  "last_diff": STEPDIFF | null}], "more_regions": int}
 
     STEPDIFF = {"a_step", "b_step", "identical", "mode", "partial", "notes",
                 "frames": [{"function", "status": "same"|"changed"|"added"|"removed",
