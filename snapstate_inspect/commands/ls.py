@@ -35,8 +35,11 @@ def run(args: argparse.Namespace) -> int:
         table = Table(title=None, box=None, pad_edge=False, header_style="bold")
         for column in ("run", "name", "status", "steps", "started", "duration", "parent"):
             table.add_column(column, justify="right" if column == "steps" else "left")
+        present = {r.id for r in runs}
         for r in runs:
             parent = f"{r.parent.run_id[:8]}@{r.parent.step}" if r.parent else ""
+            if r.parent and r.parent.run_id not in present:  # removed since (gc --keep-runs)
+                parent += " (gone)"
             started = dt.datetime.fromtimestamp(r.started).strftime("%Y-%m-%d %H:%M:%S")
             duration = f"{r.duration:.2f}s" if r.duration is not None else ""
             table.add_row(r.id[:8], plain(r.name), plain(r.status, STATUS_STYLE.get(r.status, "")),

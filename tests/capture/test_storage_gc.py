@@ -119,3 +119,14 @@ def test_duration_and_size_parsing():
     assert parse_size("500MB") == 500_000_000 and parse_size("2GiB") == 2 * 2**30
     with pytest.raises(ValueError):
         parse_size("lots")
+
+
+def test_ls_says_a_forks_parent_that_gc_removed_is_gone(tmp_path, isolated_user_config):
+    from tests.e2e.replay_helpers import record_agent
+
+    path, _, _ = record_agent(tmp_path, rounds=1)
+    forked = run_cli("replay", str(path), "--to", "2", "--live")
+    assert forked.returncode == 0, forked.stderr
+    assert run_cli("gc", str(path), "--keep-runs", "1").returncode == 0
+    listed = run_cli("ls", str(path))
+    assert listed.returncode == 0 and "@2 (gone)" in listed.stdout, listed.stdout
