@@ -11,6 +11,7 @@ import argparse
 from snapstate_capture.trust.transfer import copy_run
 
 from ..progress import add_quiet_argument, bar as progress_bar
+from .common import run_prefix
 from .push import describe
 
 
