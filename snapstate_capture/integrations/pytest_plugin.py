@@ -126,8 +126,16 @@ class TimelinePlugin:
         item.stash[_BLOCK] = block
         item.stash[_RUNNING] = True
         try:
-            with block:
-                return (yield)
+            block.__enter__()
+            try:
+                result = yield
+            except BaseException as exc:
+                block.__exit__(type(exc), exc, exc.__traceback__)
+                raise
+            caught = _caught_failure(item)  # a unittest test's: the run ends failed with it
+            block.__exit__(type(caught) if caught else None, caught,
+                           caught.__traceback__ if caught else None)
+            return result
         finally:
             item.stash[_RUNNING] = False
 
@@ -154,7 +162,7 @@ class TimelinePlugin:
             block.keep() if failed else block.discard()
         if failed and scratch is not None and scratch.exists():
             os.replace(scratch, final)
-            report.user_properties.append((PROPERTY, [str(final), failing_step(final)]))
+            report.user_properties.append((PROPERTY, [str(final), *failing_step(final)]))
         else:
             if scratch is not None:
                 scratch.unlink(missing_ok=True)
@@ -178,7 +186,9 @@ class TimelinePlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for key, value in getattr(report, "user_properties", ()):
             if key == PROPERTY:
-                self.kept.append((report.nodeid, str(value[0]), int(value[1])))
+                call = value[2] if len(value) > 2 else None
+                self.kept.append((report.nodeid, str(value[0]), int(value[1]),
+                                  None if call is None else int(call)))
 
     def replay_entry(self, item: pytest.Item) -> dict[str, Any]:
         """How replay starts this test again (``entry_facts``' form): ``python -m pytest`` on
@@ -209,10 +219,12 @@ class TimelinePlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.worker_input is not None:
             return  # the controller prints the lines it received
-        for nodeid, path, step in self.kept:
-            shown = os.path.relpath(path) if not path.startswith("..") else path
+        for nodeid, path, step, call in self.kept:
+            shown = shlex.quote(os.path.relpath(path) if not path.startswith("..") else path)
+            pdb = (f"; in pdb at its frame: snapstate replay {shown} --to {call} --pdb"
+                   if call is not None else "")
             terminalreporter.write_line(
-                f"snapstate: {nodeid} failed: snapstate {shlex.quote(shown)} --step {step}")
+                f"snapstate: {nodeid} failed: snapstate {shown} --step {step}{pdb}")
 
 
 _SCRATCH = pytest.StashKey[Path]()
@@ -255,21 +267,39 @@ def _take(item: pytest.Item, key: pytest.StashKey[Any]) -> Any:
     return value
 
 
-def failing_step(path: Path) -> int:
-    """The step to open a failing test's timeline at: where its exception was raised — the
-    first exception step at the function and line of the run's last exception step (the one
-    the record block ends with) — else the last step; 0 when the file cannot be read."""
+def _caught_failure(item: pytest.Item) -> BaseException | None:
+    """The failure or error a ``unittest.TestCase`` test had, which unittest caught and pytest
+    keeps on the item (``_excinfo``) to report after the call: the test's run ends ``failed``
+    with it, its last step that exception, as a test function's that raised. None for a skip
+    or an expected failure, and for every other kind of test."""
+    for info in getattr(item, "_excinfo", None) or ():
+        exc = getattr(info, "value", None)
+        if isinstance(exc, BaseException) and not isinstance(
+                exc, (pytest.skip.Exception, pytest.xfail.Exception)):
+            return exc
+    return None
+
+
+def failing_step(path: Path) -> tuple[int, int | None]:
+    """``(step, call)``: the step to open a failing test's timeline at, where its exception was
+    raised — the first exception step at the function and line of the run's last exception
+    step (the one the record block ends with) — else the last step (0 when the file cannot be
+    read); and the call step of that step's frame, where ``replay --to CALL --pdb`` stops on
+    it (a traced replay stops at calls, not at exceptions), or None."""
     import snapstate_capture as snap
+    from ..replay.traced_stop import call_of_frame
 
     try:
         with snap.open_timeline(path) as timeline:
             every = timeline.runs[-1].steps
             steps = list(every[max(len(every) - _LOOK_BACK, 0):len(every)])
+            raised = [s for s in steps if s.kind == "exception"]
+            if not raised:
+                return max(len(every) - 1, 0), None
+            last = raised[-1]
+            step = next(s.index for s in raised
+                        if (s.function, s.lineno) == (last.function, last.lineno))
+            call = call_of_frame(every, step)
+            return step, call.index if call is not None else None
     except Exception:  # noqa: BLE001 - the line is still printed, at step 0
-        return 0
-    raised = [s for s in steps if s.kind == "exception"]
-    if not raised:
-        return max(len(steps) - 1, 0)
-    last = raised[-1]
-    return next(s.index for s in raised
-                if (s.function, s.lineno) == (last.function, last.lineno))
+        return 0, None

@@ -290,19 +290,24 @@ def _stop_before_call(steps: Any, index: int, effect: int) -> int | None:
     return next((found[name] for name in spawners if name in found), None)
 
 
-def _not_a_call(steps: Any, index: int, target: Step) -> str:
-    """The refusal for a stop at a step that is no call: names the call of the same frame
-    (the nearest call step before it at the same depth, in the same function)."""
-    call = None
+def call_of_frame(steps: Any, index: int) -> Step | None:
+    """The call step of the frame step ``index`` was recorded in — the nearest call step
+    before it at the same depth, in the same function — where a traced replay can stop in
+    pdb on that frame (``--to``); None when there is none."""
+    target = steps[index]
     for start in range(index, -1, -4096):
         chunk = steps.range(max(0, start - 4095), start + 1)
         for step in reversed(chunk):
             if (step.kind == "call" and step.depth == target.depth
                     and step.function == target.function):
-                call = step
-                break
-        if call is not None:
-            break
+                return step
+    return None
+
+
+def _not_a_call(steps: Any, index: int, target: Step) -> str:
+    """The refusal for a stop at a step that is no call: names the call of the same frame
+    (``call_of_frame``)."""
+    call = call_of_frame(steps, index)
     where = f" (the call of {call.function}: --to {call.index})" if call is not None else ""
     article = "an" if target.kind[:1] in "aeiou" else "a"
     return (f"step {index} is {article} {target.kind} step of a traced run; a traced replay "

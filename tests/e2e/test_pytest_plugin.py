@@ -30,7 +30,8 @@ SUITE = textwrap.dedent('''
     def test_missing_price():
         total([{"price": 1}, {"qty": 1}])
 ''')
-LINE = re.compile(r"^snapstate: (\S+) failed: (snapstate (\S+) --step (\d+))$", re.M)
+LINE = re.compile(r"^snapstate: (\S+) failed: (snapstate (\S+) --step (\d+))"
+                  r"(?:; in pdb at its frame: snapstate replay (\S+) --to (\d+) --pdb)?$", re.M)
 
 
 def _pytest(tmp_path: Path, *args: str, autoload: bool = False, suite: str = SUITE):
@@ -47,6 +48,11 @@ def _pytest(tmp_path: Path, *args: str, autoload: bool = False, suite: str = SUI
 
 def _failures(out: str) -> dict[str, tuple[str, str, int]]:
     return {m[0]: (m[1], m[2], int(m[3])) for m in LINE.findall(out)}
+
+
+def _pdb_steps(out: str) -> dict[str, int]:
+    """The step each failure's line says ``replay --to STEP --pdb`` stops at."""
+    return {m[0]: int(m[5]) for m in LINE.findall(out) if m[5] and m[4] == m[2]}
 
 
 def _check_timelines(tmp_path: Path, failures: dict[str, tuple[str, str, int]]) -> None:
@@ -342,6 +348,8 @@ def test_a_failing_tests_timeline_replays_that_test_alone_into_pdb(tmp_path):
         assert "replaying this test's timeline" in replayed.stdout, replayed.stdout
         assert "recording each test" not in replayed.stdout, replayed.stdout
         call = _call_of_total(tmp_path, path)
+        # the failure's line gives it: a traced replay stops at the failing frame's call
+        assert _pdb_steps(done.stdout)["test_basket.py::test_missing_price"] == call
         stopped = _replay_in_pdb(tmp_path, path, call)
         assert f"replay reached step {call} (call in total" in stopped.stdout, stopped.stdout
         assert "(Pdb)" in stopped.stdout and "no divergence" in stopped.stdout
@@ -380,3 +388,45 @@ def test_pdb_at_a_tests_step_shows_the_tests_stack_not_pytests(tmp_path):
     assert "test_missing_price()" in shown and "total()" in shown, stopped.stdout
     assert "_pytest" not in shown and "pluggy" not in shown, shown
     assert "\nsnapstate: replay reached step" in stopped.stdout  # not on "test_basket.py "
+
+
+UNITTEST_SUITE = textwrap.dedent('''
+    import unittest
+
+    def total(items):
+        return sum(item["price"] for item in items)
+
+    class BasketTests(unittest.TestCase):
+        def test_total(self):
+            result = total([{"price": 2}, {"price": 3}])
+            self.assertEqual(result, 6)
+
+        @unittest.skip("later")
+        def test_later(self):
+            pass
+
+        @unittest.expectedFailure
+        def test_known_bug(self):
+            self.assertEqual(total([]), 1)
+''')
+
+
+def test_a_failing_unittest_tests_run_ends_failed_with_its_exception(tmp_path):
+    """unittest catches a TestCase's failure itself, so the recorded block ended normally: the
+    kept run said ``finished`` and its replay found nothing to name. Its run ends ``failed``
+    with the failure, whose step is where the line points; a skip and an expected failure
+    keep nothing."""
+    done = _pytest(tmp_path, "--snapstate", suite=UNITTEST_SUITE)
+    assert done.returncode == 1, done.stdout + done.stderr
+    failures = _failures(done.stdout)
+    assert set(failures) == {"test_basket.py::BasketTests::test_total"}, done.stdout
+    _, path, step = failures["test_basket.py::BasketTests::test_total"]
+    with snap.open_timeline(tmp_path / path) as timeline:
+        run = timeline.runs[-1]
+        assert run.status == "failed" and run.steps[-1].kind == "exception"
+        failing = run.steps[step]
+        assert (failing.kind, failing.function) == ("exception", "BasketTests.test_total")
+        assert failing.frames[-1].locals["result"].repr == "5"
+    replayed = run_cli("replay", path, cwd=tmp_path, timeout=120)
+    assert "no divergence; the run ends in AssertionError: 5 != 6, as recorded" in \
+        replayed.stdout, replayed.stdout + replayed.stderr
