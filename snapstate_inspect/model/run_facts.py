@@ -3,9 +3,11 @@ their steps, so that "the runs differ from step 5" comes with "because B ran wit
 
 A run's header holds how it was started (``Run.entry``: the program, its arguments, working
 directory, hash seed, what was traced) and where (``Run.env``: Python, the versions of the
-packages it recorded). Facts that differ in every run by nature — a pid, a start time, a hash
-seed drawn at random — are left out; a hash seed counts only when one of the runs had it set
-(``PYTHONHASHSEED``). Everything here is read from the run rows already loaded: no step, frame
+packages it recorded). Facts that differ in every run by nature — a pid, a start time — are
+left out. A hash seed counts whenever both runs say theirs: ``snapstate record`` draws one
+for each recording (and stores it, for replay), and two recordings of one program then order
+their sets and dicts of strings differently, which shows as divergence in their steps. A run
+whose seed was Python's own random secret says none. Everything here is read from the run rows already loaded: no step, frame
 or blob is read, so a diff of long runs pays nothing for it.
 """
 
@@ -40,7 +42,7 @@ def _facts(run: Run) -> dict[str, Any]:
         "argv": entry.get("argv"),
         "cwd": entry.get("cwd") or env.get("cwd"),
         "python": python or None,
-        "hash seed": entry.get("hash_seed") if entry.get("hash_seed_env") else None,
+        "hash seed": entry.get("hash_seed"),
         "traced": {k: record[k] for k in ("trace", "include", "exclude") if record.get(k)}
                   or None,
         "packages": env.get("packages"),

@@ -200,7 +200,7 @@ def test_run_diff_says_what_the_runs_were_started_with(tmp_path):
                        "    total += i\nprint(total)\n")
     for name, argv in (("a", ["3"]), ("b", ["4", "two words"])):
         done = run_cli("record", "-o", str(tmp_path / f"{name}.snap"), str(program), *argv,
-                       cwd=tmp_path)
+                       cwd=tmp_path, env={"PYTHONHASHSEED": "0"})  # one seed: argv only
         assert done.returncode == 0, done.stderr
     done = run_cli("diff", str(tmp_path / "a.snap"), str(tmp_path / "b.snap"))
     lines = done.stdout.splitlines()
@@ -212,6 +212,26 @@ def test_run_diff_says_what_the_runs_were_started_with(tmp_path):
     assert data["started_with"] == [{"fact": "argv", "a": ["3"], "b": ["4", "two words"]}]
     same = run_cli("diff", str(tmp_path / "a.snap"), str(tmp_path / "a.snap"))
     assert same.returncode == 0 and "started with" not in same.stdout
+
+
+def test_two_recordings_with_seeds_of_their_own_say_so_before_their_steps(tmp_path):
+    """``snapstate record`` draws a hash seed for each recording: two recordings of one
+    program differ where they iterate a set of strings, and the report says the seeds
+    differed (it listed nothing it was started with)."""
+    program = tmp_path / "tags.py"
+    program.write_text("tags = set('alpha beta gamma delta epsilon'.split())\n"
+                       "order = list(tags)\nprint(len(order))\n")
+    for name in ("a", "b"):
+        done = run_cli("record", "-o", str(tmp_path / f"{name}.snap"), str(program),
+                       cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    seeds = []
+    for name in ("a", "b"):
+        with snap.open_timeline(tmp_path / f"{name}.snap") as timeline:
+            seeds.append(timeline.runs[-1].entry["hash_seed"])
+    assert seeds[0] != seeds[1] and None not in seeds
+    done = run_cli("diff", str(tmp_path / "a.snap"), str(tmp_path / "b.snap"))
+    assert f"  hash seed: {seeds[0]} → {seeds[1]}" in done.stdout.splitlines(), done.stdout
 
 
 INTEREST = """\
