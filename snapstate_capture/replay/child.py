@@ -24,7 +24,7 @@ from ..capture.script import run_script
 from ..capture.start_depth import at_depth
 from ..store.reader import Value
 from .config import ReplayConfig
-from .report import steps
+from .report import print_exit_message, steps
 from .session import ReplaySession, install
 
 
@@ -49,6 +49,8 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         if exc.code not in (0, None):
             outcome = exc
+        if session.recorder is not None and session.recorder.live:  # (replaying: said at its end)
+            print_exit_message(exc)
     except SnapStateError as exc:
         session.fail(str(exc))
     except BaseException as exc:  # noqa: BLE001 - reported; a fork shows its own traceback

@@ -26,7 +26,7 @@ from .effect_turns import EffectTurns
 from .serving import EffectServing
 from .fastpath import FastMatcher
 from .order import StepOrder
-from .report import divergence, step_facts, steps
+from .report import divergence, print_exit_message, step_facts, steps
 
 if TYPE_CHECKING:
     from ..options import CaptureOptions
@@ -85,6 +85,7 @@ class ReplayRecorder(EffectServing, Recorder):
         if self.live:
             super().finish(exc)
             return
+        print_exit_message(exc)
         session = self.session
         if self._order.low < session.count:
             nxt = self._recorded(self._order.low)

@@ -17,6 +17,8 @@ Reprs come from previews (bounded, plain text); nothing here loads a payload.
 
 from __future__ import annotations
 
+import sys
+
 from typing import Any
 
 from ..values.addresses import blank_addresses
@@ -108,3 +110,17 @@ def divergence(step: int, reason: str, message: str, *, expected: dict[str, Any]
     """Build one divergence report (see the module docstring)."""
     return {"step": step, "reason": reason, "message": message, "expected": expected,
             "actual": actual, "variables": variables or [], "effect": effect}
+
+
+def print_exit_message(exc: BaseException | None) -> None:
+    """Write what the interpreter writes to stderr at its exit for a ``SystemExit`` with a
+    message (``sys.exit("bad input")``, ``json.tool`` on broken JSON): the program's stderr
+    is the replay's, and the recording showed the line too. Anything else: nothing."""
+    code = getattr(exc, "code", None) if isinstance(exc, SystemExit) else None
+    if code is None or isinstance(code, int):
+        return
+    try:
+        sys.stderr.write(f"{code}\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - stderr closed: nowhere to say it, as for python
+        pass

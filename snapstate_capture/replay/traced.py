@@ -39,7 +39,7 @@ from ..trust.gate import open_timeline
 from .effect_turns import EffectTurns
 from .in_flight import InFlight
 from .recorder import ReplayRecorder, restore_recorded_rng
-from .report import steps
+from .report import print_exit_message, steps
 from .traced_compare import TracedComparison
 
 if TYPE_CHECKING:
@@ -355,6 +355,7 @@ class TracedReplayRecorder(Recorder):
         super().finish(exc)
         if self.live:
             return
+        print_exit_message(exc)
         if follower is None:
             self.session.fail("the traced replay never started")
         config = self.session.config

@@ -85,3 +85,34 @@ def test_the_program_sees_the_pythonpath_it_was_recorded_with(tmp_path):
     result, data = replay_json(path)
     assert data is not None, result.stderr
     assert data["status"] == "ok", data.get("message")
+
+
+EXITS_WITH_A_MESSAGE = """\
+import sys
+
+def check(text):
+    if not text.strip().startswith("{"):
+        sys.exit(f"not JSON: {text.strip()!r}")
+    return text
+
+check(sys.stdin.read())
+"""
+
+
+def test_a_replay_writes_the_programs_exit_message_as_python_did(tmp_path):
+    """``sys.exit("message")`` writes the message to stderr when the interpreter exits; the
+    replay ended first and the program's line was missing from its output (found on
+    ``python -m json.tool`` with broken input). Traced by lines and by calls."""
+    program = tmp_path / "check.py"
+    program.write_text(EXITS_WITH_A_MESSAGE)
+    plain = run_python(str(program), input="oops\n", cwd=tmp_path)
+    assert plain.returncode == 1 and plain.stderr == "not JSON: 'oops'\n"
+    for trace in ("lines", "calls"):
+        path = tmp_path / f"{trace}.snap"
+        recorded = run_cli("record", "--trace", trace, "-o", str(path), str(program),
+                           input="oops\n", cwd=tmp_path)
+        assert recorded.returncode == 1 and "not JSON: 'oops'" in recorded.stderr
+        replayed = run_cli("replay", str(path), input="oops\n", cwd=tmp_path)
+        assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+        assert "no divergence; the run ends in SystemExit" in replayed.stdout
+        assert replayed.stderr.splitlines().count("not JSON: 'oops'") == 1, replayed.stderr
