@@ -61,8 +61,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="serve clocks, datetime.now, random, uuid, os.urandom, secrets "
                              "and input from the recording on replay, whoever calls them")
     parser.add_argument("--quiet", action="store_true",
-                        help="no progress line of steps written (there is none when stderr "
-                             "is not a terminal)")
+                        help="no line of snapstate's own on stderr: no progress of steps "
+                             "written (there is none when stderr is not a terminal), no notes, "
+                             "no summary at the end (the program's stderr, byte for byte); "
+                             "errors are still said")
     parser.add_argument("-m", dest="module", metavar="MODULE", default=None,
                         nargs=argparse.REMAINDER,
                         help="run library module as a script (like python -m); the rest of "
@@ -104,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     if args.patch_nondeterminism:
         options["patch_nondeterminism"] = True
     block = record_block(output, **options, entry=_entry(args.module, target, argv, options))
-    _warn_untraced(args.module, start_file, args.include, args.exclude)
+    if not args.quiet:
+        _warn_untraced(args.module, start_file, args.include, args.exclude)
     previous_term = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
@@ -115,8 +118,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous_term)
-        _note_compiled(args.include, args.exclude)
-        _report(block, output)
+        if not args.quiet:  # the program's stderr, byte for byte, with --quiet
+            _note_compiled(args.include, args.exclude)
+            _report(block, output)
     return _exit(outcome)
 
 

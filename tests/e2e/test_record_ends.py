@@ -207,3 +207,17 @@ def test_every_signal_reaches_the_program_as_it_would_unrecorded(tmp_path, mode,
     assert proc.returncode == 0, proc.stderr
     assert "caught 30 lost 0" in proc.stdout, proc.stdout
     assert "Exception ignored" not in proc.stderr, proc.stderr
+
+
+def test_quiet_leaves_the_programs_stderr_byte_for_byte(tmp_path):
+    program = tmp_path / "warn.py"
+    program.write_text("import sys\nsys.stderr.write('careful\\n')\nprint('out')\n"
+                       "sys.exit('stopped: bad input')\n")
+    plain = run_python(str(program), cwd=tmp_path)
+    recorded = run_cli("record", "--quiet", "-o", str(tmp_path / "q.snap"), "-m", "warn",
+                       cwd=tmp_path)
+    assert (recorded.returncode, recorded.stdout, recorded.stderr) == (
+        plain.returncode, plain.stdout, plain.stderr) == (1, "out\n",
+                                                          "careful\nstopped: bad input\n")
+    loud = run_cli("record", "-o", str(tmp_path / "l.snap"), "-m", "warn", cwd=tmp_path)
+    assert "snapstate: open it with" in loud.stderr  # what --quiet leaves out
