@@ -55,8 +55,22 @@ def wait_for_ide(frame: types.FrameType, message: str, listen: str) -> None:
     sys.stdout.write(f"{message}\nsnapstate: waiting for a debugger to attach on {host}:{port} "
                      "(VS Code: a Python \"attach\" configuration with that host and port)\n")
     sys.stdout.flush()
+    _quiet_settrace_warning()
     debugpy.wait_for_client()
     suspend_at(frame)
+
+
+def _quiet_settrace_warning() -> None:
+    """pydevd warns ("PYDEV DEBUGGER WARNING: sys.settrace() should not be used …", four
+    times on stderr) at each place the replay's tracer hands the trace function on, which it
+    does on purpose (``suspend_at``, the tracer's pause and resume): its own flag off, where
+    pydevd has it (a vendored module's attribute: absent, nothing happens)."""
+    try:
+        import pydevd_tracing
+
+        pydevd_tracing.TracingFunctionHolder._warn = False
+    except (ImportError, AttributeError):
+        pass
 
 
 def suspend_at(frame: types.FrameType) -> None:
