@@ -33,6 +33,7 @@ import weakref
 from typing import Any, Callable
 
 from . import imports
+from ..program_signals import signal_of
 
 ROOT = "main"
 
@@ -141,7 +142,9 @@ def current() -> str:
     """
     try:
         return _lineage_of(_current_task())
-    except Exception:  # noqa: BLE001 - a name for the journal, never an error
+    except Exception as exc:  # noqa: BLE001 - a name for the journal, never an error
+        if exc.__class__ is not RecursionError and signal_of(exc) is not None:
+            raise  # the program's signal handler raised it here
         return "?"
 
 
@@ -151,11 +154,15 @@ def current_and_task_name() -> tuple[str | None, str]:
     try:
         task = _current_task()
         name = task.get_name() if task is not None else None
-    except Exception:  # noqa: BLE001 - a name for the journal, never an error
+    except Exception as exc:  # noqa: BLE001 - a name for the journal, never an error
+        if exc.__class__ is not RecursionError and signal_of(exc) is not None:
+            raise  # the program's signal handler raised it here
         return None, "?"
     try:
         return name, _lineage_of(task)
-    except Exception:  # noqa: BLE001 - a name for the journal, never an error
+    except Exception as exc:  # noqa: BLE001 - a name for the journal, never an error
+        if exc.__class__ is not RecursionError and signal_of(exc) is not None:
+            raise  # the program's signal handler raised it here
         return name, "?"
 
 
