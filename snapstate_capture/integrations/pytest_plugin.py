@@ -186,8 +186,8 @@ class TimelinePlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for key, value in getattr(report, "user_properties", ()):
             if key == PROPERTY:
-                call = value[2] if len(value) > 2 else None
-                self.kept.append((report.nodeid, str(value[0]), int(value[1]),
+                path, step, call = value  # (``failing_step``'s pair after the path)
+                self.kept.append((report.nodeid, str(path), int(step),
                                   None if call is None else int(call)))
 
     def replay_entry(self, item: pytest.Item) -> dict[str, Any]:

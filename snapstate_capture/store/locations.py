@@ -16,11 +16,17 @@ def is_store_url(location: str | os.PathLike[str]) -> bool:
     return isinstance(text, str) and text.startswith(("postgresql://", "postgres://"))
 
 
+def is_url(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` is written as a URL (``scheme://…``), a store's or any other."""
+    text = os.fspath(location)
+    return isinstance(text, str) and "://" in text
+
+
 def check_location(location: str | os.PathLike[str]) -> None:
     """A location that looks like a URL of another kind (``sqlite:///x.snap``, ``s3://…``) is
     refused rather than taken for a relative path (a directory ``sqlite:`` was made for it)."""
     text = os.fspath(location)
-    if isinstance(text, str) and "://" in text and not is_store_url(text):
+    if is_url(text) and not is_store_url(text):
         from ..errors import TimelineError
 
         scheme = text.split("://", 1)[0]

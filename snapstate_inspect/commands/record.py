@@ -217,7 +217,9 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 def _output(text: str) -> str | Path:
     """The ``-o`` argument: a URL as typed (a store's; any other is refused before the program
     runs, ``locations.check_location``), else a file path."""
-    return text if "://" in text else Path(text)
+    from snapstate_capture.store.locations import is_url
+
+    return text if is_url(text) else Path(text)
 
 
 def _check_before_running(module: str | None, target: str, output: str | Path) -> str | None:
