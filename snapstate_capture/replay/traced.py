@@ -94,6 +94,10 @@ class TracedReplayRecorder(Recorder):
         self._turn = threading.Condition()
         self.waiting_for_live: dict[str, int] = {}  # ``EffectServing._wait_for_live``
         self._point: Any = None
+        #: The effects held for the stop were let go (``stop_reached``): only once the stop's
+        #: comparison is done, so that none returns between the stop's wait for the other
+        #: threads and its comparison (``in_flight.py``).
+        self._released = False
         #: The ``waiting`` step a resume stops at, once reached (``take_resumption``).
         self._resume_at: int | None = None
         #: The checkpoints before the stop not made yet, by lane (``StopPoint.checkpoints``).
@@ -112,10 +116,10 @@ class TracedReplayRecorder(Recorder):
         if self.live or not call.served or step is None:
             return
         point = self._point
-        if point is None or point.reached:
+        if point is None or self._released:
             return
         self._in_flight.add(call)
-        if step <= point.index:
+        if step <= point.index or point.reached:
             return
         if self._follower.comparison.by_lineage and not _in_body(point.step.lineage,
                                                                   call.lineage):
@@ -155,7 +159,7 @@ class TracedReplayRecorder(Recorder):
         reached it. A pool worker went on to its next served effect before another worker
         reached the stop, and the fork was refused for the step made ahead (``ran_ahead``)."""
         point, step = self._point, call.recorded_step
-        if point is None or point.reached or self.live or step is None or step <= point.index:
+        if point is None or self._released or self.live or step is None or step <= point.index:
             return
         from .serving import TURN_WAIT
         from .traced_stop import thread_of
@@ -164,7 +168,7 @@ class TracedReplayRecorder(Recorder):
             return
 
         with self._turn:
-            self._turn.wait_for(lambda: point.reached or self.live, TURN_WAIT)
+            self._turn.wait_for(lambda: self._released or self.live, TURN_WAIT)
 
     async def await_live(self, call: Any) -> None:
         """An ``async`` effect in flight when the run died, called in asyncio's thread before
@@ -221,8 +225,9 @@ class TracedReplayRecorder(Recorder):
         return True
 
     def stop_reached(self) -> None:
-        """The replay made the stop's step: the effects held back for it return in their
-        turn (``EffectTurns.hold``, ``await_turn``)."""
+        """The replay made the stop's step and compared every step up to it: the effects
+        held back for it return in their turn (``EffectTurns.hold``, ``await_turn``)."""
+        self._released = True
         self.effect_turns().unhold()
         with self._turn:
             self._turn.notify_all()
@@ -249,11 +254,11 @@ class TracedReplayRecorder(Recorder):
         point = self._point
         if (point is not None and not self.live and point.full
                 and point.reached_full(kind, label, self.lane())):
-            self.stop_reached()
             from .traced_stop import other_threads_caught_up
 
             other_threads_caught_up(self, point.index)
             if self.session.config.mode == "resume":
+                self.stop_reached()  # compared when the wait takes its outcome (go_live)
                 if kind != "waiting":
                     self.session.fail(f"step {point.index} is a {kind} step, not the wait "
                                       "the run stopped at")
@@ -261,8 +266,11 @@ class TracedReplayRecorder(Recorder):
                 return index
             if self.session.config.mode == "live":
                 self.go_live(point.index)
+                self.stop_reached()
             elif frame is not None:
                 self._stop_at(point, frame, extra)
+            else:
+                self.stop_reached()
         return index
 
     def _stop_at(self, point: Any, frame: types.FrameType,
@@ -279,6 +287,7 @@ class TracedReplayRecorder(Recorder):
             tracer.pause()  # not resumed: removed below, after the comparison
         self._stream.request_index()
         self.catch_up_to(point.index)
+        self.stop_reached()
         if tracer is not None:
             tracer.stop()
         shown = self._frames.walk(frame, self.root)  # the step's innermost frame, as recorded

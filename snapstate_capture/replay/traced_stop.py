@@ -145,10 +145,10 @@ class StopPoint:
                 if seen > point.occurrence:
                     tracer._call = original  # one stop per replay
                     point.reached = True
-                    recorder.stop_reached()
                     other_threads_caught_up(recorder, point.index)
                     if recorder.session.config.mode == "live":
                         recorder.go_live(point.index, in_trace_event=True)  # traced on
+                        recorder.stop_reached()
                         return result
                     return point._stop(recorder, frame)
             return result
@@ -161,6 +161,7 @@ class StopPoint:
         session = recorder.session
         recorder._stream.request_index()  # flushed, and the writer has taken it all
         recorder.catch_up_to(self.index)
+        recorder.stop_reached()  # the effects held for the stop return: compared already
         recorder._tracer.stop()
         mode = session.config.mode
         if stops.interact(mode, frame, self.index, self.step, listen=session.config.listen,
