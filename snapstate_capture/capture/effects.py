@@ -97,6 +97,9 @@ class EffectCall:
     #: recorded: ``task`` unless a framework gave a logical lane (the Agents SDK: "agents
     #: tool call_weather"; LangGraph: "langgraph tool call_notes").
     lineage: str = ""
+    #: The line the call is sited at in ``frame`` when not the frame's current one: a pool
+    #: call's, at its submit (``sited_at``); None otherwise.
+    lineno: int | None = None
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -239,11 +242,11 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
     divergence found here ends the replay child; nothing is raised into the program.
     """
     try:
-        frame = user_frame(caller, getattr(getattr(recorder, "_frames", None), "is_hidden",
-                                           None))
+        frame, line = sited_at(caller, getattr(getattr(recorder, "_frames", None), "is_hidden",
+                                               None))
         bound = bind_arguments(fn, args, kwargs) if arguments is None else arguments
         if site is None:
-            site = call_site(frame)
+            site = call_site(frame, line)
         lane = getattr(recorder, "lane", None)
         made_in = lane() if lane is not None else current_task_name() or current_thread_name()
         task = made_in if task is None else task
@@ -256,7 +259,7 @@ def begin_call(recorder: Any, name: str, fn: Callable[..., Any], args: tuple, kw
                           frame=frame, args=bound,
                           args_digest=digest if digest is not None else arguments_digest(bound),
                           function=fn, call=(args, kwargs), advance=advance,
-                          lineage=made_in)
+                          lineage=made_in, lineno=line)
     except Exception:  # noqa: BLE001 - an unkeyable call runs unrecorded, never fails
         return None
     serve = getattr(recorder, "serve_effect", None)
@@ -286,7 +289,8 @@ def end_call(recorder: Any, call: EffectCall) -> Any:
     returned = getattr(recorder, "effect_returned", None)
     if returned is not None and call.served:
         returned(call)
-    recorder.capture("effect", call.frame, label=call.name, extra=extra, effect=call.row())
+    recorder.capture("effect", call.frame, label=call.name, extra=extra, lineno=call.lineno,
+                     effect=call.row())
     if call.outcome == "raise":
         raise call.value
     return call.value
@@ -299,15 +303,26 @@ def user_frame(frame: types.FrameType,
     called by a library (``datetime.now`` inside a framework) or run as an asyncio task (whose
     caller is the event loop) is sited where the program's own code is, which is the same in
     every process and every installation."""
+    return sited_at(frame, hidden)[0]
+
+
+def sited_at(frame: types.FrameType, hidden: Callable[[str], bool] | None = None
+             ) -> tuple[types.FrameType, int | None]:
+    """``user_frame``, and the line a call there is sited at when it is not the frame's
+    current line: a thread-pool call with no frame of the program's own on its thread is
+    sited where the code that submitted it was, at the line it submitted from
+    (``lineage.origin``) — by the time the call runs or returns, that frame has gone on as
+    far as timing takes it, another line in a replay whose effects return at once. None: the
+    frame's own line."""
     found = _visible(frame, hidden)
     if found is not None and (hidden is None or not hidden(found.f_code.co_filename)):
-        return found
-    for submitted in lineage.origin():  # a pool call: sited where the code submitting it was
+        return found, None
+    for submitted, line in lineage.origin():  # a pool call: sited where its submitter was
         filename = submitted.f_code.co_filename
         if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep) and (
                 hidden is None or not hidden(filename)):
-            return submitted
-    return found or frame
+            return submitted, line
+    return found or frame, None
 
 
 def _visible(frame: types.FrameType | None,

@@ -8,6 +8,13 @@ A frame record is JSON, content-addressed like every blob::
 
 and a value ref is ``{"p": preview_hash, "b": payload_hash, "s": "pickle"|"dill"}`` (``b``/``s``
 absent without payload). Identical frames at two steps hash the same and are stored once.
+
+A step made in a thread-pool call that has no frame of the program's own on its thread (an
+effect function submitted to the pool itself) is sited where the call was submitted
+(``effects.sited_at``). Those frames are another thread's, gone on since: the stack is the
+submitting chain as it was at the submit (``lineage.origin``), each frame at the line it was
+at then, and without locals — what another thread holds at the moment a worker finishes is
+timing, and a replay whose effects return at once saw other values at every such step.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from ..program_signals import signal_of
 from .valuecache import MAX_SLOTS, ValueCache, add_blob
 from ..values import capture_value
 from ..values.addresses import release_locals_snapshot
+from . import lineage
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The inspector's package: its frames (``snapstate record`` running a program) are hidden too.
@@ -146,6 +154,15 @@ class FrameCapturer:
         the bottom of ``frame``'s stack.
         """
         chain: list[types.FrameType] = []
+        submitted = _submitting_chain(frame)
+        if submitted is not None:  # another thread's frames, as they were at the submit
+            for current in submitted:
+                if not self.is_hidden(current.f_code.co_filename):
+                    chain.append(current)
+                if current is root:
+                    break
+            chain.reverse()
+            return chain
         current = frame
         while current is not None:
             if not self.is_hidden(current.f_code.co_filename):
@@ -166,10 +183,17 @@ class FrameCapturer:
         (a kill then would leave this step naming blobs the file never got)."""
         out = StackCapture()
         lane = threading.get_ident()
+        origin = lineage.origin()
+        submitted = dict(origin) if origin and frames else None
+        if submitted is not None and frames[-1] not in submitted:
+            submitted = None  # a step of the pool call's own frames: none are borrowed
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
             try:
-                record, digests = self._frame_record(frame, out, position, lane)
+                if submitted is not None and frame in submitted:
+                    record, digests = self._submitted_record(frame, submitted[frame], out)
+                else:
+                    record, digests = self._frame_record(frame, out, position, lane)
             except Exception as exc:  # noqa: BLE001 - recorded as a capture error, not raised
                 if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                     raise  # the program's signal handler raised it here: the program's
@@ -218,6 +242,21 @@ class FrameCapturer:
             "locals": local_refs,
         }
         return record, digests
+
+    def _submitted_record(self, frame: types.FrameType, line: int, out: StackCapture
+                          ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The record of a frame of the chain that submitted this thread's pool call: at the
+        line it submitted from, without locals (module docstring)."""
+        code = frame.f_code
+        record = {
+            "function": getattr(code, "co_qualname", code.co_name),
+            "filename": code.co_filename,
+            "lineno": line,
+            "code": self._code_hash(code),
+            "source": self._source(code.co_filename, frame.f_globals, out),
+            "locals": [],
+        }
+        return record, {}
 
     def value_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:
         """Capture one step value (extras, return values) and return its ref; its blobs go
@@ -297,3 +336,16 @@ def source_bytes(filename: str, module_globals: dict[str, Any] | None = None) ->
         return b"" if os.path.isfile(filename) and os.path.getsize(filename) == 0 else None
     except (OSError, ValueError, TypeError):
         return None
+
+
+def _submitting_chain(frame: types.FrameType | None) -> list[types.FrameType] | None:
+    """The frames from ``frame`` outward as they were when this thread's pool call was
+    submitted, innermost first, when ``frame`` is one of the submitting frames
+    (``lineage.origin``); else None."""
+    origin = lineage.origin()
+    if not origin or frame is None:
+        return None
+    for position, (submitter, _) in enumerate(origin):
+        if submitter is frame:
+            return [f for f, _ in origin[position:]]
+    return None

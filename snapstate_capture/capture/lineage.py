@@ -186,20 +186,22 @@ _ORIGIN_DEPTH = 64
 
 
 def _callers(depth: int) -> tuple:
-    """The calling frames from ``depth`` up, innermost first (at most ``_ORIGIN_DEPTH``)."""
+    """The calling frames from ``depth`` up, innermost first (at most ``_ORIGIN_DEPTH``),
+    each with the line it is at now: ``(frame, line)`` pairs."""
     frames, frame = [], sys._getframe(depth)
     while frame is not None and len(frames) < _ORIGIN_DEPTH:
-        frames.append(frame)
+        frames.append((frame, frame.f_lineno))
         frame = frame.f_back
     return tuple(frames)
 
 
 def origin() -> tuple:
     """The frames that submitted the thread-pool call running in this thread, innermost
-    first (``ThreadPoolExecutor.submit`` and its callers, as they were at the submit), or ()
-    outside a pool call submitted while recording. A tool run in a framework's pool has no
-    frame of the program's own on its thread: its steps are sited at the code that submitted
-    it."""
+    first (``ThreadPoolExecutor.submit`` and its callers), each with the line it was at when
+    it submitted the call — ``(frame, line)`` pairs —, or () outside a pool call submitted
+    while recording. A tool run in a framework's pool has no frame of the program's own on its
+    thread: its steps are sited at the code that submitted it, at that line (the frame itself
+    has gone on by the time the call runs or returns, as far as timing takes it)."""
     return _local.origin or ()
 
 

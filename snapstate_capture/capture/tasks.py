@@ -72,10 +72,11 @@ def current_task_name() -> str | None:
     return task.get_name() if task is not None else None
 
 
-def call_site(frame: Any) -> str:
-    """``"qualname /abs/file.py:line"`` of ``frame``: where an effect was called."""
+def call_site(frame: Any, line: int | None = None) -> str:
+    """``"qualname /abs/file.py:line"`` of ``frame``: where an effect was called; ``line``
+    instead of the frame's current line when given (a pool call's: ``effects.sited_at``)."""
     import os
 
     code = frame.f_code
     return (f"{getattr(code, 'co_qualname', code.co_name)} "
-            f"{os.path.abspath(code.co_filename)}:{frame.f_lineno}")
+            f"{os.path.abspath(code.co_filename)}:{line or frame.f_lineno}")

@@ -159,3 +159,29 @@ def test_traced_pdb_stops_in_each_pool_call_of_a_round(tmp_path):
     for index, kind, lineage in stops:
         _, data = replay_json(path, "--to", str(index), "--pdb", input="c\n")
         assert data is not None and data["status"] == "ok", (index, kind, lineage, data)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_effects_handed_to_a_pool_replay_where_they_were_submitted(tmp_path, traced):
+    """An effect submitted to a thread pool itself runs with no frame of the program's own on
+    the worker: its step is sited at the code that submitted it. That frame was read when the
+    call returned — recorded, 0.1 s later and lines further on; replayed, at once — so every
+    such step diverged at its first effect ("expected line 32, the program is at line 31").
+    It is the submitting chain as it was at the submit, without another thread's locals; and
+    the pool in ``main``'s locals, which started three workers recorded and fewer replayed, is
+    machinery (``values/executors.py``)."""
+    program = shutil.copy(PROGRAMS / "pool_submits.py", tmp_path / "pool_submits.py")
+    path = _record(tmp_path, program, 0, traced)
+    source = program.read_text().splitlines()
+    with snap.open_timeline(path) as timeline:
+        steps = timeline.runs[-1].steps
+        effects = [s for s in steps if s.kind == "effect"]
+        lines = {source[s.frames[-1].lineno - 1].strip() for s in effects}
+        assert lines == {"futures.append(pool.submit(slow, k))",
+                         "for doubled in pool.map(slow, range(3, 6)):"}, lines
+        assert all(not frame.locals for s in effects for frame in s.frames)
+        done = next(s for s in steps if s.label == "done")
+        assert done.frames[-1].locals["pool"].repr == (
+            "<ThreadPoolExecutor max_workers=3 shutdown=True>")
+    _, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
