@@ -255,6 +255,7 @@ class FrameCapturer:
             "code": self._code_hash(code),
             "source": self._source(code.co_filename, frame.f_globals, out),
             "locals": [],
+            "submitted": True,
         }
         return record, {}
 

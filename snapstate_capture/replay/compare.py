@@ -102,6 +102,8 @@ class StepComparer:
                 return divergence(index, "line", f"{act.get('function')}: expected line "
                                   f"{rec_line}, the program is at line {act_line}",
                                   expected=expected, actual=actual)
+            if act.get("submitted") is True:
+                continue  # another thread's frame, kept without locals (``capture.frames``)
             live = live_frames[position].f_locals if live_ok else None
             self._compare_values(act.get("function", "?"), _refs(rec.get("locals")),
                                  _refs(act.get("locals")), live, record.blobs, variables)
@@ -270,6 +272,8 @@ def compare_steps(expected: Step, actual: Step, cwd: str,
         if rec_line != got_line:
             return divergence(index, "line", f"{got.function}: expected line {rec_line}, the "
                               f"program is at line {got_line}", expected=exp, actual=act)
+        if got.submitted:
+            continue  # another thread's frame, kept without locals (``capture.frames``)
         if not _same_refs(rec._local_refs, got._local_refs):  # (the usual case: equal)
             _stored_values(got.function, rec.locals, got.locals, variables)
     _stored_values("(step values)", expected.extra, actual.extra, variables)

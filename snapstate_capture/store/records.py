@@ -97,6 +97,9 @@ class Frame:
         self.key = key
         (self.function, self.filename, self.lineno, self.code_hash, self.source_hash,
          self._local_refs) = sanitize.frame_record(record)
+        #: A frame of the code that submitted the thread-pool call this step was made in, as
+        #: it was at the submit: another thread's, stored without locals (``capture.frames``).
+        self.submitted = record.get("submitted") is True
 
     def __repr__(self) -> str:
         return f"<Frame {self.function} {self.filename}:{self.lineno}>"

@@ -13,6 +13,7 @@ from rich.text import Text
 from snapstate_capture import SnapStateError, Step, Value
 
 from ..model.records import step_json
+from ..model.values import SUBMITTED_FRAME
 from ..safe_text import place, plain
 from .common import add_file_argument, add_run_argument, console, open_file, pick_step, print_json
 
@@ -106,6 +107,8 @@ def render_step(step: Step, *, total: int, run_name: str, run_id: str, status: s
         for name, value in frame.locals.items():
             table.add_row(plain(f"    {name}"), value_text(value))
         parts.append(table)
+        if frame.submitted and depth == len(step.frames) - 1:
+            parts.append(Text(f"    {SUBMITTED_FRAME}", style="dim italic"))
     if step.extra:
         parts.append(Text("step values", style="bold"))
         table = Table.grid(padding=(0, 2))

@@ -71,7 +71,8 @@ def step_json(step: Step, *, with_preview: bool = True) -> dict[str, Any]:
         "frames": [
             {"function": f.function, "filename": f.filename, "lineno": f.lineno,
              "locals": {name: value_json(v, with_preview=with_preview)
-                        for name, v in f.locals.items()}}
+                        for name, v in f.locals.items()},
+             **({"submitted": True} if f.submitted else {})}
             for f in step.frames
         ],
     }

@@ -25,7 +25,7 @@ from snapstate_capture import SnapStateError
 from .. import keymap
 from ..model.history import Selection
 from ..model.trust_state import SYNC_TRUST_STEPS, trust_verdict
-from ..model.values import REMOVED, SAME, frame_changes, matching_frame
+from ..model.values import REMOVED, SAME, SUBMITTED_FRAME, frame_changes, matching_frame
 from ..safe_text import place, plain
 from ..widgets.detail import DetailView
 from ..widgets.footer import KeysFooter
@@ -256,10 +256,11 @@ class InspectorScreen(InspectorActions, Screen[None]):
             app.call_from_thread(self._show_error, f"cannot read step {selection.step}: {exc}")
             return
         if result is not None and not worker.is_cancelled:
-            app.call_from_thread(self._apply_variables, selection, position, *result)
+            app.call_from_thread(self._apply_variables, selection, position, *result,
+                                 submitted=frame.submitted)
 
     def _apply_variables(self, selection: Selection, position: int, function: str,
-                         rows: list, extra: list) -> None:
+                         rows: list, extra: list, *, submitted: bool = False) -> None:
         if not self.is_attached:
             return
         if self._awaiting_variables:  # a worker's result: the screen is complete once drawn
@@ -272,7 +273,8 @@ class InspectorScreen(InspectorActions, Screen[None]):
         tree = self.query_one(VariablesView)
         step_value = self.app.search.step_value_at(selection.step)
         data = tree.show(position, function, rows, extra, select=select, announce=False,
-                         select_step_value=step_value)
+                         select_step_value=step_value,
+                         empty=SUBMITTED_FRAME if submitted else None)
         if data is not None and data.key is not None:
             self.app.variable = data.key
         self._show_detail(data.key if data else None, data.preview if data else None)

@@ -107,11 +107,13 @@ class VariablesView(Tree[Node]):
     def show(self, position: int, function: str,
              rows: list[tuple[str, dict[str, Any], str, dict[str, Any] | None]],
              extra: list[tuple[str, dict[str, Any]]], select: str | None = None,
-             announce: bool = True, select_step_value: str | None = None) -> Node | None:
+             announce: bool = True, select_step_value: str | None = None,
+             empty: str | None = None) -> Node | None:
         """Show locals ``rows`` = ``(name, preview, mark, previous preview)`` and step values
         ``extra``; the cursor goes to the step value ``select_step_value`` when there is one
         (a search hit in it), else to the local ``select`` when it is there, else to the first
-        row. Returns the ``Node`` under the cursor (None for an empty frame)."""
+        row. ``empty``: what a frame without locals says (default "(no locals)"). Returns the
+        ``Node`` under the cursor (None for an empty frame)."""
         self.clear()
         chosen: Node | None = None
         line = 0
@@ -121,7 +123,7 @@ class VariablesView(Tree[Node]):
             if chosen is None or name == select:
                 chosen, line = data, index
         if not rows:
-            self.root.add_leaf(Text("(no locals)", style="dim italic"), Node(None))
+            self.root.add_leaf(Text(empty or "(no locals)", style="dim italic"), Node(None))
         if extra:
             group = self.root.add(Text("step values", style="bold dim"), Node(None), expand=True)
             first = max(len(rows), 1) + 1  # the line under the group's (locals are collapsed)

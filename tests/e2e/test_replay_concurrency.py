@@ -183,5 +183,8 @@ def test_effects_handed_to_a_pool_replay_where_they_were_submitted(tmp_path, tra
         done = next(s for s in steps if s.label == "done")
         assert done.frames[-1].locals["pool"].repr == (
             "<ThreadPoolExecutor max_workers=3 shutdown=True>")
+        first = effects[0].index
+    shown = run_cli("show", str(path), str(first), cwd=tmp_path)
+    assert "this code submitted the step's pool call" in shown.stdout, shown.stdout
     _, data = replay_json(path)
     assert data["status"] == "ok", data["message"]
