@@ -35,7 +35,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
-from . import lineage
+from . import cancelled_effects, lineage
 from .frames import _PACKAGE_DIR
 from ..store.hashing import canonical_json, content_hash
 from ..options import ValueOptions
@@ -100,6 +100,9 @@ class EffectCall:
     #: The line the call is sited at in ``frame`` when not the frame's current one: a pool
     #: call's, at its submit (``sited_at``); None otherwise.
     lineno: int | None = None
+    #: Seconds an ``async`` call ran before it was cancelled (recording), or ran recorded
+    #: (replay, served); None otherwise (``cancelled_effects.py``).
+    cancelled_after: float | None = None
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -109,7 +112,7 @@ class EffectCall:
         """
         return {"seq": self.seq, "site": self.site, "task": self.task, "ordinal": self.ordinal,
                 "name": self.name, "args_hash": self.args_digest, "outcome": self.outcome,
-                "rng": self.rng_after, "by": self.by}
+                "rng": self.rng_after, "by": self.by, "cancelled_after": self.cancelled_after}
 
 
 def effect(func: F | None = None, *, name: str | None = None, retry: Any = None) -> Any:
@@ -137,6 +140,7 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                     await await_live(recorder, call)
                     token = _inside.set(True)
                     watch_rng(call)
+                    since = cancelled_effects.started()
                     try:
                         call.value = await fn(*args, **kwargs)
                         call.outcome = "return"
@@ -144,13 +148,14 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                         raise
                     except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised
                         call.outcome, call.value = "raise", exc
+                        cancelled_effects.note(call, since)
                     finally:
                         _inside.reset(token)
                         check_rng(call)
                 else:  # replay: return in the recorded order (``replay/effect_turns.py``)
-                    wait = getattr(recorder, "await_turn_async", None)
-                    if wait is not None:
-                        await wait(call)
+                    # (and one cancelled when recorded waits to be cancelled again)
+                    await cancelled_effects.served(call, getattr(recorder, "await_turn_async",
+                                                                 None))
                 return end_call(recorder, call)
 
             @functools.wraps(fn)

@@ -124,6 +124,9 @@ class StepCapturing:
         by = row.pop("by", None)
         if by:
             ref["w"] = by  # who gave a wait's outcome, and when
+        cancelled_after = row.pop("cancelled_after", None)
+        if cancelled_after is not None:
+            ref["c"] = cancelled_after  # seconds to its cancellation (cancelled_effects.py)
         rng_after = row.pop("rng", None)
         if rng_after:
             key, data = rng_after

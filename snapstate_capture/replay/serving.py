@@ -188,6 +188,7 @@ class EffectServing:
                 session.fail(f"cannot restore the random state after effect {call.name}: {exc}")
         call.served, call.outcome, call.value = True, entry.outcome, value
         call.by = entry.value.get("w") or None
+        call.cancelled_after = entry.value.get("c")
         call.recorded_step = entry.step
         if entry.outcome == "raise":
             self._served_exceptions.add(id(value))

@@ -1,0 +1,39 @@
+"""``async`` effects cancelled from outside (``capture/cancelled_effects.py``): a timeout of
+``asyncio.wait_for`` or ``asyncio.timeout`` around a model call, and a task another task
+cancels. Served as their recorded ``CancelledError`` at once, the timeouts never turned into
+``TimeoutError`` (the replay took another path, or died of the ``CancelledError``) and
+``cancel()`` found the task done and returned False. A served call recorded as cancelled
+waits until the program cancels it again."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import snapstate_capture as snap
+from snapstate_capture.replay.journal import Journal
+from tests.conftest import PROGRAMS, run_cli, run_python
+from tests.e2e.replay_helpers import replay_json
+
+RECORDED = ("['timed out', 'answer to quick', 'tool timed out', 'cancel() returned True', "
+            "'cancelled']")
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_effects_cancelled_by_the_program_are_cancelled_again_on_replay(tmp_path, traced):
+    program = shutil.copy(PROGRAMS / "async_timeouts.py", tmp_path / "async_timeouts.py")
+    path = tmp_path / "timeouts.snap"
+    if traced:
+        done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), "-",
+                       cwd=tmp_path)
+    else:
+        done = run_python(str(program), str(path), cwd=tmp_path)
+    assert done.returncode == 0 and RECORDED in done.stdout, done.stdout + done.stderr
+    with snap.open_timeline(path) as timeline:
+        cancelled = [e for e in Journal(timeline.runs[-1]).entries if e.outcome == "raise"]
+    assert len(cancelled) == 3, cancelled
+    assert all(0 < e.value["c"] < 1.0 for e in cancelled), [e.value for e in cancelled]
+    result, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
+    assert RECORDED in result.stdout, result.stdout  # the program's own output, replayed
