@@ -23,7 +23,7 @@ from ..options import ValueOptions
 from ..values.addresses import (blank_addresses, could_be_address, part_address,
                                 stack_addresses)
 from ..values.preview import PreviewBuilder, redacted_preview
-from ..values.identity import _plain_pickling
+from ..values.identity import _plain_pickling, live_identity
 from ..values.registry import class_name
 from ..values.scrub import scrub, secret_texts
 from ..values.static import own_namespace, static_attributes
@@ -149,6 +149,9 @@ def bounded_preview(obj: Any, options: ValueOptions, text: str | None = None,
             node["truncated"] = True
     except Exception as exc:  # noqa: BLE001 - an object in a bad state: its type is kept
         node["repr"] = f"<preview failed: {type(exc).__name__}>"
+    live = live_identity(obj)
+    if live is not None:  # a lock, a semaphore: compared by its type (docs/value-identity.md)
+        node["identity"] = live
     texts = secret_texts(builder.secret_values)
     return scrub(node, texts) if texts else node
 

@@ -64,6 +64,11 @@ _LIVE_NAMES = frozenset({
     "_io.BytesIO", "_io.StringIO", "socket.socket", "sqlite3.Connection", "sqlite3.Cursor",
     "_asyncio.Task", "_asyncio.Future", "concurrent.futures._base.Future",
     "weakref.ReferenceType", "_weakref.ReferenceType", "weakref",
+    # synchronization primitives: their counts and waiters are the scheduler's (which task or
+    # thread got there first), another at each step of a replay whose effects answer at once
+    "threading.BoundedSemaphore", "threading.Barrier", "asyncio.locks.Lock",
+    "asyncio.locks.Event", "asyncio.locks.Condition", "asyncio.locks.Semaphore",
+    "asyncio.locks.BoundedSemaphore", "asyncio.locks.Barrier",
 })
 
 
@@ -323,6 +328,20 @@ _HANDLERS: dict[type, Callable[[_Walker, Any], bytes]] = {
     slice: lambda w, o: _h(b"slice", w.digest(o.start), w.digest(o.stop), w.digest(o.step)),
     type(Ellipsis): lambda w, o: b"...", type(NotImplemented): lambda w, o: b"NotImplemented",
 }
+
+
+def live_identity(obj: Any) -> str | None:
+    """The identity digest of ``obj`` when it is live machinery compared by its type alone (a
+    lock, a semaphore, a thread: ``_LIVE_NAMES``), as ``identity`` gives it; else None,
+    without walking anything. For the bounded previews of traced steps (``tracing/bounded.py``),
+    which carry no digest otherwise: a semaphore reaches its event loop, and its count of
+    waiters, the scheduler's, was compared as text."""
+    cls = type(obj)
+    try:
+        name = f"{cls.__module__}.{cls.__qualname__}"
+    except AttributeError:
+        return None
+    return _live(obj, name).hex() if name in _LIVE_NAMES else None
 
 
 def identity(obj: Any, *, budget: int = DEFAULT_BUDGET) -> str | None:

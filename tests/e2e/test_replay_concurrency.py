@@ -188,3 +188,19 @@ def test_effects_handed_to_a_pool_replay_where_they_were_submitted(tmp_path, tra
     assert "this code submitted the step's pool call" in shown.stdout, shown.stdout
     _, data = replay_json(path)
     assert data["status"] == "ok", data["message"]
+
+
+def test_semaphores_and_events_are_compared_by_type(tmp_path):
+    """How many tasks wait on a semaphore at a step is the scheduler's: recorded, they piled up
+    behind calls that took milliseconds; replayed, served at once. A traced step keeps such a
+    primitive bounded (it reaches its event loop), compared by its preview — "[locked,
+    waiters:2]" against "waiters:3" — and most replays diverged. Primitives carry their
+    identity by type (``identity.live_identity``)."""
+    program = shutil.copy(PROGRAMS / "async_limits.py", tmp_path / "async_limits.py")
+    for n in range(3):
+        path = tmp_path / f"limits-{n}.snap"
+        done = run_cli("record", "--trace", "calls", "-o", str(path), str(program),
+                       cwd=tmp_path)
+        assert done.returncode == 0 and "[0, 1, 4, 9, 16]" in done.stdout, done.stderr
+        _, data = replay_json(path)
+        assert data["status"] == "ok", data["message"]
