@@ -96,7 +96,9 @@ class TracedReplayRecorder(Recorder):
         self._point: Any = None
         #: The effects held for the stop were let go (``stop_reached``): only once the stop's
         #: comparison is done, so that none returns between the stop's wait for the other
-        #: threads and its comparison (``in_flight.py``).
+        #: threads and its comparison (``in_flight.py``) — and, at a debugger's stop, once the
+        #: user goes on: meanwhile the other threads wait at their next effect recorded after
+        #: the stop rather than running on past it.
         self._released = False
         #: The ``waiting`` step a resume stops at, once reached (``take_resumption``).
         self._resume_at: int | None = None
@@ -287,15 +289,18 @@ class TracedReplayRecorder(Recorder):
             tracer.pause()  # not resumed: removed below, after the comparison
         self._stream.request_index()
         self.catch_up_to(point.index)
-        self.stop_reached()
         if tracer is not None:
             tracer.stop()
         shown = self._frames.walk(frame, self.root)  # the step's innermost frame, as recorded
         config = self.session.config
-        if stops.interact(config.mode, shown[-1] if shown else frame, point.index, point.step,
-                          extra, listen=config.listen,
-                          then="lets the program run on to its end, untraced",
-                          entry=self.session.run.entry):
+        try:  # the effects held for the stop return once the user goes on (``_released``)
+            quit_there = stops.interact(
+                config.mode, shown[-1] if shown else frame, point.index, point.step, extra,
+                listen=config.listen, then="lets the program run on to its end, untraced",
+                entry=self.session.run.entry)
+        finally:
+            self.stop_reached()
+        if quit_there:
             self.session.succeed(f"replayed {steps(point.index + 1)} (0-{point.index}), "
                                  "no divergence; pdb quit there")
 

@@ -161,12 +161,16 @@ class StopPoint:
         session = recorder.session
         recorder._stream.request_index()  # flushed, and the writer has taken it all
         recorder.catch_up_to(self.index)
-        recorder.stop_reached()  # the effects held for the stop return: compared already
         recorder._tracer.stop()
         mode = session.config.mode
-        if stops.interact(mode, frame, self.index, self.step, listen=session.config.listen,
-                          then="lets the program run on to its end, untraced",
-                          entry=session.run.entry):
+        try:  # the effects held for the stop return once the user goes on
+            quit_there = stops.interact(mode, frame, self.index, self.step,
+                                        listen=session.config.listen,
+                                        then="lets the program run on to its end, untraced",
+                                        entry=session.run.entry)
+        finally:
+            recorder.stop_reached()
+        if quit_there:
             from .report import steps
 
             session.succeed(f"replayed {steps(self.index + 1)} (0-{self.index}), "

@@ -204,3 +204,27 @@ def test_semaphores_and_events_are_compared_by_type(tmp_path):
         assert done.returncode == 0 and "[0, 1, 4, 9, 16]" in done.stdout, done.stderr
         _, data = replay_json(path)
         assert data["status"] == "ok", data["message"]
+
+
+def test_other_threads_wait_while_pdb_is_at_a_pool_stop(tmp_path):
+    """At a pdb stop in one pool worker, the shared dict shows the stores recorded before the
+    stop, no more: the other workers' effects recorded after it were let go as the stop was
+    reached, and they went on storing while the user looked (13 of 30 such stops showed
+    stores from after the stop). They wait at their next effect until the user goes on."""
+    program = shutil.copy(PROGRAMS / "pool_stores.py", tmp_path / "pool_stores.py")
+    path = tmp_path / "stores.snap"
+    done = run_cli("record", "-o", str(path), str(program), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected, stored = {}, []
+    with snap.open_timeline(path) as timeline:
+        for step in timeline.runs[-1].steps:
+            if step.kind == "call" and step.function == "store":
+                expected[step.index] = sorted(stored)
+            if step.kind == "return" and step.function == "store":
+                stored.append(int(step.lineage.rpartition("/p")[2]))
+    assert len(expected) == 8, expected
+    for index, before in expected.items():
+        result, data = replay_json(path, "--to", str(index), "--pdb",
+                                   input="p 'STORED', sorted(STORED)\nc\n")
+        assert data["status"] == "ok", data["message"]
+        assert f"('STORED', {before})" in result.stdout, (index, before, result.stdout)
