@@ -55,8 +55,13 @@ class TracedComparison:
         self.by_lineage = bool(recorded.entry.get("lineage"))
         self.replayed = 0
         #: The index of the scratch step that matched the recording's last compared one,
-        #: ``limit - 1`` (where a fork goes live: ``traced.py``), once it was met.
+        #: ``limit - 1`` (where a fork goes live: ``traced.py``), once it was met — or of a
+        #: step recorded before it that another thread, behind, made after it (the fork's
+        #: copy of its parent's steps holds that one: the scratch steps it takes come after).
         self.matched_at: int | None = None
+        #: The first recorded step at or after ``limit`` the replay made after the stop's own,
+        #: while it had not made them all up to the stop (``_late``).
+        self._after_stop: Step | None = None
         #: The first recorded step at or after ``limit`` the replay made before that one:
         #: another task ran ahead of the stop (a fork there would not hold its step).
         self.ahead: Step | None = None
@@ -145,6 +150,8 @@ class TracedComparison:
             if self.matched_at is None:
                 self.ahead = self.ahead or expected
                 self._held.append(actual)
+            else:
+                self._after_stop = self._after_stop or expected
             self._push_back(lane, expected)
             return None
         if (actual.label == "raised" and expected.kind == "return" and expected.label is None
@@ -159,9 +166,22 @@ class TracedComparison:
             self._effects[lane].append(expected.index)
         if expected.index == self.limit - 1:
             self.matched_at = actual.index
+        elif self.matched_at is not None and actual.index > self.matched_at:
+            self._late(actual)
         self.replayed += 1
         session.progress(self.replayed - 1)  # the index of the last step replayed, as before
         return expected.index
+
+    def _late(self, actual: Step) -> None:
+        """Scratch step ``actual``, recorded before the stop, was made after the stop's own
+        step (another thread was behind; the stop waits for it: ``traced_stop``). A fork there
+        copies its parent's steps up to the stop, which hold it: the scratch steps the fork
+        takes begin after it (else the fork held it twice). Should a step recorded after the
+        stop have been made before it, the fork could not hold both: that one is ``ahead``
+        (refused, ``ran_ahead``)."""
+        self.matched_at = actual.index
+        if self._after_stop is not None:
+            self.ahead = self.ahead or self._after_stop
 
     def take_ahead(self) -> tuple[int, int] | None:
         """A continuation's fork (a resume) whose stop, recorded step ``limit - 1``, the

@@ -8,6 +8,7 @@ recorded step it first changes, whatever the interleaving."""
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 
 import pytest
 
@@ -228,3 +229,30 @@ def test_other_threads_wait_while_pdb_is_at_a_pool_stop(tmp_path):
                                    input="p 'STORED', sorted(STORED)\nc\n")
         assert data["status"] == "ok", data["message"]
         assert f"('STORED', {before})" in result.stdout, (index, before, result.stdout)
+
+
+def test_a_fork_at_a_pool_step_holds_each_step_once(tmp_path):
+    """A fork at a step of one pool worker copies its parent's steps up to there; a worker
+    behind it made its steps recorded before the fork point only after the stop's own step
+    (the stop waits for them), and the fork took those again from the replay: a quarter of
+    the forks held steps twice and said "finished". The steps the fork takes from the replay
+    begin after the last one recorded before its point (``TracedComparison._late``)."""
+    program = shutil.copy(PROGRAMS / "pool_stores.py", tmp_path / "pool_stores.py")
+    path = tmp_path / "stores.snap"
+    assert run_cli("record", "-o", str(path), str(program), cwd=tmp_path).returncode == 0
+    with snap.open_timeline(path) as timeline:
+        parent = timeline.runs[-1]
+        made = Counter((s.lineage, s.kind, s.function) for s in parent.steps)
+        points = [s.index for s in parent.steps if s.kind == "effect"]
+    forked = 0
+    for index in points:
+        copy = shutil.copy(path, tmp_path / f"fork-{index}.snap")
+        result, data = replay_json(copy, "--to", str(index), "--live")
+        if data["status"] != "ok":  # refused in one line: another worker ran ahead of it
+            assert "cannot fork at step" in data["message"], data["message"]
+            continue
+        forked += 1
+        with snap.open_timeline(copy) as timeline:
+            fork = Counter((s.lineage, s.kind, s.function) for s in timeline.runs[-1].steps)
+        assert not fork - made, (index, fork - made)
+    assert forked >= len(points) // 2, forked
