@@ -30,8 +30,7 @@ from .background import Activity
 ADDED, CHANGED, REMOVED, SAME = "added", "changed", "removed", "same"
 #: What a frame of the code that submitted a step's thread-pool call shows instead of locals
 #: (``Frame.submitted``: another thread's frame, as it was at the submit).
-SUBMITTED_FRAME = ("(this code submitted the step's pool call; shown as it was then, without "
-                   "its locals: another thread's)")
+SUBMITTED_FRAME = "(submitted this pool call: its locals are not kept)"
 LARGE_PREVIEW = 256 * 1024
 PAGE = 100
 

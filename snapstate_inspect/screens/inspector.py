@@ -45,7 +45,11 @@ LOCK_PAUSE = 0.0003  # seconds: enough for a thread blocked on the reader's lock
 def collect_rows(loader, step, frame, previous, cancelled=None):
     """``(function, rows, extra)`` for the variables panel: each local's preview with its change
     mark against ``previous`` (the same frame one step earlier) and the earlier preview when it
-    changed; the step's own values. None when ``cancelled()`` turns true."""
+    changed; the step's own values. None when ``cancelled()`` turns true. A frame of the
+    code that submitted a pool call (``Frame.submitted``, kept without locals), or one
+    following such a frame, has no marks: it is not the same frame's locals a step apart."""
+    if previous is not None and (frame.submitted or previous.submitted):
+        previous = None
     marks = frame_changes(frame, previous)
     rows = []
     for name, mark in marks.items():
@@ -234,7 +238,8 @@ class InspectorScreen(InspectorActions, Screen[None]):
             self.workers.cancel_group(self, "variables")
             self._awaiting_variables = False
             self._apply_variables(selection, position, *collect_rows(app.loader, step, frame,
-                                                                     previous))
+                                                                     previous),
+                                  submitted=frame.submitted)
         else:
             self.query_one(VariablesView).show_loading("loading large values…")
             self._awaiting_variables = True

@@ -615,3 +615,23 @@ async def test_a_search_hit_in_a_step_value_selects_that_value(tmp_path):
             node = app.screen.query_one(VariablesView).cursor_node
             assert node is not None and "ServiceDown" in node.data.preview["type"]
             assert "503" in str(app.screen.query_one("#detail").render())
+
+
+async def test_a_frame_that_submitted_a_pool_call_says_why_it_has_no_locals():
+    """A LangGraph tool runs in the framework's thread pool: its effect step is sited at the
+    code that started the graph, kept without that frame's locals (another thread's). The
+    panel said "(no locals)" — and, against the step before, listed every local as removed."""
+    from pathlib import Path
+
+    from snapstate_inspect.model.values import SUBMITTED_FRAME
+
+    sample = Path(__file__).resolve().parents[2] / "sample_snapshots" / "langgraph_agent.snap"
+    with snap.open_timeline(sample) as timeline:
+        steps = timeline.runs[-1].steps
+        index = next(s.index for s in steps if s.kind == "effect" and s.frames[-1].submitted)
+        app = SnapStateApp(timeline)
+        async with app.run_test(size=SIZE) as pilot:
+            await press(pilot, "g", *str(index), "enter")
+            rows = labels(app.screen.query_one(VariablesView))
+            assert rows[0] == SUBMITTED_FRAME, rows
+            assert not any(row.startswith("-") for row in rows), rows
