@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 
 import snapstate_capture as snap
+from snapstate_inspect.model.values import SUBMITTED_FRAME
 from tests.conftest import PROGRAMS, run_cli, run_python
 from tests.e2e.replay_helpers import replay_json
 
@@ -186,7 +187,7 @@ def test_effects_handed_to_a_pool_replay_where_they_were_submitted(tmp_path, tra
             "<ThreadPoolExecutor max_workers=3 shutdown=True>")
         first = effects[0].index
     shown = run_cli("show", str(path), str(first), cwd=tmp_path)
-    assert "this code submitted the step's pool call" in shown.stdout, shown.stdout
+    assert SUBMITTED_FRAME in shown.stdout, shown.stdout
     _, data = replay_json(path)
     assert data["status"] == "ok", data["message"]
 
