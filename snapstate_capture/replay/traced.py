@@ -452,9 +452,9 @@ class _Follower:
                 batch = steps.range(self.fed, min(total, self.fed + _BATCH))
                 if not batch:
                     break
-                for actual in batch:
-                    self.comparison.feed(actual)
-                self.fed += len(batch)
+                for actual in batch:  # counted one by one: a step that fails to read is
+                    self.comparison.feed(actual)  # fed again, never the ones before it
+                    self.fed += 1
 
     def unmet(self, index: int) -> Any:
         """The first recorded step at most ``index`` the scratch steps written so far do not

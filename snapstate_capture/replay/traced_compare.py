@@ -116,14 +116,33 @@ class TracedComparison:
     def feed(self, actual: Step) -> int | None:
         """Compare one scratch step; a difference ends the replay (never returns then).
         Returns the index of the recorded step it was compared with, None when it was not
-        compared (skipped, past the recording's end, or ahead of the stop)."""
+        compared (skipped, past the recording's end, or ahead of the stop). Should reading
+        the step fail midway (the scratch file is written as it is read), the recorded steps
+        it took are put back and the error raised: the step is fed again later, as if for the
+        first time (the follower fed a whole batch again, from the scratch run's first step:
+        "expected a return step, the program reached a call step" of ``<module>``)."""
         if self._skipped(actual):
             return None
-        session = self.session
         lane = self._lane(actual)
+        taken: list[tuple[bool, Step]] = []  # (owed, recorded step) taken from the queues
+        try:
+            return self._feed(actual, lane, taken)
+        except Exception:
+            for owed, step in reversed(taken):
+                (self._owed[lane] if owed else self._waiting[lane]).appendleft(step)
+            raise
+
+    def _feed(self, actual: Step, lane: str, taken: list[tuple[bool, Step]]) -> int | None:
+        session = self.session
         self._seen.add(lane)
         owed = self._owed.get(lane)
-        expected = owed.popleft() if owed and actual.kind == "effect" else self._next(lane)
+        if owed and actual.kind == "effect":
+            expected: Step | None = owed.popleft()
+            taken.append((True, expected))
+        else:
+            expected = self._next(lane)
+            if expected is not None:
+                taken.append((False, expected))
         if actual.kind == "effect":
             # the recording also traced the effect's own body, which replay never runs: the
             # steps deeper than the effect's call — in a pool call, whose effect is sited at
@@ -136,6 +155,8 @@ class TracedComparison:
                         or not self._passes_through(expected, caller))):
                 self.replayed += 1
                 expected = self._next(lane)
+                if expected is not None:
+                    taken.append((False, expected))
         if expected is None:
             if session.recording_complete:
                 where = f" in {lane}" if lane else ""

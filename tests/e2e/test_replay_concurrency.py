@@ -257,3 +257,57 @@ def test_a_fork_at_a_pool_step_holds_each_step_once(tmp_path):
             fork = Counter((s.lineage, s.kind, s.function) for s in timeline.runs[-1].steps)
         assert not fork - made, (index, fork - made)
     assert forked >= len(points) // 2, forked
+
+
+class _Session:
+    """What ``TracedComparison`` asks of a replay session, recording its divergences."""
+
+    def __init__(self, count: int) -> None:
+        from snapstate_capture.replay.relocate import Relocation
+
+        self.count, self.recording_complete, self.diverged = count, True, []
+        self.relocation = Relocation("/", "/")
+
+    def diverge(self, report):
+        self.diverged.append(report)
+        raise SystemExit(1)
+
+    def progress(self, index: int) -> None:
+        pass
+
+
+class _Unreadable:
+    """A scratch step whose stack cannot be read the first time (a half-written file)."""
+
+    def __init__(self, step) -> None:
+        self._step, self._failed = step, False
+
+    def __getattr__(self, name):
+        if name == "frames" and not self._failed:
+            self._failed = True
+            raise OSError("database is locked")
+        return getattr(self._step, name)
+
+
+def test_a_step_that_fails_to_read_is_compared_again_as_new(tmp_path):
+    """The follower fed a whole batch again when one of its steps failed to read, and the
+    recorded steps the failed one had taken were gone: the comparison met the scratch run's
+    first step again where it expected the main thread's next ("expected a return step, the
+    program reached a call step" of ``<module>``: a few pool_tools stops in a hundred under
+    load). A failed feed puts back what it took, and the follower counts steps one by one."""
+    from snapstate_capture.replay.traced_compare import TracedComparison
+
+    path = _record(tmp_path, shutil.copy(PROGRAMS / "pool_tools.py", tmp_path / "p.py"), 0,
+                   True)
+    with snap.open_timeline(path) as timeline:
+        run = timeline.runs[-1]
+        steps = list(run.steps)
+        session = _Session(len(steps))
+        comparison = TracedComparison(session, run, str(tmp_path), len(steps))
+        effect = next(s for s in steps if s.kind == "effect" and s.lineage != "main")
+        for step in steps:
+            if step is effect:
+                with pytest.raises(OSError):
+                    comparison.feed(_Unreadable(step))
+            comparison.feed(step)
+        assert not session.diverged and comparison.first_left() is None
