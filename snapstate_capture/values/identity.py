@@ -69,6 +69,8 @@ _LIVE_NAMES = frozenset({
     "threading.BoundedSemaphore", "threading.Barrier", "asyncio.locks.Lock",
     "asyncio.locks.Event", "asyncio.locks.Condition", "asyncio.locks.Semaphore",
     "asyncio.locks.BoundedSemaphore", "asyncio.locks.Barrier",
+    # timeouts and cancel scopes: their deadlines are readings of the event loop's clock
+    "asyncio.timeouts.Timeout", "anyio._backends._asyncio.CancelScope",
 })
 
 

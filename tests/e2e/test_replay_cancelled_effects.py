@@ -37,3 +37,28 @@ def test_effects_cancelled_by_the_program_are_cancelled_again_on_replay(tmp_path
     result, data = replay_json(path)
     assert data["status"] == "ok", data["message"]
     assert RECORDED in result.stdout, result.stdout  # the program's own output, replayed
+
+
+def test_a_timeout_held_in_a_local_is_compared_by_type(tmp_path):
+    """``async with asyncio.timeout(5) as deadline:`` keeps a ``Timeout`` whose deadline is a
+    reading of the event loop's clock, another in every process: a traced replay diverged on
+    it at every step that showed it (helper-33: 2 of 2). Timeouts and anyio's cancel scopes
+    are compared by type, as locks are (``identity._LIVE_NAMES``)."""
+    program = tmp_path / "deadline.py"
+    program.write_text(
+        "import asyncio\n"
+        "import snapstate_capture as snap\n\n"
+        "@snap.effect(name='model')\n"
+        "async def model(prompt):\n"
+        "    await asyncio.sleep(0.01)\n"
+        "    return prompt.upper()\n\n"
+        "async def main():\n"
+        "    async with asyncio.timeout(5) as deadline:\n"
+        "        answer = await model('hello')\n"
+        "    return answer, deadline.expired()\n\n"
+        "print(asyncio.run(main()))\n")
+    path = tmp_path / "deadline.snap"
+    done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), cwd=tmp_path)
+    assert done.returncode == 0 and "('HELLO', False)" in done.stdout, done.stderr
+    _, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
