@@ -18,6 +18,7 @@ where it went).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..clocks import Clocks
@@ -29,8 +30,6 @@ GRACE = 5.0
 
 def is_cancellation(value: Any) -> bool:
     """True for an ``asyncio.CancelledError`` (imported only when asyncio already is)."""
-    import sys
-
     asyncio = sys.modules.get("asyncio")
     return asyncio is not None and isinstance(value, asyncio.CancelledError)
 

@@ -26,7 +26,7 @@ import sysconfig
 import threading
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
@@ -154,22 +154,12 @@ class FrameCapturer:
         the bottom of ``frame``'s stack.
         """
         chain: list[types.FrameType] = []
-        submitted = _submitting_chain(frame)
-        if submitted is not None:  # another thread's frames, as they were at the submit
-            for current in submitted:
-                if not self.is_hidden(current.f_code.co_filename):
-                    chain.append(current)
-                if current is root:
-                    break
-            chain.reverse()
-            return chain
-        current = frame
-        while current is not None:
+        submitted = _submitted_lines(frame)  # another thread's frames, as at the submit
+        for current in submitted if submitted is not None else _outward(frame):
             if not self.is_hidden(current.f_code.co_filename):
                 chain.append(current)
             if current is root:
                 break
-            current = current.f_back
         chain.reverse()
         return chain
 
@@ -183,15 +173,13 @@ class FrameCapturer:
         (a kill then would leave this step naming blobs the file never got)."""
         out = StackCapture()
         lane = threading.get_ident()
-        origin = lineage.origin()
-        submitted = dict(origin) if origin and frames else None
-        if submitted is not None and frames[-1] not in submitted:
-            submitted = None  # a step of the pool call's own frames: none are borrowed
+        submitted = _submitted_lines(frames[-1]) if frames else None
         for position, frame in enumerate(frames):
             innermost = position == len(frames) - 1
             try:
-                if submitted is not None and frame in submitted:
-                    record, digests = self._submitted_record(frame, submitted[frame], out)
+                if submitted is not None and frame in submitted:  # no locals (docstring)
+                    record, digests = self._record(frame, submitted[frame], [], out), {}
+                    record["submitted"] = True
                 else:
                     record, digests = self._frame_record(frame, out, position, lane)
             except Exception as exc:  # noqa: BLE001 - recorded as a capture error, not raised
@@ -233,31 +221,20 @@ class FrameCapturer:
             digests[name] = ref.get("b") or ref.get("p") or ("v", type(value), value)
         value = None
         release_locals_snapshot(frame, snapshot)
-        record = {
+        return self._record(frame, frame.f_lineno, local_refs, out), digests
+
+    def _record(self, frame: types.FrameType, lineno: int, local_refs: list[Any],
+                out: StackCapture) -> dict[str, Any]:
+        """The frame record of ``frame`` at line ``lineno`` with ``local_refs``."""
+        code = frame.f_code
+        return {
             "function": getattr(code, "co_qualname", code.co_name),
             "filename": code.co_filename,
-            "lineno": frame.f_lineno,
+            "lineno": lineno,
             "code": self._code_hash(code),
             "source": self._source(code.co_filename, frame.f_globals, out),
             "locals": local_refs,
         }
-        return record, digests
-
-    def _submitted_record(self, frame: types.FrameType, line: int, out: StackCapture
-                          ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The record of a frame of the chain that submitted this thread's pool call: at the
-        line it submitted from, without locals (module docstring)."""
-        code = frame.f_code
-        record = {
-            "function": getattr(code, "co_qualname", code.co_name),
-            "filename": code.co_filename,
-            "lineno": line,
-            "code": self._code_hash(code),
-            "source": self._source(code.co_filename, frame.f_globals, out),
-            "locals": [],
-            "submitted": True,
-        }
-        return record, {}
 
     def value_ref(self, value: Any, name: str | None, out: StackCapture) -> dict[str, Any]:
         """Capture one step value (extras, return values) and return its ref; its blobs go
@@ -339,14 +316,22 @@ def source_bytes(filename: str, module_globals: dict[str, Any] | None = None) ->
         return None
 
 
-def _submitting_chain(frame: types.FrameType | None) -> list[types.FrameType] | None:
-    """The frames from ``frame`` outward as they were when this thread's pool call was
-    submitted, innermost first, when ``frame`` is one of the submitting frames
-    (``lineage.origin``); else None."""
+
+def _outward(frame: types.FrameType | None) -> Iterator[types.FrameType]:
+    """``frame`` and its callers, innermost first."""
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def _submitted_lines(frame: types.FrameType | None) -> dict[types.FrameType, int] | None:
+    """When ``frame`` is one of the frames that submitted this thread's pool call
+    (``lineage.origin``): it and its callers as they were at the submit, innermost first,
+    each with its line then. Else None (outside a pool call, ``origin`` is empty: no scan)."""
     origin = lineage.origin()
     if not origin or frame is None:
         return None
     for position, (submitter, _) in enumerate(origin):
         if submitter is frame:
-            return [f for f, _ in origin[position:]]
+            return dict(origin[position:])
     return None

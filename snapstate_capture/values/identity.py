@@ -139,7 +139,7 @@ class _Walker:
         callable_form = _function_like(obj, cls)
         if callable_form is not None:
             return callable_form
-        name = f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', '?')}"
+        name = _dotted(cls)
         if name in _LIVE_NAMES or isinstance(obj, _LIVE_TYPES) \
                 or REDUCERS.lookup(cls) in REFUSED_BY_TYPE:  # a Thread subclass, a socket's
             return _live(obj, name)
@@ -338,12 +338,13 @@ def live_identity(obj: Any) -> str | None:
     without walking anything. For the bounded previews of traced steps (``tracing/bounded.py``),
     which carry no digest otherwise: a semaphore reaches its event loop, and its count of
     waiters, the scheduler's, was compared as text."""
-    cls = type(obj)
-    try:
-        name = f"{cls.__module__}.{cls.__qualname__}"
-    except AttributeError:
-        return None
+    name = _dotted(type(obj))
     return _live(obj, name).hex() if name in _LIVE_NAMES else None
+
+
+def _dotted(cls: type) -> str:
+    """``module.qualname`` of ``cls``, as ``_LIVE_NAMES`` spells classes."""
+    return f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', '?')}"
 
 
 def identity(obj: Any, *, budget: int = DEFAULT_BUDGET) -> str | None:
