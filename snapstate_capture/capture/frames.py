@@ -26,7 +26,7 @@ import sysconfig
 import threading
 import types
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
@@ -155,11 +155,14 @@ class FrameCapturer:
         """
         chain: list[types.FrameType] = []
         submitted = _submitted_lines(frame)  # another thread's frames, as at the submit
-        for current in submitted if submitted is not None else _outward(frame):
+        callers = None if submitted is None else dict(zip(submitted, list(submitted)[1:]))
+        current = frame
+        while current is not None:
             if not self.is_hidden(current.f_code.co_filename):
                 chain.append(current)
             if current is root:
                 break
+            current = current.f_back if callers is None else callers.get(current)
         chain.reverse()
         return chain
 
@@ -315,13 +318,6 @@ def source_bytes(filename: str, module_globals: dict[str, Any] | None = None) ->
     except (OSError, ValueError, TypeError):
         return None
 
-
-
-def _outward(frame: types.FrameType | None) -> Iterator[types.FrameType]:
-    """``frame`` and its callers, innermost first."""
-    while frame is not None:
-        yield frame
-        frame = frame.f_back
 
 
 def _submitted_lines(frame: types.FrameType | None) -> dict[types.FrameType, int] | None:
