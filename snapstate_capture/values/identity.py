@@ -44,7 +44,8 @@ import marshal
 import types
 from typing import Any, Callable
 
-from .addresses import could_be_address, stack_addresses, text_without_addresses
+from .addresses import (could_be_address, may_hold_address, stack_addresses,
+                        text_without_addresses)
 from .code_identity import _callable_digest, _class_digest, _h, _qualified, code_digest, live_code
 from .reducers import REDUCERS, REFUSED_BY_TYPE
 from .registry import MACHINERY
@@ -235,7 +236,7 @@ def _marshalled(walker: _Walker, values: Any) -> bool:
 
 
 def _may_hold_address(value: Any) -> bool:
-    return type(value) is str and (" at 0x" in value or value[:1] == "<")
+    return type(value) is str and may_hold_address(value)
 
 
 def _list(walker: _Walker, obj: list) -> bytes:

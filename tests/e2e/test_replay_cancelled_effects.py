@@ -39,6 +39,30 @@ def test_effects_cancelled_by_the_program_are_cancelled_again_on_replay(tmp_path
     assert RECORDED in result.stdout, result.stdout  # the program's own output, replayed
 
 
+@pytest.mark.parametrize("traced", [False, True])
+def test_effects_cancelled_by_anyio_timeouts_replay(tmp_path, traced):
+    """anyio's cancellation names its cancel scope by address, without ``0x``
+    (``Cancelled via cancel scope 7ffff4a4d620; reason: deadline exceeded``): the effect's
+    recorded ``CancelledError`` and the program's own on replay differ in it, and every anyio
+    timeout around an effect diverged there (helper-33: 3 of 3). The address is blanked
+    (``addresses.ADDRESS_PHRASES``)."""
+    program = shutil.copy(PROGRAMS / "anyio_timeouts.py", tmp_path / "anyio_timeouts.py")
+    path = tmp_path / "anyio.snap"
+    if traced:
+        done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), "-",
+                       cwd=tmp_path)
+    else:
+        done = run_python(str(program), str(path), cwd=tmp_path)
+    recorded = "['moved on: True', 'tool timed out', 'answer to quick']"
+    assert done.returncode == 0 and recorded in done.stdout, done.stdout + done.stderr
+    with snap.open_timeline(path) as timeline:
+        cancelled = [e for e in Journal(timeline.runs[-1]).entries if e.outcome == "raise"]
+    assert len(cancelled) == 2, cancelled
+    result, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
+    assert recorded in result.stdout, result.stdout
+
+
 def test_a_timeout_held_in_a_local_is_compared_by_type(tmp_path):
     """``async with asyncio.timeout(5) as deadline:`` keeps a ``Timeout`` whose deadline is a
     reading of the event loop's clock, another in every process: a traced replay diverged on
