@@ -42,17 +42,28 @@ class EffectServing:
     """Serving effects from the journal, for ``ReplayRecorder`` (module docstring)."""
 
     def await_turn(self, call: EffectCall) -> None:
-        """Before the step of a served effect: wait (at most ``TURN_WAIT`` s) until every
-        step recorded before it was replayed. Effects served at once finish in any order in a
-        thread pool; their steps are compared in the recorded order all the same. Effects
-        served in the thread that takes the earlier steps never wait (it could not go on)."""
+        """Before the step of a served effect in a thread other than the main one (a thread
+        pool's call): wait (at most ``TURN_WAIT`` s) until every step recorded before it was
+        replayed, in every lineage. An effect's step is written when its call returns, so
+        the calls come back where they did among the other threads' steps: served at once,
+        they finished in any order, and ``concurrent.futures.as_completed`` (or any consumer
+        of results as they come) took them in another order than recorded, diverging at its
+        next step. Effects served in the main thread never wait: it takes the earlier steps
+        (and asyncio's tasks share it)."""
         target = call.recorded_step
-        if self._order.by_lineage:
-            return  # steps are compared per lineage (``order.py``): no global turn to wait for
-        if self.live or target is None or target <= self.replayed:
+        if self.live or target is None:
             return
         if threading.current_thread() is threading.main_thread():
             return  # asyncio tasks share this thread: waiting here would stop them all
+        order = self._order
+        if order.by_lineage:
+            if order.low >= target:
+                return
+            with self._turn:  # notified at each step replayed (``_replay_step``)
+                self._turn.wait_for(lambda: order.low >= target or self.live, TURN_WAIT)
+            return
+        if target <= self.replayed:
+            return
         with self._turn:
             self._turn.wait_for(lambda: self.replayed >= target or self.live, TURN_WAIT)
 
