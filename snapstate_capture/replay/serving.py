@@ -100,10 +100,29 @@ class EffectServing:
 
     async def served_in_order(self, call: EffectCall) -> None:
         """A served ``async`` effect, before it returns: suspend as the recorded call did,
-        and until the effects recorded as returning before it have returned
-        (``effect_turns.py``). Never raises into the program."""
+        until the effects recorded as returning before it have returned
+        (``effect_turns.py``), and until every step recorded before its own was replayed
+        (``_after_recorded_steps``). Never raises into the program."""
         if not self.live:
             await self.effect_turns().served(call.recorded_step)
+            await self._after_recorded_steps(call)
+
+    async def _after_recorded_steps(self, call: EffectCall) -> None:
+        """Yield to the other tasks (at most ``TURN_WAIT`` s) until every step recorded
+        before ``call``'s own was replayed, in every lineage: what the program did while the
+        recorded call was in flight — a deadline that fired around it
+        (``asyncio.wait_for(asyncio.shield(call), timeout)``, ``asyncio.wait(..., timeout=)``)
+        and the steps the program made then — happens before the served call returns, as it
+        did when recorded. Effect turns alone order the calls among themselves: served at
+        once, the call was done before the deadline and the program took the other path."""
+        import asyncio
+
+        target, order = call.recorded_step, self._order
+        if target is None or order.low >= target:
+            return
+        deadline = Clocks.monotonic() + TURN_WAIT
+        while not self.live and order.low < target and Clocks.monotonic() < deadline:
+            await asyncio.sleep(0.001)
 
     #: Lineage -> how many of its calls wait in ``_wait_for_live`` (set per replay).
     waiting_for_live: dict[str, int]

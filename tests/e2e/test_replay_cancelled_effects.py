@@ -63,6 +63,22 @@ def test_effects_cancelled_by_anyio_timeouts_replay(tmp_path, traced):
     assert recorded in result.stdout, result.stdout
 
 
+def test_a_deadline_that_fired_while_the_call_went_on_fires_again_on_replay(tmp_path):
+    """``asyncio.wait_for(asyncio.shield(call), 0.05)`` and ``asyncio.wait({task},
+    timeout=0.05)`` around a 0.3 s call: recorded, the deadline fired and the call went on.
+    Served at once, the call was done before the deadline, which never fired: the replay took
+    the other path (helper-33: 8 of 8). A served call now returns once every step recorded
+    before its own was replayed — the checkpoint the program made when its deadline fired."""
+    program = shutil.copy(PROGRAMS / "async_shielded.py", tmp_path / "async_shielded.py")
+    path = tmp_path / "shielded.snap"
+    done = run_python(str(program), str(path), cwd=tmp_path)
+    recorded = "['still waiting', 'answer to slow', 'done 0, pending 1', 'answer to tool']"
+    assert done.returncode == 0 and recorded in done.stdout, done.stdout + done.stderr
+    result, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
+    assert recorded in result.stdout, result.stdout
+
+
 def test_a_timeout_held_in_a_local_is_compared_by_type(tmp_path):
     """``async with asyncio.timeout(5) as deadline:`` keeps a ``Timeout`` whose deadline is a
     reading of the event loop's clock, another in every process: a traced replay diverged on
