@@ -104,8 +104,10 @@ class TracedReplayRecorder(Recorder):
         self._resume_at: int | None = None
         #: The checkpoints before the stop not made yet, by lane (``StopPoint.checkpoints``).
         self._checkpoints: dict[str, collections.deque[int]] = {}
-        #: Served calls not returned yet (``in_flight.py``).
+        #: Served calls not returned yet (``in_flight.py``), for a stop or fork.
         self._in_flight = InFlight()
+        #: Every served call not returned yet, for ``served_returns.py``.
+        self._serving = InFlight()
 
     def serve_effect(self, call: Any) -> None:
         """Serve ``call`` from the journal (``ReplayRecorder.serve_effect``); end the replay
@@ -117,6 +119,7 @@ class TracedReplayRecorder(Recorder):
         step = getattr(call, "recorded_step", None)
         if self.live or not call.served or step is None:
             return
+        self._serving.add(call)
         point = self._point
         if point is None or self._released:
             return
@@ -138,6 +141,7 @@ class TracedReplayRecorder(Recorder):
         recorded as returning after it may return (``ReplayRecorder.effect_returned``)."""
         ReplayRecorder.effect_returned(self, call)
         self._in_flight.returned(call)
+        self._serving.returned(call)
 
     async def served_in_order(self, call: Any) -> None:
         """A served ``async`` effect, before it returns: in the recorded order
@@ -159,18 +163,28 @@ class TracedReplayRecorder(Recorder):
         """A served call in a thread, before its step: while a stop is pending in another
         thread, one recorded after the stop waits (at most ``TURN_WAIT`` s) until the replay
         reached it. A pool worker went on to its next served effect before another worker
-        reached the stop, and the fork was refused for the step made ahead (``ran_ahead``)."""
+        reached the stop, and the fork was refused for the step made ahead (``ran_ahead``).
+        Then it returns where it did among the other threads' steps
+        (``served_returns.thread_returns``)."""
         point, step = self._point, call.recorded_step
-        if point is None or self._released or self.live or step is None or step <= point.index:
+        if self.live or step is None:
             return
+        if point is not None and not self._released and step > point.index:
+            self._after_stop(call)
+        if not self.live and call.served:
+            from .served_returns import thread_returns
+
+            thread_returns(self, call)
+
+    def _after_stop(self, call: Any) -> None:
+        """``await_turn`` of a call recorded after a stop pending in another thread."""
+        point = self._point
         from .serving import TURN_WAIT
         from .traced_stop import thread_of
 
-        if thread_of(call.lineage) == thread_of(point.lane):
-            return
-
-        with self._turn:
-            self._turn.wait_for(lambda: self._released or self.live, TURN_WAIT)
+        if thread_of(call.lineage) != thread_of(point.lane):
+            with self._turn:
+                self._turn.wait_for(lambda: self._released or self.live, TURN_WAIT)
 
     async def await_live(self, call: Any) -> None:
         """An ``async`` effect in flight when the run died, called in asyncio's thread before
@@ -463,12 +477,13 @@ class _Follower:
         with self._lock:
             return self.comparison.first_unmet(index)
 
-    def waiting_on(self, index: int, held: set[str]) -> Any:
+    def waiting_on(self, index: int, held: set[str],
+                   serving: dict[str, list[int]] | None = None) -> Any:
         """The first recorded step at most ``index`` the replay is still to make
         (``TracedComparison.waiting_on``), or None; takes nothing as met."""
         self.catch_up()
         with self._lock:
-            return self.comparison.waiting_on(index, held)
+            return self.comparison.waiting_on(index, held, serving)
 
     def lane_left(self, lane: str, index: int) -> bool:
         """True when a recorded step at most ``index`` of lineage ``lane``, or of one it

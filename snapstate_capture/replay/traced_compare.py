@@ -371,7 +371,8 @@ class TracedComparison:
                 f"{left.index} ({left.kind} in {left.function} line {left.lineno}); the "
                 f"recording has {session.count} steps"))
 
-    def waiting_on(self, index: int, held: set[str]) -> Step | None:
+    def waiting_on(self, index: int, held: set[str],
+                   serving: dict[str, list[int]] | None = None) -> Step | None:
         """The first recorded step at most ``index`` not met yet that the replay is still to
         make, or None; takes nothing as met (unlike ``first_unmet``), for a stop that waits
         for other threads. Not to be made: the body of an effect in flight at the stop
@@ -380,9 +381,14 @@ class TracedComparison:
         that effect's, or the replay compared such an effect there (``_spawned_by_effect``).
         A lineage not made yet of a spawner that went on past it is still to be made: a pool
         worker behind the others. Nor the steps of the lineages in ``held``: calls in flight
-        when the run died, waiting to run for real once the replay goes live there."""
+        when the run died, waiting to run for real once the replay goes live there.
+        ``serving``: lane -> the recorded effect steps of the served calls not returned yet
+        (``InFlight.steps``), whose bodies are not to be made either."""
         self._read_up_to(index)
         in_flight = self.in_flight()
+        if serving:
+            in_flight = {lane: [*in_flight.get(lane, ()), *serving.get(lane, ())]
+                         for lane in {*in_flight, *serving}}
         first: Step | None = None
         for lane, queue in self._waiting.items():
             if lane in held:

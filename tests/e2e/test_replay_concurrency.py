@@ -136,6 +136,21 @@ def test_pool_results_taken_as_they_complete_come_in_the_recorded_order(tmp_path
         assert printed in result.stdout, result.stdout
 
 
+def test_traced_pool_results_taken_as_they_complete_come_in_the_recorded_order(tmp_path):
+    """The same under ``--trace calls`` (``served_returns.thread_returns``): with the calls
+    slow enough that the main thread's checkpoints come between their returns, every replay
+    diverged at the first checkpoint after the first answer."""
+    script = shutil.copy(PROGRAMS / "pool_as_completed.py", tmp_path / "pool_as_completed.py")
+    path = tmp_path / "pool.snap"
+    done = run_cli("record", "--trace", "calls", "-o", str(path), str(script), "-", "slow",
+                   cwd=tmp_path)
+    recorded = "['weather ok', 'stocks ok', 'news ok', 'maps ok']"
+    assert done.returncode == 0 and recorded in done.stdout, done.stdout + done.stderr
+    result, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
+    assert recorded in result.stdout, result.stdout
+
+
 @pytest.mark.parametrize("traced", [False, True])
 def test_as_completed_over_bare_coroutines_replays(tmp_path, traced):
     """``asyncio.as_completed(coroutines)`` wraps them in tasks in the order of a set of them

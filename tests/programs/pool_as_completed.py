@@ -2,7 +2,11 @@
 the order the answers arrive in decides the report, as in an agent that acts on the first
 answers first.
 
-    python pool_as_completed.py OUT.snap|-   # with ``-``: no ``record`` block
+    python pool_as_completed.py OUT.snap|- [slow]   # ``-``: no ``record`` block
+
+``slow``: each call takes six times its latency, without the random part — long enough that
+the program's first checkpoint (whose step a traced run stores before going on: ~0.2 s for the
+first) comes before the second answer.
 """
 
 import random
@@ -15,9 +19,12 @@ import snapstate_capture as snap
 LATENCY = {"maps": 0.3, "weather": 0.01, "news": 0.2, "stocks": 0.1}
 
 
+SLOW = sys.argv[2:] == ["slow"]
+
+
 @snap.effect(name="fetch")
 def fetch(source: str) -> str:
-    time.sleep(LATENCY[source] * random.uniform(0.5, 1.5))
+    time.sleep(LATENCY[source] * 6 if SLOW else LATENCY[source] * random.uniform(0.5, 1.5))
     return f"{source} ok"
 
 
