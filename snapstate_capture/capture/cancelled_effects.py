@@ -14,6 +14,11 @@ kept in the journal row's value ref as ``"c"``); replay waits at most twice that
 ``GRACE`` seconds — ``TURN_WAIT`` for a file recorded before this was kept — and then raises
 the recorded error, so a replay that went another way does not hang (its divergence shows
 where it went).
+
+A cancellation that comes while a served call waits for its turn is the replay's scheduling,
+not the program's (the recorded call reached its turn before any cancellation did): the call
+waits on for its turn, then ends as recorded and the cancellation is requested again for the
+task's next suspension (``in_turn``; a ``TaskGroup`` whose failing task returned first).
 """
 
 from __future__ import annotations
@@ -51,19 +56,72 @@ async def served(call: Any, wait: Any) -> None:
     cancelled (``call.cancelled_after`` seconds in, or unknown), suspend until the program
     cancels it again — in its turn or after — and take the program's ``CancelledError`` as
     the outcome (``end_call`` raises it, so ``wait_for`` sees its own cancellation). Not
-    cancelled in time (module docstring): the recorded error stays the outcome."""
+    cancelled in time (module docstring): the recorded error stays the outcome. A
+    cancellation that comes before the call's turn does not cut the turn short (``in_turn``)."""
     if not (call.served and call.outcome == "raise" and is_cancellation(call.value)):
         if wait is not None:
-            await wait(call)
+            await in_turn(call, wait)
         return
     import asyncio
 
+    if wait is not None:
+        recorded = call.value
+        await in_turn(call, wait)
+        if call.value is not recorded:
+            return  # cancelled while it waited for its turn: it ends so, in its turn
     try:
-        if wait is not None:
-            await wait(call)
         await _until_cancelled(call.cancelled_after)
     except asyncio.CancelledError as exc:
         call.value = exc  # the program's own cancellation, as when recorded
+
+
+async def in_turn(call: Any, wait: Any) -> None:
+    """``await wait(call)`` (a served ``async`` call's turn), which no cancellation of the
+    task cuts short: the call returns in its recorded order whatever comes meanwhile.
+
+    A cancellation that comes while a call waits for its turn is the replay's scheduling,
+    not the program's: effects recorded as returning in one turn of the event loop (their
+    timers due together) return here one after another, each released by the one before,
+    and what another task's return set off meanwhile — a ``TaskGroup`` cancelling its tasks
+    when one of them failed — ran after all of them when recorded; a call cut short there
+    never returned, and every call ordered after it waited ``TURN_WAIT`` s for its turn.
+    So the call waits on for its turn. One recorded as returning (or raising another error)
+    then returns so, and the cancellation is requested again (``_cancel_again``): it reaches
+    the task at its next suspension, as when recorded. One recorded as cancelled takes the
+    program's ``CancelledError`` as its outcome (``call.value``)."""
+    import asyncio
+
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    if task is None:
+        await wait(call)
+        return
+    cancelled: BaseException | None = None
+    while True:
+        try:
+            await wait(call)
+            break
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    if cancelled is None:
+        return
+    if call.outcome == "raise" and is_cancellation(call.value):
+        call.value = cancelled  # the program's own cancellation, as when recorded
+    else:
+        _cancel_again(task, cancelled)
+
+
+def _cancel_again(task: Any, exc: BaseException) -> None:
+    """Request ``task``'s cancellation again (it is running: the request is delivered at its
+    next suspension), keeping how many cancellations it has pending (``Task.cancelling``,
+    which ``asyncio.timeout`` and ``TaskGroup`` count) as it was."""
+    message = exc.args[0] if exc.args else None
+    uncancel = getattr(task, "uncancel", None)  # Python 3.11+
+    if uncancel is not None:
+        uncancel()
+    task.cancel(message)
 
 
 async def _until_cancelled(recorded: Any) -> None:

@@ -21,7 +21,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Iterator
 
-from ..capture import effects
+from ..capture import cancelled_effects, effects
 from ..capture import lineage
 from ..capture.recorder import active_recorder
 
@@ -100,7 +100,7 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
     else:
         wait = getattr(recorder, "await_turn_async", None)
         if wait is not None:
-            await wait(call)
+            await cancelled_effects.in_turn(call, wait)
     return effects.end_call(recorder, call)
 
 

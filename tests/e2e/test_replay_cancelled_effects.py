@@ -79,6 +79,34 @@ def test_a_deadline_that_fired_while_the_call_went_on_fires_again_on_replay(tmp_
     assert recorded in result.stdout, result.stdout
 
 
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_task_group_whose_task_failed_replays_its_other_calls_returning(tmp_path, traced):
+    """A ``TaskGroup`` whose tasks' calls came back in one turn of the event loop, the failing
+    task's first: recorded, every other call returned before the group cancelled its task. On
+    replay each served call waits for its turn, released one by one through the loop; the
+    group's cancellation (one hop after the failing task's return) came before the others'
+    release (two hops): they came back cancelled, and every call ordered after them waited
+    ``TURN_WAIT`` (helper-34: deterministic here, 9 of 20 with random latencies under
+    ``--trace``, ~11 s each). A cancellation that comes while a call waits for its turn waits
+    for the turn too (``cancelled_effects.in_turn``)."""
+    program = shutil.copy(PROGRAMS / "taskgroup_failure.py", tmp_path / "taskgroup_failure.py")
+    for n, schedule in enumerate(["fixed", "random", "random"]):
+        path = tmp_path / f"group-{n}.snap"
+        extra = ["random"] if schedule == "random" else []
+        if traced:
+            done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), "-",
+                           *extra, cwd=tmp_path)
+        else:
+            done = run_python(str(program), str(path), *extra, cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        recorded = done.stdout.strip().splitlines()[-1]
+        if schedule == "fixed":
+            assert recorded == "['a', 'b', 'c', 'd']", recorded
+        result, data = replay_json(path)
+        assert data["status"] == "ok", data["message"]
+        assert recorded in result.stdout, result.stdout
+
+
 def test_a_timeout_held_in_a_local_is_compared_by_type(tmp_path):
     """``async with asyncio.timeout(5) as deadline:`` keeps a ``Timeout`` whose deadline is a
     reading of the event loop's clock, another in every process: a traced replay diverged on
