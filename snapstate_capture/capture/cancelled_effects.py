@@ -31,6 +31,9 @@ from ..options import seconds_from_env
 
 #: Seconds a served cancelled call waits beyond twice the recorded time to its cancellation.
 GRACE = 5.0
+#: Times a served call waits for its turn when cancelled meanwhile (``in_turn``): asyncio
+#: cancels once (a ``TaskGroup``), anyio at every suspension while its scope is cancelled.
+TURN_TRIES = 2
 
 
 def is_cancellation(value: Any) -> bool:
@@ -85,7 +88,10 @@ async def in_turn(call: Any, wait: Any) -> None:
     and what another task's return set off meanwhile — a ``TaskGroup`` cancelling its tasks
     when one of them failed — ran after all of them when recorded; a call cut short there
     never returned, and every call ordered after it waited ``TURN_WAIT`` s for its turn.
-    So the call waits on for its turn. One recorded as returning (or raising another error)
+    So the call waits on for its turn, once (``TURN_TRIES``): anyio cancels a task in a
+    cancelled scope again at each of its suspensions until it leaves the scope, and a call
+    that waited on after each would never return (helper-35: the replay spun at 100% CPU);
+    cancelled again, it stops waiting. One recorded as returning (or raising another error)
     then returns so, and the cancellation is requested again (``_cancel_again``): it reaches
     the task at its next suspension, as when recorded. One recorded as cancelled takes the
     program's ``CancelledError`` as its outcome (``call.value``)."""
@@ -99,12 +105,12 @@ async def in_turn(call: Any, wait: Any) -> None:
         await wait(call)
         return
     cancelled: BaseException | None = None
-    while True:
+    for _ in range(TURN_TRIES):
         try:
             await wait(call)
             break
         except asyncio.CancelledError as exc:
-            cancelled = exc
+            cancelled = cancelled or exc  # the first: what the recorded call met
     if cancelled is None:
         return
     if call.outcome == "raise" and is_cancellation(call.value):

@@ -107,6 +107,22 @@ def test_a_task_group_whose_task_failed_replays_its_other_calls_returning(tmp_pa
         assert recorded in result.stdout, result.stdout
 
 
+@pytest.mark.parametrize("variant", ["deadline", "failing"])
+def test_anyio_task_groups_cancelled_while_calls_wait_their_turn_replay(tmp_path, variant):
+    """anyio cancels a task in a cancelled scope again at each of its suspensions: a served
+    call that waited on for its turn after each cancellation never returned, and the replay
+    spun at 100% CPU until killed (helper-35: 2 of 3 under a deadline, 2 of 10 with a
+    failing task). It waits on once (``cancelled_effects.TURN_TRIES``)."""
+    program = shutil.copy(PROGRAMS / "anyio_groups.py", tmp_path / "anyio_groups.py")
+    for n in range(3):
+        path = tmp_path / f"{variant}-{n}.snap"
+        done = run_python(str(program), str(path), variant, cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        result, data = replay_json(path)  # (a child that hangs fails at the 60 s timeout)
+        assert data["status"] == "ok", data["message"]
+        assert done.stdout.strip().splitlines()[-1] in result.stdout, result.stdout
+
+
 def test_a_timeout_held_in_a_local_is_compared_by_type(tmp_path):
     """``async with asyncio.timeout(5) as deadline:`` keeps a ``Timeout`` whose deadline is a
     reading of the event loop's clock, another in every process: a traced replay diverged on
