@@ -88,6 +88,7 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
     if not call.served:
         await effects.await_live(recorder, call)
         token = effects._inside.set(True)
+        since = cancelled_effects.started()
         try:
             call.value = await fn(*args, **kwargs)
             call.outcome = "return"
@@ -95,12 +96,11 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
             raise
         except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
             call.outcome, call.value = "raise", exc
+            cancelled_effects.note(call, since)
         finally:
             effects._inside.reset(token)
-    else:
-        wait = getattr(recorder, "await_turn_async", None)
-        if wait is not None:
-            await cancelled_effects.in_turn(call, wait)
+    else:  # in the recorded order; one cancelled when recorded waits to be cancelled again
+        await cancelled_effects.served(call, getattr(recorder, "await_turn_async", None))
     return effects.end_call(recorder, call)
 
 

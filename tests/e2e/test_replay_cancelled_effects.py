@@ -123,6 +123,26 @@ def test_anyio_task_groups_cancelled_while_calls_wait_their_turn_replay(tmp_path
         assert done.stdout.strip().splitlines()[-1] in result.stdout, result.stdout
 
 
+def test_framework_calls_cut_off_by_a_deadline_are_cut_off_again_on_replay(tmp_path):
+    """A framework's model call (pydantic-ai's ``Model.request``, an effect through
+    ``integrations/calls.py``) cut off by ``anyio.move_on_after``, ``asyncio.wait_for`` or a
+    cancel scope another task cancels: its recorded ``CancelledError`` was raised at once on
+    replay, before the deadline fired, and escaped the program (helper-35: 5 of 5 kinds of
+    deadline). It waits to be cancelled again, as ``@snap.effect``'s calls do."""
+    program = shutil.copy(PROGRAMS / "pydantic_ai_timeouts.py", tmp_path / "agent.py")
+    path = tmp_path / "agent.snap"
+    done = run_python(str(program), str(path), cwd=tmp_path)
+    recorded = ("['moved on True', 'wait_for timed out', 'cancelled True', "
+                "'answer to quick 0.01']")
+    assert done.returncode == 0 and recorded in done.stdout, done.stdout + done.stderr
+    with snap.open_timeline(path) as timeline:
+        cancelled = [e for e in Journal(timeline.runs[-1]).entries if e.outcome == "raise"]
+    assert len(cancelled) == 3 and all(0 < e.value["c"] < 1.0 for e in cancelled), cancelled
+    result, data = replay_json(path)
+    assert data["status"] == "ok", data["message"]
+    assert recorded in result.stdout, result.stdout
+
+
 def test_a_timeout_held_in_a_local_is_compared_by_type(tmp_path):
     """``async with asyncio.timeout(5) as deadline:`` keeps a ``Timeout`` whose deadline is a
     reading of the event loop's clock, another in every process: a traced replay diverged on
