@@ -20,15 +20,20 @@ RECORDED = ("['timed out', 'answer to quick', 'tool timed out', 'cancel() return
             "'cancelled']")
 
 
+def _record(program, path, traced: bool, *args: str):
+    """Record test program ``program`` (a copy in the test's directory) into ``path``: under
+    ``snapstate record --trace calls`` (``traced``) or in its own ``record`` block."""
+    if traced:
+        return run_cli("record", "--trace", "calls", "-o", str(path), str(program), "-", *args,
+                       cwd=path.parent)
+    return run_python(str(program), str(path), *args, cwd=path.parent)
+
+
 @pytest.mark.parametrize("traced", [False, True])
 def test_effects_cancelled_by_the_program_are_cancelled_again_on_replay(tmp_path, traced):
     program = shutil.copy(PROGRAMS / "async_timeouts.py", tmp_path / "async_timeouts.py")
     path = tmp_path / "timeouts.snap"
-    if traced:
-        done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), "-",
-                       cwd=tmp_path)
-    else:
-        done = run_python(str(program), str(path), cwd=tmp_path)
+    done = _record(program, path, traced)
     assert done.returncode == 0 and RECORDED in done.stdout, done.stdout + done.stderr
     with snap.open_timeline(path) as timeline:
         cancelled = [e for e in Journal(timeline.runs[-1]).entries if e.outcome == "raise"]
@@ -48,11 +53,7 @@ def test_effects_cancelled_by_anyio_timeouts_replay(tmp_path, traced):
     (``addresses.ADDRESS_PHRASES``)."""
     program = shutil.copy(PROGRAMS / "anyio_timeouts.py", tmp_path / "anyio_timeouts.py")
     path = tmp_path / "anyio.snap"
-    if traced:
-        done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), "-",
-                       cwd=tmp_path)
-    else:
-        done = run_python(str(program), str(path), cwd=tmp_path)
+    done = _record(program, path, traced)
     recorded = "['moved on: True', 'tool timed out', 'answer to quick']"
     assert done.returncode == 0 and recorded in done.stdout, done.stdout + done.stderr
     with snap.open_timeline(path) as timeline:
@@ -93,11 +94,7 @@ def test_a_task_group_whose_task_failed_replays_its_other_calls_returning(tmp_pa
     for n, schedule in enumerate(["fixed", "random", "random"]):
         path = tmp_path / f"group-{n}.snap"
         extra = ["random"] if schedule == "random" else []
-        if traced:
-            done = run_cli("record", "--trace", "calls", "-o", str(path), str(program), "-",
-                           *extra, cwd=tmp_path)
-        else:
-            done = run_python(str(program), str(path), *extra, cwd=tmp_path)
+        done = _record(program, path, traced, *extra)
         assert done.returncode == 0, done.stdout + done.stderr
         recorded = done.stdout.strip().splitlines()[-1]
         if schedule == "fixed":
@@ -137,7 +134,7 @@ def test_framework_calls_cut_off_by_a_deadline_are_cut_off_again_on_replay(tmp_p
     assert done.returncode == 0 and recorded in done.stdout, done.stdout + done.stderr
     with snap.open_timeline(path) as timeline:
         cancelled = [e for e in Journal(timeline.runs[-1]).entries if e.outcome == "raise"]
-    assert len(cancelled) == 3 and all(0 < e.value["c"] < 1.0 for e in cancelled), cancelled
+    assert len(cancelled) == 3 and all(0 < e.value["c"] < 3.0 for e in cancelled), cancelled
     result, data = replay_json(path)
     assert data["status"] == "ok", data["message"]
     assert recorded in result.stdout, result.stdout

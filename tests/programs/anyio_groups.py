@@ -16,7 +16,7 @@ import snapstate_capture as snap
 
 @snap.effect(name="fetch")
 async def fetch(name: str) -> str:
-    await anyio.sleep(random.uniform(0.0, 0.06))
+    await anyio.sleep(random.uniform(0.0, 0.6))
     return f"data {name}"
 
 
@@ -31,7 +31,7 @@ async def failing() -> None:
 
 async def deadline() -> list:
     results: dict = {}
-    with anyio.move_on_after(0.03) as scope:
+    with anyio.move_on_after(0.3) as scope:
         async with anyio.create_task_group() as group:
             for name in "abcd":
                 group.start_soon(worker, name, results)

@@ -27,20 +27,20 @@ agent = Agent(FunctionModel(timed_model))
 
 async def main() -> list:
     notes = []
-    with anyio.move_on_after(0.05) as scope:
-        notes.append((await agent.run("slow 1.0")).output)
+    with anyio.move_on_after(0.3) as scope:
+        notes.append((await agent.run("slow 3.0")).output)
     notes.append(f"moved on {scope.cancelled_caught}")
     try:
-        notes.append((await asyncio.wait_for(agent.run("slower 1.0"), 0.05)).output)
+        notes.append((await asyncio.wait_for(agent.run("slower 3.0"), 0.3)).output)
     except TimeoutError:
         notes.append("wait_for timed out")
     async with anyio.create_task_group() as group:
         with anyio.CancelScope() as cancelled:
             async def cancel_soon() -> None:
-                await anyio.sleep(0.03)
+                await anyio.sleep(0.3)
                 cancelled.cancel()
             group.start_soon(cancel_soon)
-            notes.append((await agent.run("slowest 1.0")).output)
+            notes.append((await agent.run("slowest 3.0")).output)
     notes.append(f"cancelled {cancelled.cancelled_caught}")
     notes.append((await agent.run("quick 0.01")).output)
     snap.checkpoint("notes", notes=notes)
