@@ -4,9 +4,9 @@ answers first.
 
     python pool_as_completed.py OUT.snap|- [slow]   # ``-``: no ``record`` block
 
-``slow``: each call takes six times its latency, without the random part — long enough that
+``slow``: each call takes ten times its latency, without the random part — long enough that
 the program's first checkpoint (whose step a traced run stores before going on: ~0.2 s for the
-first) comes before the second answer.
+first; more under load) comes before the second answer.
 """
 
 import random
@@ -24,7 +24,7 @@ SLOW = sys.argv[2:] == ["slow"]
 
 @snap.effect(name="fetch")
 def fetch(source: str) -> str:
-    time.sleep(LATENCY[source] * 6 if SLOW else LATENCY[source] * random.uniform(0.5, 1.5))
+    time.sleep(LATENCY[source] * 10 if SLOW else LATENCY[source] * random.uniform(0.5, 1.5))
     return f"{source} ok"
 
 
