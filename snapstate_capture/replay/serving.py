@@ -51,21 +51,17 @@ class EffectServing:
         next step. Effects served in the main thread never wait: it takes the earlier steps
         (and asyncio's tasks share it)."""
         target = call.recorded_step
-        if self.live or target is None:
+        if self.live or target is None or self._replayed_before(target):
             return
         if threading.current_thread() is threading.main_thread():
             return  # asyncio tasks share this thread: waiting here would stop them all
-        order = self._order
-        if order.by_lineage:
-            if order.low >= target:
-                return
-            with self._turn:  # notified at each step replayed (``_replay_step``)
-                self._turn.wait_for(lambda: order.low >= target or self.live, TURN_WAIT)
-            return
-        if target <= self.replayed:
-            return
-        with self._turn:
-            self._turn.wait_for(lambda: self.replayed >= target or self.live, TURN_WAIT)
+        with self._turn:  # notified at each step replayed (``_replay_step``)
+            self._turn.wait_for(lambda: self._replayed_before(target) or self.live, TURN_WAIT)
+
+    def _replayed_before(self, target: int) -> bool:
+        """Whether every step recorded before step ``target`` was replayed, in every lineage
+        (``StepOrder.low``; in a run compared in global order, the steps replayed so far)."""
+        return self._order.low >= target
 
     async def await_turn_async(self, call: EffectCall) -> None:
         """An effect served in an asyncio task (``@snap.effect``'s or a framework
@@ -74,16 +70,10 @@ class EffectServing:
         (``served_in_order``); in one compared in global order (recorded before lineages),
         yield to the other tasks until every step recorded before it was replayed. At most
         ``TURN_WAIT`` s either way."""
-        import asyncio
-
         if self._order.by_lineage:
             await self.served_in_order(call)
-            return
-        target = call.recorded_step
-        deadline = Clocks.monotonic() + TURN_WAIT
-        while (not self.live and target is not None and self.replayed < target
-               and Clocks.monotonic() < deadline):
-            await asyncio.sleep(0.001)
+        else:
+            await self._after_recorded_steps(call)
 
     def effect_turns(self) -> EffectTurns:
         """The order served ``async`` effects return in (``effect_turns.py``), made from the
@@ -117,11 +107,12 @@ class EffectServing:
         once, the call was done before the deadline and the program took the other path."""
         import asyncio
 
-        target, order = call.recorded_step, self._order
-        if target is None or order.low >= target:
+        target = call.recorded_step
+        if target is None:
             return
         deadline = Clocks.monotonic() + TURN_WAIT
-        while not self.live and order.low < target and Clocks.monotonic() < deadline:
+        while (not self.live and not self._replayed_before(target)
+               and Clocks.monotonic() < deadline):
             await asyncio.sleep(0.001)
 
     #: Lineage -> how many of its calls wait in ``_wait_for_live`` (set per replay).

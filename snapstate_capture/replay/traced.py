@@ -106,7 +106,7 @@ class TracedReplayRecorder(Recorder):
         self._checkpoints: dict[str, collections.deque[int]] = {}
         #: Served calls not returned yet (``in_flight.py``), for a stop or fork.
         self._in_flight = InFlight()
-        #: Every served call not returned yet, for ``served_returns.py``.
+        #: Every served call not returned yet (``traced_stop.other_threads_caught_up``).
         self._serving = InFlight()
 
     def serve_effect(self, call: Any) -> None:
@@ -164,17 +164,22 @@ class TracedReplayRecorder(Recorder):
         thread, one recorded after the stop waits (at most ``TURN_WAIT`` s) until the replay
         reached it. A pool worker went on to its next served effect before another worker
         reached the stop, and the fork was refused for the step made ahead (``ran_ahead``).
-        Then it returns where it did among the other threads' steps
-        (``served_returns.thread_returns``)."""
+        Then, in a thread other than the main one (whose asyncio tasks would stop), it waits
+        until the other threads made the steps recorded before it, as the recorded call came
+        back among them (``traced_stop.other_threads_caught_up``). ``async`` calls keep only
+        their order among themselves (``effect_turns.py``): asking the writer for the steps
+        made so far from the event loop's thread held up every task (a live fork's copy of its
+        parent's steps, ~1 s), and the fork recorded another order."""
         point, step = self._point, call.recorded_step
         if self.live or step is None:
             return
         if point is not None and not self._released and step > point.index:
             self._after_stop(call)
-        if not self.live and call.served:
-            from .served_returns import thread_returns
+        if not self.live and call.served and \
+                threading.current_thread() is not threading.main_thread():
+            from .traced_stop import other_threads_caught_up
 
-            thread_returns(self, call)
+            other_threads_caught_up(self, step, serving=True)
 
     def _after_stop(self, call: Any) -> None:
         """``await_turn`` of a call recorded after a stop pending in another thread."""

@@ -200,14 +200,20 @@ async def others_caught_up(recorder: TracedReplayRecorder, index: int, lane: str
         await asyncio.sleep(0.002)
 
 
-def other_threads_caught_up(recorder: TracedReplayRecorder, index: int) -> None:
-    """At a stop reached in this thread (a call, or a checkpoint or effect step just stored):
-    wait, at most ``TURN_WAIT`` seconds, until the lineages of other threads — pool calls,
-    threads (``thread_of``) — made every step recorded before it. Threads run at their own
+def other_threads_caught_up(recorder: TracedReplayRecorder, index: int, *,
+                            serving: bool = False) -> None:
+    """At a stop reached in this thread (a call, or a checkpoint or effect step just stored),
+    or before a served call returns in a pool thread (``serving``): wait, at most
+    ``TURN_WAIT`` seconds, until the lineages of other threads — pool calls, threads
+    (``thread_of``) — made every step recorded before ``index``. Threads run at their own
     pace: a pool worker's stop came before another worker had made its earlier steps, and the
-    stop's comparison reported them missing. A step of a lineage of this thread (a task
-    suspended here, which cannot go on while this thread waits), or one not made in time
-    (another path: the comparison reports it), ends the wait."""
+    stop's comparison reported them missing; a served call came back before the steps the
+    program made while it was in flight, and ``concurrent.futures.as_completed`` took another
+    answer first. With ``serving``, the bodies of the served calls in flight (never run) are
+    not waited for. A step of a lineage of this thread (a task suspended here, which cannot go
+    on while this thread waits), or one not made in time (another path: the comparison
+    reports it), ends the wait. The first look takes the steps written so far; the next ones
+    have every step made so far written first (a round trip to the writer)."""
     from ..clocks import Clocks
     from .serving import TURN_WAIT
 
@@ -215,14 +221,18 @@ def other_threads_caught_up(recorder: TracedReplayRecorder, index: int) -> None:
     mine = thread_of(recorder.lane())
     deadline = Clocks.monotonic() + TURN_WAIT
     pause = threading.Event()  # never set: a wait that no patch of ``time.sleep`` reaches
-    while Clocks.monotonic() < deadline:
-        recorder._stream.request_index()  # every step made so far, written
+    written = False
+    while not recorder.live and Clocks.monotonic() < deadline:
         with recorder._turn:
             held = set(recorder.waiting_for_live)  # calls in flight when the run died
-        left = follower.waiting_on(index - 1, held)
+        left = follower.waiting_on(index - 1, held,
+                                   recorder._serving.steps() if serving else None)
         if left is None or thread_of(left.lineage or "") == mine:
             return
-        pause.wait(0.002)
+        if written:
+            pause.wait(0.002)
+        recorder._stream.request_index()  # every step made so far, written
+        written = True
 
 
 def thread_of(lane: str) -> str:

@@ -137,7 +137,7 @@ def test_pool_results_taken_as_they_complete_come_in_the_recorded_order(tmp_path
 
 
 def test_traced_pool_results_taken_as_they_complete_come_in_the_recorded_order(tmp_path):
-    """The same under ``--trace calls`` (``served_returns.thread_returns``): with the calls
+    """The same under ``--trace calls`` (``traced_stop.other_threads_caught_up``): with the calls
     slow enough that the main thread's checkpoints come between their returns, every replay
     diverged at the first checkpoint after the first answer."""
     script = shutil.copy(PROGRAMS / "pool_as_completed.py", tmp_path / "pool_as_completed.py")
