@@ -44,8 +44,8 @@ import marshal
 import types
 from typing import Any, Callable
 
-from .addresses import (could_be_address, may_hold_address, stack_addresses,
-                        text_without_addresses)
+from .addresses import (could_be_address, may_hold_address, message_without_addresses,
+                        stack_addresses, text_without_addresses)
 from .code_identity import _callable_digest, _class_digest, _h, _qualified, code_digest, live_code
 from .reducers import REDUCERS, REFUSED_BY_TYPE
 from .registry import MACHINERY
@@ -148,8 +148,9 @@ class _Walker:
             return _h(b"machinery", name.encode())
         if isinstance(obj, BaseException):
             state = static_attributes(obj) or []
-            return _h(b"exc", _class_digest(cls), self.digest(obj.args),
-                      *self._pairs(state))
+            args = tuple(message_without_addresses(arg) if type(arg) is str else arg
+                         for arg in obj.args)  # (kept alive by ``keep`` for the walk)
+            return _h(b"exc", _class_digest(cls), self.digest(args), *self._pairs(state))
         if _plain_pickling(cls):
             attrs = static_attributes(obj)
             if attrs is not None:

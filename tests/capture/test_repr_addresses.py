@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from snapstate_capture.replay.report import normalize
-from snapstate_capture.values.addresses import blank_addresses, text_without_addresses
+from snapstate_capture.values.addresses import blank_addresses, message_without_addresses
 from snapstate_capture.values.identity import identity
 
 
@@ -33,20 +33,22 @@ def test_data_is_left_alone(text):
     assert blank_addresses(text) == text
 
 
-def test_an_address_a_library_writes_after_its_phrase_is_blanked_in_any_text():
+def test_an_address_a_library_writes_after_its_phrase_is_blanked_in_a_message():
     """anyio's ``CancelledError('Cancelled via cancel scope 7ffff4a4d620')``: a message, not a
     repr, so only the phrase tells the number is an address; the digest of the error (its args
-    tuple of one string) follows the blanked text."""
+    tuple of one string) follows the blanked text. Other strings are left as they are: the
+    phrase is looked for in exceptions' messages only (a scan of every string digested cost
+    the identity digest of 100 strings 22 -> 30 µs)."""
     first = "Cancelled via cancel scope 7ffff4a4d620; reason: deadline exceeded"
     second = "Cancelled via cancel scope 7fffedda4110; reason: deadline exceeded"
-    assert text_without_addresses(first) == text_without_addresses(second) == \
+    assert message_without_addresses(first) == message_without_addresses(second) == \
         "Cancelled via cancel scope …; reason: deadline exceeded"
     assert identity(TimeoutError(first)) == identity(TimeoutError(second))
     assert identity(TimeoutError(first)) != identity(TimeoutError(first + "!"))
     assert blank_addresses(f"CancelledError({first!r})") == \
         "CancelledError('Cancelled via cancel scope …; reason: deadline exceeded')"
     for text in ("cancel scope deadbeef", "cancel scope 7ffff4a4d621", "scope 7ffff4a4d620"):
-        assert text_without_addresses(text) == text  # too small, unaligned, another phrase
+        assert message_without_addresses(text) == text  # too small, unaligned, another phrase
 
 
 def test_previews_of_two_processes_compare_equal():
