@@ -103,6 +103,9 @@ class EffectCall:
     #: Seconds an ``async`` call ran before it was cancelled (recording), or ran recorded
     #: (replay, served); None otherwise (``cancelled_effects.py``).
     cancelled_after: float | None = None
+    #: A stream that raised after giving chunks (``integrations/calls.py``): the chunks its
+    #: consumer got first — recorded, and served before the error on replay; None otherwise.
+    chunks: list[Any] | None = None
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -286,6 +289,8 @@ def end_call(recorder: Any, call: EffectCall) -> Any:
     """Append the effect step (and journal row) for ``call``; return or raise its outcome."""
     extra: dict[str, Any] = {"args": PreviewOnly(call.args)}
     extra["result" if call.outcome == "return" else "exception"] = call.value
+    if call.chunks is not None and call.outcome == "raise":
+        extra["chunks"] = call.chunks
     if call.by:
         extra["by"] = call.by
     wait = getattr(recorder, "await_turn", None)

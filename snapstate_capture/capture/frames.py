@@ -19,6 +19,7 @@ timing, and a replay whose effects return at once saw other values at every such
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import sys
@@ -26,7 +27,7 @@ import sysconfig
 import threading
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from ..store.hashing import canonical_json, content_hash
 from ..options import CaptureOptions
@@ -162,7 +163,12 @@ class FrameCapturer:
                 chain.append(current)
             if current is root:
                 break
-            current = current.f_back if callers is None else callers.get(current)
+            if callers is not None:
+                current = callers.get(current)
+            elif current.f_back is not None:
+                current = current.f_back
+            else:
+                current = getattr(_linked, "callers", {}).get(current)
         chain.reverse()
         return chain
 
@@ -318,6 +324,33 @@ def source_bytes(filename: str, module_globals: dict[str, Any] | None = None) ->
     except (OSError, ValueError, TypeError):
         return None
 
+
+
+#: ``linked_caller``'s links, per thread: {frame: the frame it is called from}.
+_linked = threading.local()
+
+
+@contextlib.contextmanager
+def linked_caller(frame: types.FrameType, caller: types.FrameType | None) -> Iterator[None]:
+    """While inside, a walk up from ``frame`` goes on at ``caller`` when ``frame.f_back`` is
+    None. An async generator runs with its consumer's frame unlinked when an exception is
+    thrown into the consumer (CPython links a frame that throws into an awaited coroutine,
+    not one that throws through an async generator's ``__anext__``): a stream effect's step
+    then showed its consumer as the bottom of the stack, or not, as the stream's own code
+    happened to suspend between the error and its end — the recorded stream and the served
+    one differed there. ``caller``: the frame the generator runs under (its own ``f_back``),
+    which is the consumer's caller then."""
+    links = getattr(_linked, "callers", None)
+    if caller is None or frame.f_back is not None or frame is caller:
+        yield
+        return
+    if links is None:
+        links = _linked.callers = {}
+    links[frame] = caller
+    try:
+        yield
+    finally:
+        links.pop(frame, None)
 
 
 def _submitted_lines(frame: types.FrameType | None) -> dict[types.FrameType, int] | None:

@@ -121,6 +121,9 @@ class StepCapturing:
         sealer = self._frames.sealer
         if sealer is not None and row.get("args_hash"):
             row["args_hash"] = sealer.digest(row["args_hash"])
+        chunks_ref = record.extra.get("chunks")
+        if chunks_ref:
+            ref["k"] = chunks_ref  # a stream's chunks before its error (``EffectCall.chunks``)
         by = row.pop("by", None)
         if by:
             ref["w"] = by  # who gave a wait's outcome, and when

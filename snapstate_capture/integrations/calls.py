@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator, Callable, Iterator
 
 from ..capture import cancelled_effects, effects
 from ..capture import lineage
+from ..capture.frames import linked_caller
 from ..capture.recorder import active_recorder
 
 
@@ -139,21 +140,25 @@ def stream_effect(name: str, key: Key, fn: Callable[..., Iterator[Any]], args: t
         except effects._PASS_THROUGH:
             raise
         except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
-            call.outcome, call.value = "raise", exc
+            call.outcome, call.value, call.chunks = "raise", exc, chunks or None
         finally:
             effects._inside.reset(token)
         effects.end_call(recorder, call)
         return
-    if call.outcome != "return":
-        effects.end_call(recorder, call)  # raises the recorded exception
-        return
     # the effect step comes after the chunks, as when recorded (the consumer's steps first),
-    # or where the consumer stopped taking them
+    # or where the consumer stopped taking them; one that raised gives the chunks it gave
+    # first, then raises
     try:
-        yield from list(call.value or [])
+        yield from _served_chunks(call)
     except GeneratorExit:
         pass
     effects.end_call(recorder, call)
+
+
+def _served_chunks(call: Any) -> list[Any]:
+    """The chunks a served stream gives: its result, or, when it raised, those its consumer
+    got before the error (none in a file recorded before they were kept)."""
+    return list((call.value if call.outcome == "return" else call.chunks) or [])
 
 
 async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[Any]],
@@ -167,17 +172,18 @@ async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[An
         return
     recorder, call = begun
     if call.served:
-        if call.outcome != "return":
-            effects.end_call(recorder, call)  # raises the recorded exception
-            return
         try:
-            for chunk in list(call.value or []):
+            for chunk in _served_chunks(call):
                 yield chunk
         except GeneratorExit:  # where the consumer stopped, as when recorded
             pass
-        effects.end_call(recorder, call)  # after the chunks, as when recorded
+        else:  # one cut off by the program's deadline waits for it again
+            await cancelled_effects.served(call, None)
+        with linked_caller(call.frame, sys._getframe().f_back):
+            effects.end_call(recorder, call)  # after the chunks, as when recorded
         return
     await effects.await_live(recorder, call)
+    since = cancelled_effects.started()
     chunks: list[Any] = []
     iterator = None
     done = False
@@ -208,12 +214,14 @@ async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[An
     except effects._PASS_THROUGH:
         raise
     except BaseException as exc:  # noqa: BLE001 - recorded, then re-raised by end_call
-        call.outcome, call.value, done = "raise", exc, True
+        call.outcome, call.value, call.chunks, done = "raise", exc, chunks or None, True
+        cancelled_effects.note(call, since)
     finally:
         close = getattr(iterator, "aclose", None)
         if not done and close is not None:
             await close()  # the consumer stopped early
-    effects.end_call(recorder, call)
+    with linked_caller(call.frame, sys._getframe().f_back):
+        effects.end_call(recorder, call)
 
 
 class JournaledUUID(types.ModuleType):

@@ -189,6 +189,10 @@ class EffectServing:
             return  # runs for real (``--live-effects``); its step is still compared
         try:
             value = session.journal.value(entry).load(trust=session.config.trust)
+            chunks = entry.value.get("k")  # a stream's chunks before its error
+            if chunks:
+                call.chunks = Value(session.timeline, entry.name, chunks).load(
+                    trust=session.config.trust)
         except PayloadLoadError as exc:
             session.diverge(divergence(
                 self.effect_step(entry), "not-replayable",

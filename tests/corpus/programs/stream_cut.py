@@ -1,6 +1,9 @@
 """Streams a fake chat model's reply and stops after two chunks (``--async``: ``astream``,
-closed with ``aclosing``). Usage: stream_cut.py SNAP [--async]; each real model call is noted
-in the file named by ``CUT_COUNTS``."""
+closed with ``aclosing``). ``--fail``: the stream breaks after two chunks instead (a
+``ConnectionError``, which the consumer catches); ``--async --deadline``: it stalls after two
+and the consumer's ``wait_for`` deadline (0.5 s) cuts it off. Usage: stream_cut.py SNAP
+[--async] [--fail | --deadline]; each real model call is noted in the file named by
+``CUT_COUNTS``."""
 import asyncio
 import contextlib
 import os
@@ -19,28 +22,63 @@ class Counting(GenericFakeChatModel):
         yield from super()._stream(*args, **kwargs)
 
 
+class Breaking(Counting):
+    """Gives two chunks, then fails (``--fail``) or stalls until cancelled (``--deadline``)."""
+
+    def _stream(self, *args, **kwargs):
+        for given, chunk in enumerate(super()._stream(*args, **kwargs)):
+            if given == 2:
+                raise ConnectionError("stream reset by peer")
+            yield chunk
+
+    async def _astream(self, *args, **kwargs):
+        for given, chunk in enumerate(Counting._stream(self, *args, **kwargs)):
+            if given == 2:
+                if "--deadline" in sys.argv:
+                    await asyncio.sleep(60)
+                raise ConnectionError("stream reset by peer")
+            yield chunk
+
+
 def consume(model):
     got = []
-    for chunk in model.stream("hi"):
-        got.append(chunk.content)
-        if len(got) == 2:
-            break
+    try:
+        for chunk in model.stream("hi"):
+            got.append(chunk.content)
+            if len(got) == 2 and "--fail" not in sys.argv:
+                break
+    except ConnectionError as exc:
+        got.append(f"error: {exc}")
     return got
 
 
-async def consume_async(model):
+async def consume_async(model, got):
+    try:
+        async with contextlib.aclosing(model.astream("hi")) as stream:
+            async for chunk in stream:
+                got.append(chunk.content)
+                if len(got) == 2 and "--fail" not in sys.argv and "--deadline" not in sys.argv:
+                    break
+    except ConnectionError as exc:
+        got.append(f"error: {exc}")
+    return got
+
+
+async def consume_by_deadline(model):
     got = []
-    async with contextlib.aclosing(model.astream("hi")) as stream:
-        async for chunk in stream:
-            got.append(chunk.content)
-            if len(got) == 2:
-                break
+    try:
+        await asyncio.wait_for(consume_async(model, got), 0.5)
+    except asyncio.TimeoutError:
+        got.append("timed out")
     return got
 
 
 if __name__ == "__main__":
-    model = Counting(messages=iter([AIMessage(content="one two three four five")]))
+    breaks = "--fail" in sys.argv or "--deadline" in sys.argv
+    model = (Breaking if breaks else Counting)(
+        messages=iter([AIMessage(content="one two three four five")]))
     with snap.record(sys.argv[1], name="cut"):
-        got = asyncio.run(consume_async(model)) if "--async" in sys.argv else consume(model)
+        got = (asyncio.run(consume_by_deadline(model)) if "--async" in sys.argv
+               else consume(model))
         snap.checkpoint("got", got=got)
     print(got)
