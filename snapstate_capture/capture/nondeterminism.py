@@ -21,8 +21,10 @@ library it uses (a framework's ``uuid4`` ids and ``datetime.now`` timestamps):
 Not patched, because their clock reads are scheduling, not data: calls from the standard
 library's machinery (``asyncio``'s event loop, ``threading``, ``concurrent.futures``,
 ``queue``, ``selectors``, ``socket``, ``ssl``, ``subprocess``, ``multiprocessing``, ``sched``,
-``logging`` timestamps) and from snapstate itself. Effects called inside an effect are part of
-it. Functions bound by name before the patch (``from time import time``) keep the originals —
+``logging`` timestamps), the debugger's prompt (``pdb``, ``cmd``, ``code``: a replay's
+``--pdb`` or ``--console`` reading its commands with ``input``) and snapstate itself — with
+what ``uuid`` and ``secrets`` functions call from there. Effects called inside an effect are
+part of it. Functions bound by name before the patch (``from time import time``) keep the originals —
 ``snapstate record --patch-nondeterminism`` patches before the program imports anything, so
 there only code imported earlier by snapstate itself keeps them. ``SystemRandom``, numpy's
 generators, a ``random.Random`` made before the patch (``random``'s shared one is restored
@@ -111,7 +113,9 @@ _MACHINERY = (
         "asyncio", "concurrent", "multiprocessing", "logging")),
     *(os.path.join(_STDLIB, name) for name in (
         "threading.py", "queue.py", "selectors.py", "socket.py", "ssl.py", "subprocess.py",
-        "sched.py", "socketserver.py")),
+        "sched.py", "socketserver.py",
+        # the debugger's own prompt (``replay --pdb``, ``--console``), not the program's input
+        "pdb.py", "bdb.py", "cmd.py", "code.py")),
     _PACKAGE_DIR + os.sep, _INSPECT_DIR + os.sep,
 )
 _machinery_files: dict[str, bool] = {}
@@ -136,6 +140,25 @@ def _effect_call(recorder: Any, target: Target, original: Callable[..., Any],
     return effects.end_call(recorder, call)
 
 
+#: Modules whose patched functions call other patched ones (``uuid4`` reads ``os.urandom``,
+#: ``secrets`` reads ``os.urandom`` and ``random``): called by machinery, they run with every
+#: patched function passing too (``_machinery_call``) — snapstate's own ``uuid4`` (a fork's run
+#: id) was journaled as the program's ``os.urandom``, and a traced fork diverged there.
+_NESTING = frozenset({"uuid", "secrets"})
+
+
+def _machinery_call(target: Target, original: Callable[..., Any], args: tuple,
+                    kwargs: dict) -> Any:
+    """Run ``original`` unrecorded; for a ``_NESTING`` module's function, what it calls too."""
+    if target.module not in _NESTING or effects._inside.get():
+        return original(*args, **kwargs)
+    token = effects._inside.set(True)
+    try:
+        return original(*args, **kwargs)
+    finally:
+        effects._inside.reset(token)
+
+
 def _passes(recorder: Any, target: Target, args: tuple, kwargs: dict, caller: Any) -> bool:
     """True when this call runs the original unrecorded."""
     return (recorder is None or effects._inside.get()
@@ -149,7 +172,7 @@ def _function_patch(target: Target, original: Callable[..., Any]) -> Callable[..
         recorder = active_recorder()
         caller = sys._getframe(1)
         if _passes(recorder, target, args, kwargs, caller):
-            return original(*args, **kwargs)
+            return _machinery_call(target, original, args, kwargs)
         return _effect_call(recorder, target, original, args, kwargs, caller)
 
     patched.__name__ = patched.__qualname__ = target.attribute
@@ -165,7 +188,7 @@ def _class_patch(target: Target, descriptor: Any) -> classmethod:
         recorder = active_recorder()
         caller = sys._getframe(1)
         if _passes(recorder, target, args, kwargs, caller):
-            return original(*args, **kwargs)
+            return _machinery_call(target, original, args, kwargs)
         return _effect_call(recorder, target, original, args, kwargs, caller)
 
     patched.__name__ = patched.__qualname__ = target.attribute
