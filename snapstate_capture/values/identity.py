@@ -22,7 +22,8 @@ from the value's *form*, read statically, without running the program's code:
   stack — the key of a memo such as ``{id(f): (name, f)}``, a set of ids already seen — as
   "an address", not by its number: addresses differ in every process (``addresses.py``);
 - live machinery (locks, generators, coroutines, frames, files, sockets, threads) by its type
-  and, for generators and coroutines, their code;
+  and, for generators and coroutines, their code; an ``asyncio.Queue`` by its items, bound
+  and unfinished count, without the tasks waiting on it (``_QUEUE_SCHEDULING``);
 - framework machinery (``machinery.py``: compiled graphs, agents, runners, HTTP and model-API
   clients) by its class alone, wherever it sits: its state is the framework's (a client's
   connection pool is opened by a real call and not by a replayed one), and replay and
@@ -154,6 +155,9 @@ class _Walker:
         if _plain_pickling(cls):
             attrs = static_attributes(obj)
             if attrs is not None:
+                left_out = _scheduler_parts(cls)
+                if left_out:
+                    attrs = [(k, v) for k, v in attrs if k not in left_out]
                 parts = [b"obj", _class_digest(cls), *self._pairs(attrs)]
                 if isinstance(obj, dict):
                     parts += [b"items", *self._dict_items(dict.items(obj))]
@@ -312,6 +316,25 @@ _LIVE_TYPES = (types.FrameType, types.TracebackType, types.GeneratorType, types.
                types.AsyncGeneratorType)
 
 
+
+
+#: Attributes of asyncio's queues that are the scheduler's, not the program's: the tasks
+#: waiting to get or put (which workers reached ``await q.get()`` before this step is timing:
+#: another at each step of a replay whose effects answer at once) and the loop bound at the
+#: first wait. The items, the bound and the count of unfinished tasks stay.
+_QUEUE_SCHEDULING = frozenset({"_getters", "_putters", "_loop"})
+_scheduler_parts_of: dict[type, frozenset[str]] = {}
+
+
+def _scheduler_parts(cls: type) -> frozenset[str]:
+    """The attribute names left out of ``cls``'s digest (``_QUEUE_SCHEDULING`` for
+    ``asyncio.Queue`` and its subclasses; else none)."""
+    found = _scheduler_parts_of.get(cls)
+    if found is None:
+        queue = any(base.__module__ == "asyncio.queues" and base.__qualname__ == "Queue"
+                    for base in cls.__mro__)
+        found = _scheduler_parts_of[cls] = _QUEUE_SCHEDULING if queue else frozenset()
+    return found
 
 
 def _live(obj: Any, name: str) -> bytes:

@@ -267,3 +267,28 @@ def test_closures_are_written_by_the_c_pickler_and_load_back():
     assert count == 2 and again is loaded["deferred"][0] and again.tag == "kept"
     assert loaded["deferred"][1](4) == 12
     assert identity(loaded["deferred"][0]) == identity(remember)
+
+
+def test_an_asyncio_queue_by_its_items_not_by_the_tasks_waiting_on_it():
+    """Which workers already wait in ``queue.get()`` at a step is the scheduler's doing
+    (helper-36: a replay of workers sharing a queue diverged at ``_getters``, 5 of 5)."""
+    import asyncio
+
+    class Jobs(asyncio.Queue):
+        pass
+
+    async def main():
+        waited, idle, other = Jobs(), Jobs(), Jobs()
+        getter = asyncio.ensure_future(waited.get())
+        await asyncio.sleep(0)  # the getter waits on ``waited`` now
+        assert len(waited._getters) == 1 and not idle._getters
+        for queue, item in ((waited, 1), (idle, 1), (other, 2)):
+            queue._queue.append(item)  # the same items, but not for ``other``
+        digests = [identity(q) for q in (waited, idle, other)]
+        getter.cancel()
+        return digests
+
+    waited, idle, other = asyncio.run(main())
+    assert waited == idle
+    assert waited != other
+    assert identity(asyncio.Queue(maxsize=1)) != identity(asyncio.Queue(maxsize=2))
