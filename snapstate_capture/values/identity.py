@@ -189,8 +189,13 @@ class _Walker:
         if not isinstance(reduced, tuple) or len(reduced) < 2:
             return _h(b"unreadable", _qualified(cls))
         func, args, state, listitems, dictitems = (tuple(reduced) + (None,) * 5)[:5]
-        parts = [b"reduce", _class_digest(cls), self.digest(func),
-                 self.digest(args if args is not None else ())]
+        if (_dotted(cls) in _UNORDERED_REDUCED and type(args) is tuple and len(args) == 1
+                and type(args[0]) is list):  # members, in an order of the process's own
+            parts = [b"reduce", _class_digest(cls), self.digest(func), b"members",
+                     *sorted(self.items(args[0]))]
+        else:
+            parts = [b"reduce", _class_digest(cls), self.digest(func),
+                     self.digest(args if args is not None else ())]
         if state is not None:
             if type(state) is dict:
                 parts += [b"state", *self._pairs([(str(k), v) for k, v in state.items()])]
@@ -317,6 +322,12 @@ _LIVE_TYPES = (types.FrameType, types.TracebackType, types.GeneratorType, types.
 
 
 
+
+#: Compiled hash collections whose pickle lists their members in an order of the process's
+#: own (a per-process random hash): digested by members, whatever the order, as sets and
+#: dicts are (rpds' maps hold jsonschema's and referencing's registries; helper-36: every
+#: program holding a validator diverged there, 4 of 4).
+_UNORDERED_REDUCED = frozenset({"rpds.HashTrieMap", "rpds.HashTrieSet"})
 
 #: Attributes of asyncio's queues that are the scheduler's, not the program's: the tasks
 #: waiting to get or put (which workers reached ``await q.get()`` before this step is timing:

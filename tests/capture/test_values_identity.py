@@ -292,3 +292,24 @@ def test_an_asyncio_queue_by_its_items_not_by_the_tasks_waiting_on_it():
     assert waited == idle
     assert waited != other
     assert identity(asyncio.Queue(maxsize=1)) != identity(asyncio.Queue(maxsize=2))
+
+
+def test_rpds_maps_and_sets_by_members_whatever_their_order():
+    """rpds' ``HashTrieMap`` pickles its items in an order of the process's hash seed
+    (jsonschema's registries hold them; helper-36: replay and diff diverged there)."""
+    import rpds  # jsonschema's, a dependency of snapstate's
+    items = [(f"key{n}", n) for n in range(40)]
+    script = ("import sys, rpds; from snapstate_capture.values.identity import identity; "
+              "n = int(sys.argv[1]); "
+              "print(identity(rpds.HashTrieMap([(f'key{i}', i) for i in range(40)])), "
+              "identity(rpds.HashTrieSet([f'key{i}' for i in range(n)])))")
+    seen = set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run([sys.executable, "-c", script, "40"], capture_output=True,
+                              text=True, env={**os.environ, "PYTHONHASHSEED": seed,
+                                              "PYTHONPATH": str(ROOT)}, timeout=60)
+        assert done.returncode == 0, done.stderr
+        seen.add(done.stdout)
+    assert len(seen) == 1, seen
+    assert identity(rpds.HashTrieMap(items)) != identity(rpds.HashTrieMap(items[:-1]))
+    assert identity(rpds.HashTrieMap(items)) == identity(rpds.HashTrieMap(list(reversed(items))))
