@@ -35,7 +35,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
-from . import cancelled_effects, lineage
+from . import cancelled_effects, lineage, loop_passes
 from .frames import _PACKAGE_DIR
 from ..store.hashing import canonical_json, content_hash
 from ..options import ValueOptions
@@ -106,6 +106,10 @@ class EffectCall:
     #: A stream that raised after giving chunks (``integrations/calls.py``): the chunks its
     #: consumer got first — recorded, and served before the error on replay; None otherwise.
     chunks: list[Any] | None = None
+    #: An ``async`` call's return came in the same pass of the event loop as the effect
+    #: returned before it (``loop_passes.py``): recorded, and read back on replay (where it
+    #: decides how the served call is released: ``replay/effect_turns.py``); None: unknown.
+    same_pass: bool | None = None
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -115,7 +119,8 @@ class EffectCall:
         """
         return {"seq": self.seq, "site": self.site, "task": self.task, "ordinal": self.ordinal,
                 "name": self.name, "args_hash": self.args_digest, "outcome": self.outcome,
-                "rng": self.rng_after, "by": self.by, "cancelled_after": self.cancelled_after}
+                "rng": self.rng_after, "by": self.by, "cancelled_after": self.cancelled_after,
+                "same_pass": self.same_pass}
 
 
 def effect(func: F | None = None, *, name: str | None = None, retry: Any = None) -> Any:
@@ -155,6 +160,7 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                     finally:
                         _inside.reset(token)
                         check_rng(call)
+                        call.same_pass = loop_passes.returned_with_previous()
                 else:  # replay: return in the recorded order (``replay/effect_turns.py``)
                     # (and one cancelled when recorded waits to be cancelled again)
                     await cancelled_effects.served(call, getattr(recorder, "await_turn_async",

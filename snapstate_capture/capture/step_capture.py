@@ -127,6 +127,9 @@ class StepCapturing:
         by = row.pop("by", None)
         if by:
             ref["w"] = by  # who gave a wait's outcome, and when
+        same_pass = row.pop("same_pass", None)
+        if same_pass is not None:
+            ref["t"] = int(same_pass)  # came back in the previous effect's loop pass
         cancelled_after = row.pop("cancelled_after", None)
         if cancelled_after is not None:
             ref["c"] = cancelled_after  # seconds to its cancellation (cancelled_effects.py)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from ..capture import cancelled_effects, effects
-from ..capture import lineage
+from ..capture import lineage, loop_passes
 from ..capture.frames import linked_caller
 from ..capture.recorder import active_recorder
 
@@ -100,6 +100,7 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
             cancelled_effects.note(call, since)
         finally:
             effects._inside.reset(token)
+            call.same_pass = loop_passes.returned_with_previous()
     else:  # in the recorded order; one cancelled when recorded waits to be cancelled again
         await cancelled_effects.served(call, getattr(recorder, "await_turn_async", None))
     return effects.end_call(recorder, call)

@@ -11,8 +11,10 @@ each task's steps differ from the recording (a divergence that timing alone caus
 schedule: it suspends once, as the real call did, and it returns only when every effect whose
 step was recorded before its own has returned in this replay. An effect's step is written when
 its call returns, so the recorded steps' order is the order the calls completed in. The task
-whose call returns runs on until it suspends again before the next task's call returns (the
-release goes through the event loop's queue behind it), as when the program was recorded.
+whose call returns runs on until it suspends again; the next task's call returns ahead of
+what that task woke meanwhile when the recorded calls came back in the same pass of the event
+loop, else behind it (the release goes through the loop's queue), as the journal says
+(``capture/loop_passes.py``; files recorded before it was kept: behind).
 
 A stop or fork at step N not reached yet (``hold``) holds back the calls recorded as returning
 after it, whatever returned before them: recorded, they came back after step N, which the
@@ -45,7 +47,7 @@ class EffectTurns:
         self._order = sorted(step for step in steps if step is not None)
         self._returned: set[int] = set()
         self._low = 0  # position in ``_order`` of the first effect step not returned yet
-        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
+        self._waiting: list[tuple[int, asyncio.Future[None], bool | None]] = []
         self._lock = threading.Lock()
         self._open = False
         self._hold: int | None = None
@@ -64,7 +66,7 @@ class EffectTurns:
             self._order = sorted(set(steps) - self._returned)
             self._returned, self._low, self._hold = set(), 0, None
             due = self._take_due()
-        for _, future in due:
+        for _, future, _ in due:
             _release(future)
 
     def hold(self, index: int) -> None:
@@ -78,7 +80,7 @@ class EffectTurns:
         with self._lock:
             self._hold = None
             due = self._take_due()
-        for _, future in due:
+        for _, future, _ in due:
             _release(future)
 
     def returned(self, step: int | None) -> None:
@@ -91,16 +93,17 @@ class EffectTurns:
             while self._low < len(self._order) and self._order[self._low] in self._returned:
                 self._low += 1
             due = self._take_due()
-        for _, future in due:
-            _release(future)
+            alone = len(due) == 1 and self._hold is None  # (a batch wakes in its order)
+        for _, future, same_pass in due:
+            _release(future, same_pass if alone else None)
 
-    def _take_due(self) -> list[tuple[int, asyncio.Future[None]]]:
+    def _take_due(self) -> list[tuple[int, asyncio.Future[None], bool | None]]:
         """The waiting calls whose turn it is, in their recorded order, taken off the waiting
         list (lock held). While a stop holds calls back (``hold``), so are those whose every
         earlier step not returned yet is a call released with them: their tasks wake in the
         recorded order, each returning before the next, ahead of any task woken meanwhile for
         another reason (a task another one's return finished), as when recorded."""
-        due: list[tuple[int, asyncio.Future[None]]] = []
+        due: list[tuple[int, asyncio.Future[None], bool | None]] = []
         batch: set[int] = set()
         for entry in sorted(self._waiting, key=lambda entry: entry[0]):
             if self._due(entry[0]) or (self._hold is not None
@@ -128,12 +131,12 @@ class EffectTurns:
         with self._lock:
             self._open = True
             waiting, self._waiting = self._waiting, []
-        for _, future in sorted(waiting, key=lambda entry: entry[0]):
+        for _, future, _ in sorted(waiting, key=lambda entry: entry[0]):
             _release(future)
 
-    async def served(self, step: int | None) -> None:
-        """``turn(step)`` for a served call in an asyncio task; nothing under another event
-        loop (trio's scheduler is not asyncio's to order). Never raises."""
+    async def served(self, step: int | None, same_pass: bool | None = None) -> None:
+        """``turn(step, same_pass)`` for a served call in an asyncio task; nothing under
+        another event loop (trio's scheduler is not asyncio's to order). Never raises."""
         import asyncio
 
         try:
@@ -142,24 +145,41 @@ class EffectTurns:
         except RuntimeError:  # no running asyncio loop
             return
         try:
-            await self.turn(step)
+            await self.turn(step, same_pass)
         except Exception:  # noqa: BLE001 - ordering is best effort; the comparison decides
             pass
 
-    async def turn(self, step: int | None) -> None:
+    async def turn(self, step: int | None, same_pass: bool | None = None) -> None:
         """Suspend once, then until every effect recorded before ``step`` has returned (at
-        most ``wait`` seconds). ``step`` None (no recorded step): only the suspension."""
+        most ``wait`` seconds). ``step`` None (no recorded step): only the suspension.
+
+        ``same_pass`` (``capture/loop_passes.py``; None in files recorded before it was
+        kept): True when the recorded call came back in the same pass of the event loop as
+        the effect before it — its task then resumed ahead of what that effect's task woke
+        next, so it is released at once, from that task's return; False when it came back
+        in a later pass — it resumes behind those, one pass of the loop later (a worker woken
+        into an empty queue waited again before the next worker did, which decides who takes
+        the next job)."""
         import asyncio
 
+        due_already = True  # (while a stop holds calls back, they wake in batches, in order)
+        if step is not None and same_pass is False:
+            with self._lock:
+                due_already = self._open or self._hold is not None or self._due(step)
         await asyncio.sleep(0)  # the recorded call suspended its task: the others ran
         if step is None:
             return
         with self._lock:
-            if self._open or self._due(step):
-                return
-            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            entry = (step, future)
-            self._waiting.append(entry)
+            due = self._open or self._due(step)
+            due_already = due_already or self._hold is not None
+            if not due:
+                future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                entry = (step, future, same_pass)
+                self._waiting.append(entry)
+        if due:
+            if not due_already:  # made due while this task was suspended: behind it
+                await asyncio.sleep(0)
+            return
         # awaited directly, woken by the release alone (``wait_for`` and ``shield`` would add
         # turns of the loop, in which a task released later could run first); after ``wait``
         # seconds it returns anyway: another path than the recording's, which the step
@@ -186,9 +206,25 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _release(future: asyncio.Future[None]) -> None:
-    """Resolve ``future`` on its own loop, behind what that loop has queued already."""
+def _release(future: asyncio.Future[None], same_pass: bool | None = None) -> None:
+    """Resolve ``future`` on its own loop: behind what that loop has queued already, or —
+    ``same_pass``, called from that loop's own thread — now, so that its task resumes ahead
+    of what the caller's task queues next (``EffectTurns.turn``)."""
     try:
-        future.get_loop().call_soon_threadsafe(_resolve, future)
+        loop = future.get_loop()
+        if same_pass and _running_here(loop):
+            _resolve(future)
+        else:
+            loop.call_soon_threadsafe(_resolve, future)
     except RuntimeError:  # its loop is closed: nobody waits any more
         pass
+
+
+def _running_here(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` is the event loop running in this thread."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False

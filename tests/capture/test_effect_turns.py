@@ -107,3 +107,56 @@ def test_with_a_stop_checkpoints_are_turns_and_calls_due_together_wake_in_order(
     asyncio.run(main())
     assert order == ["checkpoint 2", "effect 4", "effect 6", "woken by effect 4",
                      "woken by effect 6"]
+
+
+def _order_after_release(same_pass, wait_first):
+    """Task B's served call (step 2) waits for step 1, returned by task A, which then queues
+    a follow-up (as a worker's ``queue.put`` wakes another): the order B and the follow-up
+    run in. ``wait_first``: B waits on its turn before A returns; else A returns while B's
+    first suspension is pending."""
+    turns = EffectTurns([1, 2], wait=5.0)
+    order = []
+
+    async def b():
+        await turns.turn(2, same_pass)
+        order.append("B")
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(b())
+        for _ in range(3 if wait_first else 1):
+            await asyncio.sleep(0)  # B waits on its turn now, or is in its first suspension
+        turns.returned(1)  # A's call returns ...
+        loop.call_soon(order.append, "follow-up")  # ... and A's task wakes another
+        await task
+
+    asyncio.run(main())
+    return order
+
+
+def test_a_call_that_came_back_in_the_same_pass_resumes_ahead_of_the_follow_ups():
+    """``same_pass`` (``capture/loop_passes.py``): recorded in the same pass of the loop as
+    the effect before it, the call's task resumed before what that effect's task woke."""
+    assert _order_after_release(True, wait_first=True) == ["B", "follow-up"]
+    assert _order_after_release(True, wait_first=False) == ["B", "follow-up"]
+
+
+def test_a_call_that_came_back_in_a_later_pass_resumes_behind_the_follow_ups():
+    """Recorded in a later pass: the worker its predecessor's ``queue.put`` woke ran first
+    (and waited again on an empty queue before the next worker came back)."""
+    assert _order_after_release(False, wait_first=True) == ["follow-up", "B"]
+    assert _order_after_release(False, wait_first=False) == ["follow-up", "B"]
+
+
+def test_which_pass_an_effect_came_back_in_is_told_by_a_marker():
+    from snapstate_capture.capture.loop_passes import returned_with_previous
+
+    async def main():
+        first = returned_with_previous()
+        second = returned_with_previous()  # the same pass of the loop
+        await asyncio.sleep(0)  # this task resumes behind the marker
+        third = returned_with_previous()
+        return first, second, third
+
+    assert asyncio.run(main()) == (False, True, False)
+    assert returned_with_previous() is None  # no running loop

@@ -1,0 +1,58 @@
+"""Whether an ``async`` effect came back in the same pass of the event loop as the one before.
+
+asyncio runs the callbacks that were ready when a pass began, in order; what they make ready
+runs in a later pass. When two effects come back in one pass — their timers or sockets were
+due together — the second task resumes before anything the first one's task woke on its way
+(a worker its ``queue.put`` woke); when the second came back in a later pass, those ran first.
+That decides which worker takes the next job from a shared queue, and a replay, whose effects
+answer from the journal, cannot tell it from the order of the steps alone.
+
+``returned_with_previous()`` tells, at an effect's return while recording: a marker callback
+queued at the previous effect's return on this loop has not run yet — so this task was
+resumed ahead of what that one did next. Kept in the journal (``"t"`` in the row's value
+ref), it lets replay release a served call straight away (ahead of the follow-ups) or behind
+them (``replay/effect_turns.py``). The marker is a no-op callback: the program's own callbacks
+run in the order they would have.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any
+
+
+class _Pass:
+    """One event loop's marker: ``pending`` while the last effect return's marker waits."""
+
+    __slots__ = ("pending", "__weakref__")
+
+    def __init__(self) -> None:
+        self.pending = False
+
+
+_passes: weakref.WeakKeyDictionary[Any, _Pass] = weakref.WeakKeyDictionary()
+
+
+def returned_with_previous() -> bool | None:
+    """At an ``async`` effect's return in an asyncio task (recording): True when the previous
+    effect returned on this loop in the same pass, ahead of this task's resumption (see the
+    module docstring); False when not; None outside a running asyncio loop. Never raises."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        loop = asyncio.get_running_loop()
+        state = _passes.get(loop)
+        same = state is not None and state.pending
+        if state is None:
+            state = _passes[loop] = _Pass()
+        state.pending = True
+        loop.call_soon(_passed, state)
+        return same
+    except Exception:  # noqa: BLE001 - no running loop, or a loop that refuses callbacks
+        return None
+
+
+def _passed(state: _Pass) -> None:
+    state.pending = False
