@@ -72,10 +72,6 @@ class Recorder(RunTracing, StepCapturing):
     ``root``: the frame the run was started from; saved stacks stop there.
     """
 
-    #: Whether a traced run's effect and ``@step`` steps wait until the trace writer stored
-    #: them (``StreamWriter.append_step``): a replay's recorder compares them then.
-    WAITS_FOR_STORED_STEPS = False
-
     def __init__(self, path: str | os.PathLike[str], *, name: str, options: CaptureOptions,
                  root: types.FrameType | None, parent: tuple[str, int] | None = None,
                  entry: dict[str, Any] | None = None, encrypt: bool = False, block: int = 0,

@@ -72,8 +72,6 @@ class TracedReplayRecorder(Recorder):
     take_resumption = ReplayRecorder.take_resumption
     effect_turns = ReplayRecorder.effect_turns
     live = False
-    #: Each effect step is stored before the effect returns: the replay compares it then.
-    WAITS_FOR_STORED_STEPS = True
 
     def __init__(self, session: ReplaySession, *, root: types.FrameType | None, name: str,
                  options: CaptureOptions, trace: str, include: Any, exclude: Any) -> None:

@@ -30,15 +30,9 @@ class StreamWriter:
     def append_step(self, run_id: str, record: StepRecord,
                     effect: dict[str, Any] | None = None, numbered: bool = True) -> int | None:
         """Queue ``record`` as the run's next step and return its index — asked of the writer
-        process, which releases a held stream. With ``numbered=False`` (an effect's or a
-        ``@step`` step: the program is not handed an index) None is returned: a held stream
-        stays held, and an unheld one hands the step to the writer's pipe before this returns
-        without waiting for the writer to store it — a recorder killed then still has it
-        stored (the writer drains the pipe), and the program does not wait on the writer's
-        backlog (a traced run's first effect waited for the writer process to start, up to a
-        second under load: an ``asyncio.wait_for`` around it timed out when recorded). A
-        replay's recorder (``WAITS_FOR_STORED_STEPS``) still waits: it compares each step as
-        the writer stored it."""
+        process, which releases a held stream; with ``numbered=False`` a held stream stays
+        held (None is returned; an unheld one still asks, so the step is stored before this
+        returns)."""
         from ..store.trace_items import FULL
 
         # a shallow copy: the record is built for this step alone and its refs are never
@@ -52,9 +46,6 @@ class StreamWriter:
         with self.recorder._full_lock:
             self.stream.items.append((FULL, fields))
             if not numbered and self.stream.held:
-                return None
-            if not numbered and not self.recorder.WAITS_FOR_STORED_STEPS:
-                self.stream.flush()  # in the pipe: stored even if this process is killed now
                 return None
             index = self.stream.request_index()
         if index is None:
