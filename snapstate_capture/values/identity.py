@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import copyreg
 import marshal
+import sys
 import types
 from typing import Any, Callable
 
@@ -334,18 +335,17 @@ _UNORDERED_REDUCED = frozenset({"rpds.HashTrieMap", "rpds.HashTrieSet"})
 #: another at each step of a replay whose effects answer at once) and the loop bound at the
 #: first wait. The items, the bound and the count of unfinished tasks stay.
 _QUEUE_SCHEDULING = frozenset({"_getters", "_putters", "_loop"})
-_scheduler_parts_of: dict[type, frozenset[str]] = {}
+_NONE: frozenset[str] = frozenset()
 
 
 def _scheduler_parts(cls: type) -> frozenset[str]:
     """The attribute names left out of ``cls``'s digest (``_QUEUE_SCHEDULING`` for
-    ``asyncio.Queue`` and its subclasses; else none)."""
-    found = _scheduler_parts_of.get(cls)
-    if found is None:
-        queue = any(base.__module__ == "asyncio.queues" and base.__qualname__ == "Queue"
-                    for base in cls.__mro__)
-        found = _scheduler_parts_of[cls] = _QUEUE_SCHEDULING if queue else frozenset()
-    return found
+    ``asyncio.Queue`` and its subclasses; else none). Nothing is cached by class: a cache
+    would keep a class made at run time alive."""
+    queues = sys.modules.get("asyncio.queues")
+    if queues is not None and issubclass(cls, queues.Queue):  # (type's own check: C)
+        return _QUEUE_SCHEDULING
+    return _NONE
 
 
 def _live(obj: Any, name: str) -> bytes:
