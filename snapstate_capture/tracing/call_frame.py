@@ -17,6 +17,7 @@ another tracer (coverage) asked for lines. Line tracing uses it too, for everyth
 from __future__ import annotations
 
 import types
+import weakref
 from typing import Any
 
 from ..clocks import Clocks
@@ -25,6 +26,7 @@ from ..capture import chunked
 from ..capture.chunk_capture import identity as _identity
 from ..capture.detectors import IMMUTABLE
 from ..values import secret_shapes
+from ..values.addresses import release_locals_snapshot
 from .by_value import local_class
 from .codeinfo import CodeInfo
 from ..store.trace_items import DELETED, EXCEPTION, LINE_BITS, REFRESH, RETURN
@@ -49,6 +51,33 @@ _BY_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctio
 #: handed down a call chain is not copied and hashed again at each step of each frame; a
 #: date, a Decimal, a UUID: ``detectors.IMMUTABLE``).
 _IMMUTABLE = frozenset({str, bytes}) | IMMUTABLE
+
+
+class Held(weakref.ref):
+    """A frame's stored object, held weakly (``held``): what a frame's ``known`` keeps of an
+    object that takes weak references, so the object dies when the program lets go of it. A
+    caller's local handed to a traced call was kept alive until that caller's next step —
+    a test's ``del n; gc.collect(); assert ref() is None`` failed recorded, a ``__del__`` and
+    a ``weakref.finalize`` did not run (helper-37). Its own class, so a local that is itself
+    a weak reference is never taken for one of these."""
+
+    __slots__ = ()
+
+
+def held(value: Any) -> Any:
+    """What ``known`` keeps of ``value``: a ``Held`` weak reference when its class takes
+    them, else the object itself (a list, a dict, a tuple: their ids are compared while held)."""
+    if value.__class__.__weakrefoffset__:
+        try:
+            return Held(value)
+        except TypeError:
+            pass
+    return value
+
+
+def same(kept: Any, value: Any) -> bool:
+    """Whether ``kept`` (``held``'s) is ``value`` — for a weak one, while it is alive."""
+    return kept is value or (kept.__class__ is Held and kept() is value)
 _MISSING = object()
 _thread_id = __import__("threading").get_ident
 _SCALAR = SCALAR_TYPES
@@ -132,7 +161,7 @@ class CallFrame:
         cls = value.__class__
         encoder = self.encoder
         copy = None
-        if last is not None and last[0] is value:
+        if last is not None and same(last[0], value):
             if cls in _IMMUTABLE or isinstance(value, _BY_IDENTITY) and not (
                     isinstance(value, type) and local_class(value)):
                 return None
@@ -175,13 +204,15 @@ class CallFrame:
         last (``last``: ``(object, ref)`` or None)."""
         known = self.known
         if last is not None and last[1] == ref:
-            if last[0] is not value:
-                known[name] = (value, ref)
+            if not same(last[0], value):
+                known[name] = (held(value), ref)
             return None
-        known[name] = (value, ref)
+        known[name] = (held(value), ref)
         return ref
 
-    def _snapshot_changes(self, frame: types.FrameType, out: list[Any]) -> None:
+    def _snapshot_changes(self, frame: types.FrameType, out: list[Any]) -> dict[str, Any]:
+        """Append the locals changed since the frame's last step to ``out``; returns the
+        ``f_locals`` read."""
         module = self.info.module
         known, secret = self.known, self.secret
         values = frame.f_locals
@@ -201,6 +232,7 @@ class CallFrame:
         if len(known) != len(values):
             # (every local is in ``known`` now, so the same count means no name went)
             self._deleted(values, out)
+        return values
 
     def _deleted(self, values: dict[str, Any], out: list[Any]) -> None:
         """Names stored before that the frame no longer has (``del x``): stored as deleted,
@@ -251,7 +283,7 @@ class CallFrame:
         for name, value in list(frame.f_locals.items()):
             last = known.get(name)
             cls = value.__class__
-            if last is not None and last[0] is value:
+            if last is not None and same(last[0], value):
                 if cls in _SIZED:
                     if sizes.get(name) == len(value):
                         continue
@@ -347,7 +379,9 @@ class CallFrame:
             if self.info.module:
                 self._rebound(frame, out)
             else:
-                self._snapshot_changes(frame, out)
+                values = self._snapshot_changes(frame, out)
+                release_locals_snapshot(frame, values, calling=True)
+                del values
         except Exception as exc:  # noqa: BLE001 - never raise into the program
             if exc.__class__ is not RecursionError and signal_of(exc) is not None:
                 raise  # what the program's signal handler raised here: the program's

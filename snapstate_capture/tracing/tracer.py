@@ -36,7 +36,7 @@ from ..options import CaptureOptions, traced_options
 from ..capture import lineage
 from ..store import task_column
 from ..store.trace_items import ADOPT, BLOB, GAP, OPEN, TASKS
-from .call_frame import CallFrame
+from .call_frame import CallFrame, held
 from .stream import Stream
 from .value_encoder import ADDRESS_FLOOR, SCALAR_TYPES, ValueEncoder
 
@@ -352,6 +352,7 @@ class Tracer:
                 ref = self.encoder.redacted(value)
             else:
                 ref = encode(value, name)
+                value = held(value)  # kept weakly where it can be (``call_frame.held``)
             pairs.append(name)
             pairs.append(ref)
             known[name] = (value, ref)

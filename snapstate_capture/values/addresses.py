@@ -370,7 +370,8 @@ def _key_label(key: Any) -> str:
     return "[…]"
 
 
-def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:
+def release_locals_snapshot(frame: types.FrameType, snapshot: Any,
+                            calling: bool = False) -> None:
     """Empty the dict that reading ``frame.f_locals`` left on a running function's frame.
 
     On CPython up to 3.12 that dict stays on the frame and keeps every local alive after the
@@ -379,9 +380,14 @@ def release_locals_snapshot(frame: types.FrameType, snapshot: Any) -> None:
     ``f_locals`` is the real namespace), no Python trace or profile function active (their
     trampoline writes the dict back into the frame), and no other reference (the program's own
     ``locals()`` result). The next read of ``f_locals`` or ``locals()`` fills it again.
+
+    ``calling``: ``frame`` is the caller of the frame a trace event is for (call tracing's
+    catch-up of the caller, ``CallFrame.refresh``): the trampoline writes back the event's
+    own frame only, so the caller's dict is emptied under a trace function too — a test's
+    object handed to a traced call lived on after its ``del`` until the test's next step.
     """
     if (type(snapshot) is not dict or not frame.f_code.co_flags & _CO_OPTIMIZED
-            or sys.gettrace() is not None or sys.getprofile() is not None):
+            or (not calling and sys.gettrace() is not None) or sys.getprofile() is not None):
         return
     # References: the frame, the caller's variable, this parameter, getrefcount's argument.
     if sys.getrefcount(snapshot) <= 4:

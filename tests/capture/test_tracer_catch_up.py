@@ -163,6 +163,33 @@ def test_no_object_or_class_is_kept_alive_by_tracing(snap_path):
         assert thing() is None and cls() is None
 
 
+def hand_over_and_let_go():
+    class Node:
+        def __del__(self):
+            deleted.append("del")
+
+    node = Node()
+    hold(node)  # the call's catch-up reads this frame's locals: ``node`` is among them
+    alive = weakref.ref(node)
+    del node
+    gc.collect()  # no traced event in this frame since the ``del``
+    return alive() is None
+
+
+deleted: list = []
+
+
+def test_an_object_handed_to_a_traced_call_dies_at_its_del(snap_path):
+    """Nothing the tracer keeps of a caller's locals — its catch-up's record, the ``f_locals``
+    dict reading them left on the frame — holds an object the program let go of (helper-37:
+    a test's ``del n; gc.collect(); assert ref() is None`` failed under ``--snapstate``, its
+    ``__del__`` and ``weakref.finalize`` did not run)."""
+    deleted.clear()
+    with snap.record(snap_path, trace="calls", include=[HERE]):
+        assert hand_over_and_let_go()
+    assert deleted == ["del"]
+
+
 def a_list_of_numbers_edited(n):
     items = [n + 1000 + i for i in range(20)] + [1]
     peek()
