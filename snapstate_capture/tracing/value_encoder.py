@@ -40,6 +40,7 @@ from ..store.trace_items import BLOB, VALUE
 from ..values import capture_value, secret_shapes
 from ..values.payload import caught_warnings
 from ..values.addresses import ADDRESS_MIN, holds_stack_address, local_address
+from ..values.taken_locks import TAKEN_LOCK_NOTE, holds_taken_lock
 from ..values.identity import live_code
 from ..values.preview import MACHINERY, PreviewBuilder
 from ..values.reducers import REDUCERS, REFUSED_BY_TYPE
@@ -202,6 +203,8 @@ class ValueEncoder:
             return self._shown_ref(value, name)
         if self._big.is_big(value):
             return self.bounded(value, name)
+        if cls not in STATE_ELSEWHERE and holds_taken_lock(value):
+            return self.bounded(value, name, TAKEN_LOCK_NOTE)
         pickled = True
         if cls in STATE_ELSEWHERE or cls is int:  # its pickle does not change with it, or
             # an int named by the local it is the id of (``addressed``), here now: no cache
@@ -298,22 +301,25 @@ class ValueEncoder:
             self._shown[key] = ref
         return ref
 
-    def bounded(self, value: Any, name: str | None) -> tuple:
+    def bounded(self, value: Any, name: str | None, note: str | None = None) -> tuple:
         """The reference of a big object's bounded form (``bounded.py``): a one-level preview
-        marked ``"bounded"``, no payload."""
+        marked ``"bounded"`` (``note``: why, when not for its size), no payload."""
         key = shallow_key(value, self._big.options.max_items, self._bounded_repr)
+        if key is not None and note is not None:
+            key = (*key, note)
         ref = self._shallow.get(key) if key is not None else None
         if ref is None:
             text = key[1] if key is not None and type(key[1]) is str else None
             ref = (self._blob(canonical_json(bounded_preview(value, self._big.options, text,
-                                                             self._big.note))),
+                                                             note or self._big.note))),
                    None, None)
             if key is not None and not key_holds_local_class(key):
                 if len(self._shallow) >= self.CACHE_LIMIT:
                     self._shallow.clear()
                     self.bounded_keys.clear()
                 self._shallow[key] = ref
-            self.bounded_keys.add(ref[0])
+            if note is None:  # (one bounded for a taken lock is captured in full once free)
+                self.bounded_keys.add(ref[0])
         return ref
 
     def _remember(self, key: str, ref: tuple) -> None:
