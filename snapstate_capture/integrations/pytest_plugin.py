@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import re
 import shlex
 from pathlib import Path
@@ -78,10 +79,30 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if mode not in MODES:
         raise pytest.UsageError(f"--snapstate={mode}: expected one of {', '.join(MODES)}")
+    _fix_hash_seed(config)
     config.pluginmanager.register(TimelinePlugin(config, mode), "snapstate-timelines")
     from . import hypothesis_deadline
 
     hypothesis_deadline.lift_while_recording()
+
+
+def _fix_hash_seed(config: pytest.Config) -> None:
+    """A known string-hash seed for the processes that run the tests, so a kept timeline
+    replays set and dict order exactly (``capture/hashseed.py``): pytest-xdist's workers,
+    started after this, get one chosen here — hidden from the tests, as ``snapstate record``
+    hides its own — and take it back out of their environment. A single pytest process keeps
+    the hash secret it started with (``pytest_terminal_summary`` says how to fix it)."""
+    from ..capture import hashseed
+
+    if getattr(config, "workerinput", None) is not None:
+        hashseed.take_hidden_seed()
+        return
+    workers = config.getoption("numprocesses", default=None)
+    if not workers or workers == "0" or hashseed.recorded_seed() is not None:
+        return
+    if hashseed.HIDDEN_ENV not in os.environ and hashseed.SEED_ENV not in os.environ:
+        os.environ[hashseed.SEED_ENV] = str(random.SystemRandom().randrange(1, 2 ** 32))
+        os.environ[hashseed.HIDDEN_ENV] = "1"
 
 
 def timeline_name(nodeid: str) -> str:
@@ -225,6 +246,14 @@ class TimelinePlugin:
                    if call is not None else "")
             terminalreporter.write_line(
                 f"snapstate: {nodeid} failed: snapstate {shown} --step {step}{pdb}")
+        from ..capture.hashseed import recorded_seed
+
+        if self.kept and getattr(terminalreporter.config.option, "numprocesses", None) in (
+                None, 0, "0") and recorded_seed() is None:
+            terminalreporter.write_line(
+                "snapstate: these tests ran under a random string-hash seed, which a replay "
+                "cannot take again: where set or dict order decides, run pytest with "
+                "PYTHONHASHSEED=0 (or with -n) for timelines that replay exactly")
 
 
 _SCRATCH = pytest.StashKey[Path]()

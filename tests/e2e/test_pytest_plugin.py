@@ -4,14 +4,17 @@ naming the command that opens it at the failing step — alone and under pytest-
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import snapstate_capture as snap
-from tests.conftest import cli_on_a_terminal, run_cli, run_python
+from tests.conftest import ROOT, cli_on_a_terminal, run_cli, run_python
 
 SUITE = textwrap.dedent('''
     def total(items):
@@ -430,3 +433,51 @@ def test_a_failing_unittest_tests_run_ends_failed_with_its_exception(tmp_path):
     replayed = run_cli("replay", path, cwd=tmp_path, timeout=120)
     assert "no divergence; the run ends in AssertionError: 5 != 6, as recorded" in \
         replayed.stdout, replayed.stdout + replayed.stderr
+
+
+HASHED = '''\
+class Key:
+    def __init__(self, name):
+        self.name = name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __eq__(self, other):
+        return self.name == other.name
+
+
+def order(names):
+    return [key.name for key in {Key(name) for name in names}]
+
+
+def test_set_order():
+    assert order(["alpha", "beta", "gamma", "delta", "epsilon"]) == []
+'''
+
+
+def test_a_failing_test_under_xdist_replays_the_order_of_its_string_hashes(tmp_path):
+    """pytest starts under a random string-hash secret, which no replay can take again: a
+    kept test whose ``__hash__`` hashes a string diverged at its first return (helper-37,
+    tomlkit). xdist's workers get a seed chosen by the plugin, hidden from the tests; a
+    single process says how to get one."""
+    (tmp_path / "test_basket.py").write_text(HASHED)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONHASHSEED", "SNAPSTATE_HIDDEN_HASHSEED")}
+    env.update(PYTHONPATH=str(ROOT), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    plugins = ["-p", "snapstate_capture.integrations.pytest_plugin", "-p", "xdist.plugin"]
+    for workers in (["-n", "2"], []):
+        shutil.rmtree(tmp_path / ".snapstate", ignore_errors=True)
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               *plugins, "--snapstate", *workers, "test_basket.py"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=240)
+        assert done.returncode == 1, done.stdout + done.stderr
+        _, path, _ = _failures(done.stdout)["test_basket.py::test_set_order"]
+        hint = "ran under a random string-hash seed" in done.stdout
+        if workers:
+            assert not hint, done.stdout
+            replayed = run_cli("replay", path, cwd=tmp_path, timeout=120)
+            assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
+        else:
+            assert hint, done.stdout
