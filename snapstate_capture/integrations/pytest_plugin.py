@@ -105,6 +105,29 @@ def _fix_hash_seed(config: pytest.Config) -> None:
         os.environ[hashseed.HIDDEN_ENV] = "1"
 
 
+#: A scratch timeline's name: ``.recording-<worker>-<pid>-<test>.snap`` (+ SQLite's files).
+_SCRATCH_NAME = re.compile(r"^\.recording-[^-]+-(\d+)-")
+
+
+def _remove_orphaned_scratch(directory: Path) -> None:
+    """Remove the scratch timelines of pytest processes that are gone: a run killed while a
+    test was recorded left its test's file (helper-37: 56 and 185 MB, a test's held steps
+    spilled to disk), which no later run, under another pid, removed. Never raises."""
+    from ..store.processes import process_gone
+
+    try:
+        names = [entry.name for entry in os.scandir(directory)]
+    except OSError:
+        return
+    for name in names:
+        found = _SCRATCH_NAME.match(name)
+        if found is not None and process_gone(int(found[1])):
+            try:
+                os.unlink(directory / name)
+            except OSError:
+                pass
+
+
 def timeline_name(nodeid: str) -> str:
     """A file name for the test ``nodeid``: its id with path separators and ``::`` turned into
     ``-``/``--`` and anything else unsafe into ``_``; ids longer than 150 characters are cut
@@ -128,6 +151,8 @@ class TimelinePlugin:
         #: A test's held recording reaches its file only when the test fails (``keep``): it
         #: is written under this hidden name beside the kept timelines, then renamed.
         self.scratch_prefix = f".recording-{worker}-{os.getpid()}-"
+        if self.worker_input is None:
+            _remove_orphaned_scratch(self.directory)
         self.kept: list[tuple[str, str, int]] = []
         self.include = tuple(config.getoption("snapstate_include", default=None) or ())
         self.exclude = tuple(config.getoption("snapstate_exclude", default=None) or ())

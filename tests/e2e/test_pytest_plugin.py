@@ -481,3 +481,23 @@ def test_a_failing_test_under_xdist_replays_the_order_of_its_string_hashes(tmp_p
             assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
         else:
             assert hint, done.stdout
+
+
+def test_a_killed_runs_scratch_timelines_are_removed_by_the_next_run(tmp_path):
+    """A pytest killed while a test was recorded left its scratch timeline (named after its
+    pid, which no later run has): the next run removes those of processes that are gone, and
+    leaves a live process's and the kept timelines alone."""
+    tests = tmp_path / ".snapstate" / "tests"
+    tests.mkdir(parents=True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    orphans = [f".recording-gw0-{gone}-test_basket.py--test_x.snap" + suffix
+               for suffix in ("", "-wal", "-shm")]
+    live = f".recording-main-{os.getpid()}-test_basket.py--test_y.snap"
+    for name in (*orphans, live, "test_basket.py--test_kept_before.snap"):
+        (tests / name).write_bytes(b"x" * 1000)
+    done = _pytest(tmp_path, "--snapstate")
+    assert done.returncode == 1, done.stdout + done.stderr
+    left = sorted(p.name for p in tests.iterdir())
+    assert not any(name in left for name in orphans), left
+    assert live in left and "test_basket.py--test_kept_before.snap" in left
