@@ -276,9 +276,8 @@ class TimelinePlugin:
         if self.kept and getattr(terminalreporter.config.option, "numprocesses", None) in (
                 None, 0, "0") and recorded_seed() is None:
             terminalreporter.write_line(
-                "snapstate: these tests ran under a random string-hash seed, which a replay "
-                "cannot take again: where set or dict order decides, run pytest with "
-                "PYTHONHASHSEED=0 (or with -n) for timelines that replay exactly")
+                "snapstate: recorded under a random string-hash seed: run pytest with "
+                "PYTHONHASHSEED=0 (or -n) for timelines that replay set order exactly")
 
 
 _SCRATCH = pytest.StashKey[Path]()

@@ -474,7 +474,7 @@ def test_a_failing_test_under_xdist_replays_the_order_of_its_string_hashes(tmp_p
                               timeout=240)
         assert done.returncode == 1, done.stdout + done.stderr
         _, path, _ = _failures(done.stdout)["test_basket.py::test_set_order"]
-        hint = "ran under a random string-hash seed" in done.stdout
+        hint = "recorded under a random string-hash seed" in done.stdout
         if workers:
             assert not hint, done.stdout
             replayed = run_cli("replay", path, cwd=tmp_path, timeout=120)
