@@ -353,7 +353,12 @@ class TracedComparison:
         session = self.session
         self.check_reached(None)
         if stopped_at is not None:
-            session.succeed(f"replayed {steps(stopped_at + 1)} (0-{stopped_at}), no divergence")
+            # (a stop in pdb, the console or a debugger: the program ran on past it, unchecked,
+            # as its banner said; a test's own failure was reported by pytest above)
+            went_on = ("; the program then ran on to its end, unchecked"
+                       if session.config.mode in ("pdb", "console", "debugpy") else "")
+            session.succeed(f"replayed {steps(stopped_at + 1)} (0-{stopped_at}), no divergence"
+                            f"{went_on}")
         self.replayed = session.count  # skipped ones included: every step is accounted for
         session.succeed(f"replayed {steps(self.replayed)}, no divergence")
 
