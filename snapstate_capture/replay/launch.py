@@ -42,6 +42,37 @@ RANDOM_SEED_NOTE = ("the run was recorded with a random hash seed (PYTHONHASHSEE
                     "set, or under `snapstate record`, to replay it exactly")
 
 
+#: Said with a divergence whose differing values are all numbers with a fraction, in a run not
+#: recorded with ``--patch-nondeterminism``: clock readings are the usual cause (tenacity's
+#: ``RetryCallState.start_time``, a cache's timestamps; helper-36).
+UNPATCHED_NOTE = ("the values that differ are fractional numbers, as clock readings are: a "
+                  "run records clocks, random draws and uuids in its effect journal only when "
+                  "recorded with --patch-nondeterminism (record(..., patch_nondeterminism=True)); "
+                  "record it so to replay them")
+
+
+def _read_numbers_differ(result: dict[str, Any], run: Run) -> bool:
+    """Whether ``result`` is a value divergence whose every differing leaf reads as a
+    fractional number on both sides, in a run not recorded with nondeterminism patched."""
+    record = run.entry.get("record")
+    if isinstance(record, dict) and record.get("patch_nondeterminism"):
+        return False
+    found = result.get("divergence") or {}
+    if found.get("reason") != "value":
+        return False
+    leaves = [leaf for variable in found.get("variables") or ()
+              for leaf in (variable.get("diff") or ())]
+    return bool(leaves) and all(_fractional(leaf[1]) and _fractional(leaf[2])
+                                for leaf in leaves if len(leaf) == 3)
+
+
+def _fractional(text: Any) -> bool:
+    try:
+        return isinstance(text, str) and "." in text and float(text) == float(text)
+    except ValueError:
+        return False
+
+
 class ReplayError(SnapStateError):
     """A replay could not be started or ended without a result."""
 
@@ -126,6 +157,8 @@ def replay(run: Run, *, to: int | None = None, mode: str = "check",
     if (result.get("status") == "divergence" and "hash_seed" in run.entry
             and run.entry.get("hash_seed") is None):  # a likely cause, said where it matters
         result.setdefault("notes", []).append(RANDOM_SEED_NOTE)
+    if result.get("status") == "divergence" and _read_numbers_differ(result, run):
+        result.setdefault("notes", []).append(UNPATCHED_NOTE)
     if capture_output:
         result["output"] = child.stdout
         result["errors"] = child.stderr

@@ -50,3 +50,34 @@ def test_pdb_reads_its_commands_in_a_patched_run(tmp_path):
     assert "(Pdb) 1\n" in done.stdout  # the stopped frame's local, as recorded
     assert "no divergence" in done.stdout, done.stdout
     assert "divergence at" not in done.stdout + done.stderr
+
+
+CLOCKED = """\
+import time
+
+def started():
+    return time.monotonic()
+
+def report(start):
+    return round(start, 3)
+
+report(started())
+"""
+
+
+def test_a_divergence_in_clock_readings_names_the_option_that_journals_them(tmp_path):
+    """A value read from the clock differs on replay unless the run was recorded with
+    ``--patch-nondeterminism``; the divergence says so when every differing value is a
+    fractional number (helper-36: tenacity's ``RetryCallState.start_time``)."""
+    (tmp_path / "clocked.py").write_text(CLOCKED)
+    plain = run_cli("record", "--quiet", "--trace", "calls", "-o", "plain.snap", "clocked.py",
+                    cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    diverged = run_cli("replay", "plain.snap", cwd=tmp_path, timeout=120)
+    assert diverged.returncode == 1, diverged.stdout + diverged.stderr
+    assert "recorded with --patch-nondeterminism" in diverged.stdout + diverged.stderr
+    patched = run_cli("record", "--quiet", "--trace", "calls", "--patch-nondeterminism", "-o",
+                      "patched.snap", "clocked.py", cwd=tmp_path)
+    assert patched.returncode == 0, patched.stderr
+    replayed = run_cli("replay", "patched.snap", cwd=tmp_path, timeout=120)
+    assert "no divergence" in replayed.stdout, replayed.stdout + replayed.stderr
