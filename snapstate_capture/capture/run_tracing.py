@@ -67,6 +67,12 @@ class RunTracing:
                 self._writer = spool
             raise
         self._stream = stream
+        if not self.held:
+            # the writer process answering before the program goes on: the first effect or
+            # checkpoint waited for its start (0.1-0.2 s, over a second under load) in the
+            # middle of the program's own timing — an ``asyncio.wait_for`` around it timed out
+            # when recorded; each effect and checkpoint still waits until its step is stored
+            stream.request_index()
         self._writer = StreamWriter(self)
         tracer = Tracer(mode=self.trace or "calls", options=self.options, stream=stream,
                         rule=IncludeRule(self.include, self.exclude))

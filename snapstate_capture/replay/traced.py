@@ -238,10 +238,6 @@ class TracedReplayRecorder(Recorder):
         restore_recorded_rng(self.session)
         if not super().start():
             self.session.fail("cannot record the traced replay into a scratch timeline")
-        # the trace writer process started and answering before the program goes on: the
-        # first served effect waited for its start (~0.1-0.2 s; more under load), inside the
-        # program's own deadlines (an ``asyncio.wait_for`` of 0.1 s timed out at a stop)
-        self._stream.request_index()
         self._follower = _Follower(self, stops=point is not None)
         self._follower.comparison.in_flight = self._in_flight.steps
         self._follower.start()
