@@ -110,6 +110,9 @@ class EffectCall:
     #: returned before it (``loop_passes.py``): recorded, and read back on replay (where it
     #: decides how the served call is released: ``replay/effect_turns.py``); None: unknown.
     same_pass: bool | None = None
+    #: An ``async`` call that returned without suspending its task (False; True: it
+    #: suspended; None: unknown), recorded and read back as ``same_pass`` is.
+    suspended: bool | None = None
 
     def row(self) -> dict[str, Any]:
         """The journal row (``value`` and ``step`` are added when the step is written).
@@ -120,7 +123,7 @@ class EffectCall:
         return {"seq": self.seq, "site": self.site, "task": self.task, "ordinal": self.ordinal,
                 "name": self.name, "args_hash": self.args_digest, "outcome": self.outcome,
                 "rng": self.rng_after, "by": self.by, "cancelled_after": self.cancelled_after,
-                "same_pass": self.same_pass}
+                "same_pass": self.same_pass, "suspended": self.suspended}
 
 
 def effect(func: F | None = None, *, name: str | None = None, retry: Any = None) -> Any:
@@ -149,6 +152,7 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                     token = _inside.set(True)
                     watch_rng(call)
                     since = cancelled_effects.started()
+                    mark = loop_passes.before_call()
                     try:
                         call.value = await fn(*args, **kwargs)
                         call.outcome = "return"
@@ -161,6 +165,7 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                         _inside.reset(token)
                         check_rng(call)
                         call.same_pass = loop_passes.returned_with_previous()
+                        call.suspended = loop_passes.suspended(mark)
                 else:  # replay: return in the recorded order (``replay/effect_turns.py``)
                     # (and one cancelled when recorded waits to be cancelled again)
                     await cancelled_effects.served(call, getattr(recorder, "await_turn_async",

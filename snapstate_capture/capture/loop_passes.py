@@ -13,6 +13,10 @@ resumed ahead of what that one did next. Kept in the journal (``"t"`` in the row
 ref), it lets replay release a served call straight away (ahead of the follow-ups) or behind
 them (``replay/effect_turns.py``). The marker is a no-op callback: the program's own callbacks
 run in the order they would have.
+
+``before_call()`` and ``suspended(mark)`` tell, the same way, whether an ``async`` call
+suspended its task at all: one that returned without (a cache hit that awaits nothing) let
+its task run on in the same pass, and its served replay must not yield either (``"u"``).
 """
 
 from __future__ import annotations
@@ -56,3 +60,37 @@ def returned_with_previous() -> bool | None:
 
 def _passed(state: _Pass) -> None:
     state.pending = False
+
+
+class _Mark:
+    """A marker queued before an ``async`` call: ``ran`` once the loop went on past it."""
+
+    __slots__ = ("ran",)
+
+    def __init__(self) -> None:
+        self.ran = False
+
+
+def before_call() -> _Mark | None:
+    """Before an ``async`` effect's call (recording): queue a marker on the running loop;
+    None outside one. Never raises."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        loop = asyncio.get_running_loop()
+        mark = _Mark()
+        loop.call_soon(_ran, mark)
+        return mark
+    except Exception:  # noqa: BLE001 - no running loop, or a loop that refuses callbacks
+        return None
+
+
+def suspended(mark: _Mark | None) -> bool | None:
+    """After the call: whether it suspended its task (the loop ran the marker meanwhile);
+    None when unknown."""
+    return None if mark is None else mark.ran
+
+
+def _ran(mark: _Mark) -> None:
+    mark.ran = True

@@ -127,6 +127,8 @@ class StepCapturing:
         by = row.pop("by", None)
         if by:
             ref["w"] = by  # who gave a wait's outcome, and when
+        if row.pop("suspended", None) is False:
+            ref["u"] = 1  # returned without suspending its task
         same_pass = row.pop("same_pass", None)
         if same_pass is not None:
             ref["t"] = int(same_pass)  # came back in the previous effect's loop pass

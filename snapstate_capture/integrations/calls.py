@@ -90,6 +90,7 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
         await effects.await_live(recorder, call)
         token = effects._inside.set(True)
         since = cancelled_effects.started()
+        mark = loop_passes.before_call()
         try:
             call.value = await fn(*args, **kwargs)
             call.outcome = "return"
@@ -101,6 +102,7 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
         finally:
             effects._inside.reset(token)
             call.same_pass = loop_passes.returned_with_previous()
+            call.suspended = loop_passes.suspended(mark)
     else:  # in the recorded order; one cancelled when recorded waits to be cancelled again
         await cancelled_effects.served(call, getattr(recorder, "await_turn_async", None))
     return effects.end_call(recorder, call)
@@ -156,6 +158,19 @@ def stream_effect(name: str, key: Key, fn: Callable[..., Iterator[Any]], args: t
     effects.end_call(recorder, call)
 
 
+async def _one_pass() -> None:
+    """Yield one pass of the running asyncio loop (nothing under another event loop)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return
+    try:
+        if asyncio.current_task() is None:
+            return
+    except RuntimeError:
+        return
+    await asyncio.sleep(0)
+
+
 def _served_chunks(call: Any) -> list[Any]:
     """The chunks a served stream gives: its result, or, when it raised, those its consumer
     got before the error (none in a file recorded before they were kept)."""
@@ -173,12 +188,21 @@ async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[An
         return
     recorder, call = begun
     if call.served:
+        # a pass of the event loop before each chunk, as the recorded stream's came (another
+        # task streaming meanwhile ran in between); none when none of its chunks suspended
+        passes = call.suspended is not False
         try:
             for chunk in _served_chunks(call):
+                if passes:
+                    await _one_pass()
                 yield chunk
         except GeneratorExit:  # where the consumer stopped, as when recorded
             pass
-        else:  # one cut off by the program's deadline waits for it again
+        else:  # the end, or the error, came on a wait of its own too; a cancellation is
+            # the program's own, and comes again while the call waits for it
+            if passes and not (call.outcome == "raise"
+                               and cancelled_effects.is_cancellation(call.value)):
+                await _one_pass()
             await cancelled_effects.served(call, None)
         with linked_caller(call.frame, sys._getframe().f_back):
             effects.end_call(recorder, call)  # after the chunks, as when recorded
@@ -197,14 +221,18 @@ async def astream_effect(name: str, key: Key, fn: Callable[..., AsyncIterator[An
             iterator = fn(*args, **kwargs).__aiter__()
         finally:
             effects._inside.reset(token)
+        call.suspended = False  # until a chunk's wait suspends (``loop_passes``)
         while True:
             token = effects._inside.set(True)
+            mark = loop_passes.before_call()
             try:
                 chunk = await iterator.__anext__()
             except StopAsyncIteration:
                 break
             finally:
                 effects._inside.reset(token)
+                if loop_passes.suspended(mark):
+                    call.suspended = True
             chunks.append(chunk)
             try:
                 yield chunk

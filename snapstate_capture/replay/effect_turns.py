@@ -134,9 +134,11 @@ class EffectTurns:
         for _, future, _ in sorted(waiting, key=lambda entry: entry[0]):
             _release(future)
 
-    async def served(self, step: int | None, same_pass: bool | None = None) -> None:
-        """``turn(step, same_pass)`` for a served call in an asyncio task; nothing under
-        another event loop (trio's scheduler is not asyncio's to order). Never raises."""
+    async def served(self, step: int | None, same_pass: bool | None = None,
+                     suspended: bool | None = None) -> None:
+        """``turn(step, same_pass, suspended)`` for a served call in an asyncio task; nothing
+        under another event loop (trio's scheduler is not asyncio's to order). Never
+        raises."""
         import asyncio
 
         try:
@@ -145,11 +147,12 @@ class EffectTurns:
         except RuntimeError:  # no running asyncio loop
             return
         try:
-            await self.turn(step, same_pass)
+            await self.turn(step, same_pass, suspended)
         except Exception:  # noqa: BLE001 - ordering is best effort; the comparison decides
             pass
 
-    async def turn(self, step: int | None, same_pass: bool | None = None) -> None:
+    async def turn(self, step: int | None, same_pass: bool | None = None,
+                   suspended: bool | None = None) -> None:
         """Suspend once, then until every effect recorded before ``step`` has returned (at
         most ``wait`` seconds). ``step`` None (no recorded step): only the suspension.
 
@@ -159,9 +162,15 @@ class EffectTurns:
         next, so it is released at once, from that task's return; False when it came back
         in a later pass — it resumes behind those, one pass of the loop later (a worker woken
         into an empty queue waited again before the next worker did, which decides who takes
-        the next job)."""
+        the next job). ``suspended`` False: the recorded call returned without suspending
+        its task (a cache hit awaiting nothing): when its turn has come, it returns so too.
+        """
         import asyncio
 
+        if suspended is False and step is not None:
+            with self._lock:
+                if self._open or self._due(step):
+                    return
         due_already = True  # (while a stop holds calls back, they wake in batches, in order)
         if step is not None and same_pass is False:
             with self._lock:

@@ -94,7 +94,8 @@ class EffectServing:
         (``effect_turns.py``), and until every step recorded before its own was replayed
         (``_after_recorded_steps``). Never raises into the program."""
         if not self.live:
-            await self.effect_turns().served(call.recorded_step, call.same_pass)
+            await self.effect_turns().served(call.recorded_step, call.same_pass,
+                                             call.suspended)
             await self._after_recorded_steps(call)
 
     async def _after_recorded_steps(self, call: EffectCall) -> None:
@@ -216,6 +217,7 @@ class EffectServing:
         call.cancelled_after = entry.value.get("c")
         same_pass = entry.value.get("t")
         call.same_pass = None if same_pass is None else bool(same_pass)
+        call.suspended = False if entry.value.get("u") else None
         call.recorded_step = entry.step
         if entry.outcome == "raise":
             self._served_exceptions.add(id(value))

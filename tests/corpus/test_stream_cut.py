@@ -52,6 +52,28 @@ def test_a_stream_that_broke_replays_its_chunks_then_its_error(tmp_path, args, p
     _replays_without_the_model(path, env, counts, tmp_path)
 
 
+def test_two_streams_consumed_together_interleave_on_replay_as_recorded(tmp_path):
+    """A served stream gave all its chunks without a pass of the event loop between them:
+    two streams gathered into one list came out one after the other (helper-38, 6 of 6).
+    Each chunk comes a pass apart now, as the recorded stream's did; the journal notes a
+    stream none of whose chunks suspended (``"u"``), served without passes."""
+    alternating = "['x:one', 'y:one', 'x: ', 'y: ', 'x:two', 'y:two', 'x: ', 'y: ', " \
+        "'x:three', 'y:three']"
+    counts = tmp_path / "counts.txt"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CUT_COUNTS": str(counts),
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    path = tmp_path / "cut.snap"
+    done = subprocess.run([sys.executable, str(PROGRAM), str(path), "--interleave"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.strip() == alternating
+    counts.unlink()
+    with snap.open_timeline(path) as timeline:
+        got = [s.extra["got"].repr for s in timeline.runs[-1].steps if s.label == "got"]
+    assert got == [alternating]
+    _replays_without_the_model(path, env, counts, tmp_path, steps=3)
+
+
 def _recorded(tmp_path, args, printed):
     """Record the program with ``args``; check it printed ``printed`` and called the model
     once. Returns the file, the environment and the model's call log."""
@@ -68,9 +90,9 @@ def _recorded(tmp_path, args, printed):
     return path, env, counts
 
 
-def _replays_without_the_model(path, env, counts, tmp_path):
+def _replays_without_the_model(path, env, counts, tmp_path, steps=2):
     for _ in range(2):
         result = run_cli("replay", str(path), "--trust", env=env, cwd=tmp_path, timeout=240)
         assert result.returncode == 0, result.stdout + result.stderr
-        assert "replayed 2 steps, no divergence" in result.stdout
+        assert f"replayed {steps} steps, no divergence" in result.stdout
     assert not counts.exists()  # the model was not called again

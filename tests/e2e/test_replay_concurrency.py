@@ -123,6 +123,21 @@ def test_workers_putting_follow_up_jobs_take_what_they_took_when_recorded(tmp_pa
 
 
 @pytest.mark.parametrize("traced", [False, True])
+def test_an_async_effect_that_awaits_nothing_does_not_suspend_on_replay(tmp_path, traced):
+    """A served call always yielded a pass of the loop first: one recorded as returning
+    without suspending its task (a cache hit) let a task woken before it run first on replay
+    (helper-38: 3 of 3 recordings, and 8 of 12 of a worker pool with a 40% cache). The journal
+    keeps that it did not suspend (``"u"``)."""
+    path = _record(tmp_path, PROGRAMS / "async_no_suspend.py", 0, traced)
+    with snap.open_timeline(path) as timeline:
+        order = [s.extra["seen"].repr for s in timeline.runs[-1].steps if s.label == "order"]
+    assert order == ["['p', 'c']"]
+    for _ in range(2):
+        _, data = replay_json(path)
+        assert data["status"] == "ok", data["message"]
+
+
+@pytest.mark.parametrize("traced", [False, True])
 def test_answers_taken_as_they_complete_come_in_the_recorded_order(tmp_path, traced):
     """``asyncio.as_completed`` yields each answer as its call returns: served at once, the
     answers came in the order they were asked in, and the first checkpoint diverged. They

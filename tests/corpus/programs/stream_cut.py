@@ -3,7 +3,8 @@ closed with ``aclosing``). ``--fail``: the stream breaks after two chunks instea
 ``ConnectionError``, which the consumer catches); ``--async --deadline``: it stalls after two
 and the consumer's ``wait_for`` deadline (0.5 s) cuts it off. Usage: stream_cut.py SNAP
 [--async] [--fail | --deadline]; each real model call is noted in the file named by
-``CUT_COUNTS``."""
+``CUT_COUNTS``. ``--interleave``: two consumers of one model's ``astream``, gathered, write
+into one list; the model gives a chunk each pass of the event loop, so the chunks alternate."""
 import asyncio
 import contextlib
 import os
@@ -38,6 +39,26 @@ class Breaking(Counting):
                     await asyncio.sleep(60)
                 raise ConnectionError("stream reset by peer")
             yield chunk
+
+
+class Alternating(Counting):
+    """Gives its chunks one pass of the event loop apart, as a network stream does."""
+
+    async def _astream(self, *args, **kwargs):
+        for chunk in Counting._stream(self, *args, **kwargs):
+            yield chunk
+            await asyncio.sleep(0)
+
+
+async def interleaved(model):
+    got = []
+
+    async def consume_tagged(tag):
+        async for chunk in model.astream("hi"):
+            got.append(tag + chunk.content)
+
+    await asyncio.gather(consume_tagged("x:"), consume_tagged("y:"))
+    return got
 
 
 def consume(model):
@@ -75,10 +96,14 @@ async def consume_by_deadline(model):
 
 if __name__ == "__main__":
     breaks = "--fail" in sys.argv or "--deadline" in sys.argv
-    model = (Breaking if breaks else Counting)(
-        messages=iter([AIMessage(content="one two three four five")]))
+    kind = Breaking if breaks else Alternating if "--interleave" in sys.argv else Counting
+    model = kind(messages=iter([AIMessage(content="one two three")] * 2))
     with snap.record(sys.argv[1], name="cut"):
-        got = (asyncio.run(consume_by_deadline(model)) if "--async" in sys.argv
-               else consume(model))
+        if "--interleave" in sys.argv:
+            got = asyncio.run(interleaved(model))
+        elif "--async" in sys.argv:
+            got = asyncio.run(consume_by_deadline(model))
+        else:
+            got = consume(model)
         snap.checkpoint("got", got=got)
     print(got)
