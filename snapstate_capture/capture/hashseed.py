@@ -124,6 +124,14 @@ def child_seed_env(entry: dict[str, object], env: dict[str, str]) -> None:
         env.pop(SEED_ENV, None)
 
 
+def hide_chosen_seed(env: dict[str, str] | os._Environ[str]) -> None:
+    """Set a seed chosen at random in ``env`` for the processes started with it, marked to be
+    hidden from their program (``take_hidden_seed``): ``reexec_with_seed``'s own restart,
+    pytest-xdist's workers under ``pytest --snapstate``."""
+    env[SEED_ENV] = str(int.from_bytes(os.urandom(4), "big") % _MAX_SEED + 1)
+    env[HIDDEN_ENV] = "1"
+
+
 #: Set in the environment of the process ``reexec_with_seed`` started (and removed there): it
 #: never starts itself again, whatever it finds.
 REEXEC_ENV = "SNAPSTATE_REEXECUTED"
@@ -152,9 +160,7 @@ def reexec_with_seed() -> None:
     if not need_seed and not fixed:
         return
     if need_seed:
-        seed = int.from_bytes(os.urandom(4), "big") % _MAX_SEED + 1
-        os.environ[SEED_ENV] = str(seed)
-        os.environ[HIDDEN_ENV] = "1"
+        hide_chosen_seed(os.environ)
     os.environ[REEXEC_ENV] = "1"
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -26,44 +26,8 @@ import weakref
 from typing import Any
 
 
-class _Pass:
-    """One event loop's marker: ``pending`` while the last effect return's marker waits."""
-
-    __slots__ = ("pending", "__weakref__")
-
-    def __init__(self) -> None:
-        self.pending = False
-
-
-_passes: weakref.WeakKeyDictionary[Any, _Pass] = weakref.WeakKeyDictionary()
-
-
-def returned_with_previous() -> bool | None:
-    """At an ``async`` effect's return in an asyncio task (recording): True when the previous
-    effect returned on this loop in the same pass, ahead of this task's resumption (see the
-    module docstring); False when not; None outside a running asyncio loop. Never raises."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
-        return None
-    try:
-        loop = asyncio.get_running_loop()
-        state = _passes.get(loop)
-        same = state is not None and state.pending
-        if state is None:
-            state = _passes[loop] = _Pass()
-        state.pending = True
-        loop.call_soon(_passed, state)
-        return same
-    except Exception:  # noqa: BLE001 - no running loop, or a loop that refuses callbacks
-        return None
-
-
-def _passed(state: _Pass) -> None:
-    state.pending = False
-
-
 class _Mark:
-    """A marker queued before an ``async`` call: ``ran`` once the loop went on past it."""
+    """A no-op callback queued on an event loop: ``ran`` once the loop went on past it."""
 
     __slots__ = ("ran",)
 
@@ -71,25 +35,55 @@ class _Mark:
         self.ran = False
 
 
+#: Each event loop's marker queued at the last ``async`` effect's return on it.
+_last_return: weakref.WeakKeyDictionary[Any, _Mark] = weakref.WeakKeyDictionary()
+
+
+def returned_with_previous() -> bool | None:
+    """At an ``async`` effect's return in an asyncio task (recording): True when the previous
+    effect returned on this loop in the same pass, ahead of this task's resumption (see the
+    module docstring); False when not; None outside a running asyncio loop. Never raises."""
+    loop = _running_loop()
+    if loop is None:
+        return None
+    previous = _last_return.get(loop)
+    mark = _queued(loop)
+    if mark is None:
+        return None
+    _last_return[loop] = mark
+    return previous is not None and not previous.ran
+
+
 def before_call() -> _Mark | None:
-    """Before an ``async`` effect's call (recording): queue a marker on the running loop;
+    """Before an ``async`` effect's call (recording): a marker queued on the running loop;
     None outside one. Never raises."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
-        return None
-    try:
-        loop = asyncio.get_running_loop()
-        mark = _Mark()
-        loop.call_soon(_ran, mark)
-        return mark
-    except Exception:  # noqa: BLE001 - no running loop, or a loop that refuses callbacks
-        return None
+    loop = _running_loop()
+    return None if loop is None else _queued(loop)
 
 
 def suspended(mark: _Mark | None) -> bool | None:
     """After the call: whether it suspended its task (the loop ran the marker meanwhile);
     None when unknown."""
     return None if mark is None else mark.ran
+
+
+def _running_loop() -> Any:
+    asyncio = sys.modules.get("asyncio")  # (a program that never imported it has none)
+    if asyncio is None:
+        return None
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _queued(loop: Any) -> _Mark | None:
+    mark = _Mark()
+    try:
+        loop.call_soon(_ran, mark)
+    except Exception:  # noqa: BLE001 - a closed loop, or one that refuses callbacks
+        return None
+    return mark
 
 
 def _ran(mark: _Mark) -> None:

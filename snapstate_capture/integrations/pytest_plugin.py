@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import re
 import shlex
 from pathlib import Path
@@ -101,8 +100,7 @@ def _fix_hash_seed(config: pytest.Config) -> None:
     if not workers or workers == "0" or hashseed.recorded_seed() is not None:
         return
     if hashseed.HIDDEN_ENV not in os.environ and hashseed.SEED_ENV not in os.environ:
-        os.environ[hashseed.SEED_ENV] = str(random.SystemRandom().randrange(1, 2 ** 32))
-        os.environ[hashseed.HIDDEN_ENV] = "1"
+        hashseed.hide_chosen_seed(os.environ)
 
 
 #: A scratch timeline's name: ``.recording-<worker>-<pid>-<test>.snap`` (+ SQLite's files).

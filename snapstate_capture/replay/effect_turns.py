@@ -167,19 +167,18 @@ class EffectTurns:
         """
         import asyncio
 
-        if suspended is False and step is not None:
+        due_already = True
+        if step is not None and (suspended is False or same_pass is False):
             with self._lock:
-                if self._open or self._due(step):
-                    return
-        due_already = True  # (while a stop holds calls back, they wake in batches, in order)
-        if step is not None and same_pass is False:
-            with self._lock:
-                due_already = self._open or self._hold is not None or self._due(step)
+                due_already = self._open or self._due(step)
+            if due_already and suspended is False:
+                return  # as the recorded call did: its task ran on
         await asyncio.sleep(0)  # the recorded call suspended its task: the others ran
         if step is None:
             return
         with self._lock:
             due = self._open or self._due(step)
+            # (while a stop holds calls back, they wake in batches, in their order)
             due_already = due_already or self._hold is not None
             if not due:
                 future: asyncio.Future[None] = asyncio.get_running_loop().create_future()

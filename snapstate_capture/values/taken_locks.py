@@ -12,15 +12,14 @@ state; the capture then shows it bounded (one level, no pickle, no code of the p
 
 from __future__ import annotations
 
-import copyreg
 import threading
 from typing import Any
 
+from .identity import _plain_pickling
 from .static import static_attributes
 
 _LOCK = type(threading.Lock())
 _RLOCK = type(threading.RLock())
-_PLAIN_REDUCE = object.__reduce_ex__
 #: What a bounded capture of such an object says instead of its payload.
 TAKEN_LOCK_NOTE = ("holds a lock taken at this step: not pickled (its own pickling could wait "
                    "for the lock); shown one level deep")
@@ -30,12 +29,8 @@ def holds_taken_lock(obj: Any) -> bool:
     """True when ``obj``'s class pickles with code of its own (``__getstate__``,
     ``__reduce__``, ``__reduce_ex__`` or a ``copyreg`` entry) and one of its attributes is a
     ``threading.Lock`` or ``RLock`` taken now. Never raises; runs no code of the program."""
-    cls = type(obj)
     try:
-        if (getattr(cls, "__reduce_ex__", None) is _PLAIN_REDUCE
-                and getattr(cls, "__reduce__", None) is object.__reduce__
-                and getattr(cls, "__getstate__", object.__getstate__) is object.__getstate__
-                and copyreg.dispatch_table.get(cls) is None):
+        if _plain_pickling(type(obj)):
             return False  # pickled plainly: pickle refuses a lock, it never waits for one
         for _, value in static_attributes(obj) or ():
             kind = type(value)
