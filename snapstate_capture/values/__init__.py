@@ -17,6 +17,7 @@ from . import clients  # noqa: F401 - registers HTTP and model-API clients as ma
 from . import event_loops  # noqa: F401 - registers asyncio event loops as machinery
 from . import executors  # noqa: F401 - registers concurrent.futures pools as machinery
 from . import known_types  # noqa: F401 - registers the previews of exceptions, numpy, pandas…
+from . import hash_tries  # noqa: F401 - registers the previews of rpds maps and sets
 from .identity_at_capture import capture_identity
 from .payload import Serialized, caught_warnings, loads, serialize
 from .placeholder import Placeholder

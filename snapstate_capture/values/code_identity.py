@@ -40,21 +40,30 @@ def _qualified(obj: Any) -> bytes:
     return f"{module if isinstance(module, str) else '?'}:{qualname if isinstance(qualname, str) else '?'}".encode()
 
 
+#: How the file names of the methods attrs writes for a class begin (``attr._make``: "<attrs
+#: generated hash …>" in older versions, "<attrs generated methods …>" in newer ones).
+_ATTRS_CODE = "<attrs generated "
+
 _CODE_CACHE: "weakref.WeakKeyDictionary[types.CodeType, bytes]" = weakref.WeakKeyDictionary()
 
 
 def code_digest(code: types.CodeType) -> bytes:
     """16-byte digest of a code object: its qualified name, bytecode, names and constants
     (nested code by digest, frozensets by members). Line numbers and file paths do not count,
-    so the same function in another checkout or at another line has the same digest."""
+    so the same function in another checkout or at another line has the same digest. The
+    ``__hash__`` attrs generates holds a salt made with ``hash()`` of a string, another in
+    every process: its int constants do not count (jsonschema's ``referencing`` classes)."""
     found = _CODE_CACHE.get(code)
     if found is None:
         consts = []
+        salted = code.co_name == "__hash__" and code.co_filename.startswith(_ATTRS_CODE)
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 consts.append(b"c" + code_digest(const))
             elif isinstance(const, frozenset):
                 consts.append(b"f" + b"".join(sorted(_const_bytes(m) for m in const)))
+            elif salted and type(const) is int:
+                consts.append(b"salt")
             else:
                 consts.append(_const_bytes(const))
         found = _h(b"code", getattr(code, "co_qualname", code.co_name).encode(), code.co_code,

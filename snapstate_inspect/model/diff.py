@@ -275,8 +275,11 @@ class StepDiffer:
         if a.preview_key == b.preview_key:
             if (a.payload_key != b.payload_key and not _complete(a.preview)
                     and not a.identity):
+                # No identity digest (too many parts): the payload bytes alone, which differ
+                # between processes for a set's order (pickle writes it as it iterates).
                 return ValueDiff([Change("", "hidden", a.repr, b.repr)], notes=[
-                    "the values differ beyond what the preview shows; --full compares them"])
+                    "the payloads differ beyond what the preview shows (a set's order alone "
+                    "can make them differ between runs); --full compares the values"])
             return ValueDiff()
         result = diff_previews(*_previews(a, b), options=self.options, budget=budget)
         if result.empty and a.identity != b.identity:

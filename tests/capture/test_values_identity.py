@@ -313,3 +313,31 @@ def test_rpds_maps_and_sets_by_members_whatever_their_order():
     assert len(seen) == 1, seen
     assert identity(rpds.HashTrieMap(items)) != identity(rpds.HashTrieMap(items[:-1]))
     assert identity(rpds.HashTrieMap(items)) == identity(rpds.HashTrieMap(list(reversed(items))))
+
+
+def test_a_jsonschema_validator_is_one_value_and_one_preview_whatever_the_hash_seed():
+    """A validator's registry holds ``referencing`` objects of attrs classes, whose generated
+    ``__hash__`` has a constant made with ``hash()`` of a string (another in every process),
+    and rpds maps, whose own repr follows the hash seed: two runs of one program gave two
+    digests and two previews, and ``snapstate diff`` said they differ (this session's
+    jsonschema program, 2 of 2 runs)."""
+    script = ("import jsonschema, rpds\n"
+              "from snapstate_capture.options import ValueOptions\n"
+              "from snapstate_capture.values.identity import identity\n"
+              "from snapstate_capture.values.preview import PreviewBuilder\n"
+              "v = jsonschema.Draft202012Validator({'type': 'object', 'properties': "
+              "{'b': {'$ref': '#/$defs/s'}}, '$defs': {'s': {'type': 'string'}}})\n"
+              "errors = list(v.iter_errors({'b': 3}))\n"
+              "trie = rpds.HashTrieMap([(f'key{i}', (i, 'x')) for i in range(30)])\n"
+              "print(identity(v), PreviewBuilder(ValueOptions()).build(trie)['repr'])\n")
+    seen = set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed,
+                                   "PYTHONPATH": str(ROOT)}, timeout=60)
+        assert done.returncode == 0, done.stderr
+        seen.add(done.stdout)
+    assert len(seen) == 1, seen
+    digest, shown = seen.pop().split(" ", 1)
+    assert len(digest) == 32
+    assert shown.startswith("HashTrieMap({'key0': (0, 'x'), 'key1': (1, 'x'), 'key10': ")

@@ -234,6 +234,19 @@ def test_two_recordings_with_seeds_of_their_own_say_so_before_their_steps(tmp_pa
     assert f"  hash seed: {seeds[0]} → {seeds[1]}" in done.stdout.splitlines(), done.stdout
 
 
+def test_two_recordings_of_a_program_holding_a_jsonschema_validator_are_identical(tmp_path):
+    """Each recording draws its own hash seed; a jsonschema validator (rpds maps, attrs
+    classes with a salted ``__hash__``) was "different" in every pair of recordings."""
+    for name in ("a", "b"):
+        done = run_cli("record", "-o", str(tmp_path / f"{name}.snap"),
+                       str(PROGRAMS / "schema_check.py"), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    done = run_cli("diff", str(tmp_path / "a.snap"), str(tmp_path / "b.snap"))
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.splitlines()[-1] == "identical"
+    assert "hash seed:" in done.stdout  # the seeds did differ
+
+
 INTEREST = """\
 import sys
 
