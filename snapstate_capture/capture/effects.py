@@ -106,12 +106,13 @@ class EffectCall:
     #: A stream that raised after giving chunks (``integrations/calls.py``): the chunks its
     #: consumer got first — recorded, and served before the error on replay; None otherwise.
     chunks: list[Any] | None = None
-    #: An ``async`` call's return came in the same pass of the event loop as the effect
-    #: returned before it (``loop_passes.py``): recorded, and read back on replay (where it
-    #: decides how the served call is released: ``replay/effect_turns.py``); None: unknown.
-    same_pass: bool | None = None
+    #: The passes of the event loop between the return of the ``async`` effect returned
+    #: before this one and this call's return (0: the same pass; ``loop_passes.py``, at most
+    #: ``PASS_LIMIT``): recorded, and read back on replay (where it decides how the served
+    #: call is released: ``replay/effect_turns.py``); None: unknown.
+    passes: int | None = None
     #: An ``async`` call that returned without suspending its task (False; True: it
-    #: suspended; None: unknown), recorded and read back as ``same_pass`` is.
+    #: suspended; None: unknown), recorded and read back as ``passes`` is.
     suspended: bool | None = None
 
     def row(self) -> dict[str, Any]:
@@ -123,7 +124,7 @@ class EffectCall:
         return {"seq": self.seq, "site": self.site, "task": self.task, "ordinal": self.ordinal,
                 "name": self.name, "args_hash": self.args_digest, "outcome": self.outcome,
                 "rng": self.rng_after, "by": self.by, "cancelled_after": self.cancelled_after,
-                "same_pass": self.same_pass, "suspended": self.suspended}
+                "passes": self.passes, "suspended": self.suspended}
 
 
 def effect(func: F | None = None, *, name: str | None = None, retry: Any = None) -> Any:
@@ -164,7 +165,7 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                     finally:
                         _inside.reset(token)
                         check_rng(call)
-                        call.same_pass = loop_passes.returned_with_previous()
+                        call.passes = loop_passes.passes_since_previous()
                         call.suspended = loop_passes.suspended(mark)
                 else:  # replay: return in the recorded order (``replay/effect_turns.py``)
                     # (and one cancelled when recorded waits to be cancelled again)

@@ -7,12 +7,17 @@ due together — the second task resumes before anything the first one's task wo
 That decides which worker takes the next job from a shared queue, and a replay, whose effects
 answer from the journal, cannot tell it from the order of the steps alone.
 
-``returned_with_previous()`` tells, at an effect's return while recording: a marker callback
-queued at the previous effect's return on this loop has not run yet — so this task was
-resumed ahead of what that one did next. Kept in the journal (``"t"`` in the row's value
-ref), it lets replay release a served call straight away (ahead of the follow-ups) or behind
-them (``replay/effect_turns.py``). The marker is a no-op callback: the program's own callbacks
-run in the order they would have.
+``passes_since_previous()`` tells, at an effect's return while recording, how many passes
+of the loop went by since the previous effect's return on it: a chain of marker callbacks,
+the first queued at that return, each queuing the next as it runs, up to ``PASS_LIMIT``. None
+run yet: this task was resumed ahead of what that one did next (the same pass). Kept in the
+journal (``"t"``: the same pass or not; ``"n"``: passes, from 2), it lets replay release a
+served call straight away (ahead of the follow-ups), or as many passes of the loop behind
+them (``replay/effect_turns.py``): a task that the previous effect's task woke through a
+future — ``asyncio.wait(..., return_when=FIRST_COMPLETED)`` takes two passes to wake its
+waiter — ran before a call that came back later, and its ``done`` set held only the first.
+The markers are no-op callbacks: the program's own callbacks run in the order they would
+have; a loop with nothing else to do makes up to ``PASS_LIMIT`` quick passes before it waits.
 
 ``before_call()`` and ``suspended(mark)`` tell, the same way, whether an ``async`` call
 suspended its task at all: one that returned without (a cache hit that awaits nothing) let
@@ -35,23 +40,58 @@ class _Mark:
         self.ran = False
 
 
-#: Each event loop's marker queued at the last ``async`` effect's return on it.
-_last_return: weakref.WeakKeyDictionary[Any, _Mark] = weakref.WeakKeyDictionary()
+#: The most passes of the loop counted after an effect's return (``passes_since_previous``):
+#: more than the two a task woken through a future takes, and the one of a queue's getter.
+PASS_LIMIT = 8
 
 
-def returned_with_previous() -> bool | None:
-    """At an ``async`` effect's return in an asyncio task (recording): True when the previous
-    effect returned on this loop in the same pass, ahead of this task's resumption (see the
-    module docstring); False when not; None outside a running asyncio loop. Never raises."""
+class _Passes:
+    """The passes of the loop since an effect's return, counted by a chain of no-op
+    callbacks (``_count``) while it is its loop's last return."""
+
+    __slots__ = ("passes",)
+
+    def __init__(self) -> None:
+        self.passes = 0
+
+
+#: Each event loop's pass count started at the last ``async`` effect's return on it.
+_last_return: weakref.WeakKeyDictionary[Any, _Passes] = weakref.WeakKeyDictionary()
+#: The same, of the last served effect's return on replay (``count_from_here``).
+_last_served: weakref.WeakKeyDictionary[Any, _Passes] = weakref.WeakKeyDictionary()
+
+
+def passes_since_previous() -> int | None:
+    """At an ``async`` effect's return in an asyncio task (recording): the passes of the loop
+    since the previous effect returned on it — 0 when in the same pass, ahead of this task's
+    resumption (see the module docstring); at most ``PASS_LIMIT``; 1 for the first effect on a
+    loop. None outside a running asyncio loop. Never raises."""
     loop = _running_loop()
     if loop is None:
         return None
     previous = _last_return.get(loop)
-    mark = _queued(loop)
-    if mark is None:
+    if _counting(loop, _last_return) is None:
         return None
-    _last_return[loop] = mark
-    return previous is not None and not previous.ran
+    return 1 if previous is None else previous.passes
+
+
+def count_from_here() -> _Passes | None:
+    """On replay, at a served ``async`` effect's return: a count of the passes of the running
+    loop from now (``passes``, up to ``PASS_LIMIT``; it stops at the next such return), for
+    the next served call to come back as many passes later as it was recorded
+    (``replay/effect_turns.py``). None outside a running asyncio loop. Never raises."""
+    loop = _running_loop()
+    return None if loop is None else _counting(loop, _last_served)
+
+
+def _counting(loop: Any, last: weakref.WeakKeyDictionary[Any, _Passes]) -> _Passes | None:
+    counting = _Passes()
+    try:
+        loop.call_soon(_count, counting, loop, last)
+    except Exception:  # noqa: BLE001 - a closed loop, or one that refuses callbacks
+        return None
+    last[loop] = counting
+    return counting
 
 
 def before_call() -> _Mark | None:
@@ -88,3 +128,13 @@ def _queued(loop: Any) -> _Mark | None:
 
 def _ran(mark: _Mark) -> None:
     mark.ran = True
+
+
+def _count(counting: _Passes, loop: Any, last: weakref.WeakKeyDictionary[Any, _Passes]
+           ) -> None:
+    counting.passes += 1
+    if counting.passes < PASS_LIMIT and last.get(loop) is counting:
+        try:
+            loop.call_soon(_count, counting, loop, last)
+        except Exception:  # noqa: BLE001 - the loop is closing
+            pass

@@ -129,9 +129,11 @@ class StepCapturing:
             ref["w"] = by  # who gave a wait's outcome, and when
         if row.pop("suspended", None) is False:
             ref["u"] = 1  # returned without suspending its task
-        same_pass = row.pop("same_pass", None)
-        if same_pass is not None:
-            ref["t"] = int(same_pass)  # came back in the previous effect's loop pass
+        passes = row.pop("passes", None)
+        if passes is not None:
+            ref["t"] = int(passes == 0)  # came back in the previous effect's loop pass
+            if passes > 1:
+                ref["n"] = passes  # passes of the loop since the previous effect's return
         cancelled_after = row.pop("cancelled_after", None)
         if cancelled_after is not None:
             ref["c"] = cancelled_after  # seconds to its cancellation (cancelled_effects.py)

@@ -13,8 +13,10 @@ step was recorded before its own has returned in this replay. An effect's step i
 its call returns, so the recorded steps' order is the order the calls completed in. The task
 whose call returns runs on until it suspends again; the next task's call returns ahead of
 what that task woke meanwhile when the recorded calls came back in the same pass of the event
-loop, else behind it (the release goes through the loop's queue), as the journal says
-(``capture/loop_passes.py``; files recorded before it was kept: behind).
+loop, else behind it, as many passes of the loop later as the recorded call came back (the
+release goes through the loop's queue that many times), as the journal says
+(``capture/loop_passes.py``; files recorded before it was kept: one pass behind; before the
+passes were counted, past the first: one pass).
 
 A stop or fork at step N not reached yet (``hold``) holds back the calls recorded as returning
 after it, whatever returned before them: recorded, they came back after step N, which the
@@ -29,7 +31,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from ..capture import loop_passes
 
 if TYPE_CHECKING:  # imported where a call waits: a replay child must not import asyncio
     import asyncio  # before the program does (a program traced into it replays its import)
@@ -47,11 +51,14 @@ class EffectTurns:
         self._order = sorted(step for step in steps if step is not None)
         self._returned: set[int] = set()
         self._low = 0  # position in ``_order`` of the first effect step not returned yet
-        self._waiting: list[tuple[int, asyncio.Future[None], bool | None]] = []
+        self._waiting: list[tuple[int, asyncio.Future[None], int | None]] = []
         self._lock = threading.Lock()
         self._open = False
         self._hold: int | None = None
         self.wait = wait
+        #: The passes of the event loop since the last served call returned on it
+        #: (``loop_passes.count_from_here``; None: not in an event loop).
+        self._since: Any = None
 
     def also_order(self, steps: Iterable[int]) -> None:
         """Order the served calls after these recorded steps too (checkpoints before a stop:
@@ -88,22 +95,24 @@ class EffectTurns:
         release the calls whose turn that makes, in their recorded order."""
         if step is None:
             return
+        since = loop_passes.count_from_here()
         with self._lock:
+            self._since = since
             self._returned.add(step)
             while self._low < len(self._order) and self._order[self._low] in self._returned:
                 self._low += 1
             due = self._take_due()
             alone = len(due) == 1 and self._hold is None  # (a batch wakes in its order)
-        for _, future, same_pass in due:
-            _release(future, same_pass if alone else None)
+        for _, future, passes in due:
+            _release(future, passes if alone else None)
 
-    def _take_due(self) -> list[tuple[int, asyncio.Future[None], bool | None]]:
+    def _take_due(self) -> list[tuple[int, asyncio.Future[None], int | None]]:
         """The waiting calls whose turn it is, in their recorded order, taken off the waiting
         list (lock held). While a stop holds calls back (``hold``), so are those whose every
         earlier step not returned yet is a call released with them: their tasks wake in the
         recorded order, each returning before the next, ahead of any task woken meanwhile for
         another reason (a task another one's return finished), as when recorded."""
-        due: list[tuple[int, asyncio.Future[None], bool | None]] = []
+        due: list[tuple[int, asyncio.Future[None], int | None]] = []
         batch: set[int] = set()
         for entry in sorted(self._waiting, key=lambda entry: entry[0]):
             if self._due(entry[0]) or (self._hold is not None
@@ -134,9 +143,9 @@ class EffectTurns:
         for _, future, _ in sorted(waiting, key=lambda entry: entry[0]):
             _release(future)
 
-    async def served(self, step: int | None, same_pass: bool | None = None,
+    async def served(self, step: int | None, passes: int | None = None,
                      suspended: bool | None = None) -> None:
-        """``turn(step, same_pass, suspended)`` for a served call in an asyncio task; nothing
+        """``turn(step, passes, suspended)`` for a served call in an asyncio task; nothing
         under another event loop (trio's scheduler is not asyncio's to order). Never
         raises."""
         import asyncio
@@ -147,26 +156,28 @@ class EffectTurns:
         except RuntimeError:  # no running asyncio loop
             return
         try:
-            await self.turn(step, same_pass, suspended)
+            await self.turn(step, passes, suspended)
         except Exception:  # noqa: BLE001 - ordering is best effort; the comparison decides
             pass
 
-    async def turn(self, step: int | None, same_pass: bool | None = None,
+    async def turn(self, step: int | None, passes: int | None = None,
                    suspended: bool | None = None) -> None:
         """Suspend once, then until every effect recorded before ``step`` has returned (at
         most ``wait`` seconds). ``step`` None (no recorded step): only the suspension.
 
-        ``same_pass`` (``capture/loop_passes.py``; None in files recorded before it was
-        kept): True when the recorded call came back in the same pass of the event loop as
-        the effect before it — its task then resumed ahead of what that effect's task woke
-        next, so it is released at once, from that task's return; False when it came back
-        in a later pass — it resumes behind those, one pass of the loop later (a worker woken
-        into an empty queue waited again before the next worker did, which decides who takes
-        the next job). ``suspended`` False: the recorded call returned without suspending
-        its task (a cache hit awaiting nothing): when its turn has come, it returns so too.
+        ``passes`` (``capture/loop_passes.py``; None in files recorded before it was kept):
+        the passes of the event loop between the return of the effect before it and the
+        recorded call's. 0: the same pass — its task then resumed ahead of what that effect's
+        task woke next, so it is released at once, from that task's return. More: it resumes
+        behind those, that many passes of the loop later (a worker woken into an empty queue
+        waited again before the next worker did, which decides who takes the next job; a
+        task woken through a future — ``asyncio.wait`` — ran before a call that came back
+        later). ``suspended`` False: the recorded call returned without suspending its task
+        (a cache hit awaiting nothing): when its turn has come, it returns so too.
         """
         import asyncio
 
+        same_pass = None if passes is None else passes == 0
         due_already = True
         if step is not None and (suspended is False or same_pass is False):
             with self._lock:
@@ -182,11 +193,15 @@ class EffectTurns:
             due_already = due_already or self._hold is not None
             if not due:
                 future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-                entry = (step, future, same_pass)
+                entry = (step, future, passes)
                 self._waiting.append(entry)
         if due:
             if not due_already:  # made due while this task was suspended: behind it
                 await asyncio.sleep(0)
+            if passes:  # as many passes after the call before it as recorded
+                since = self._since
+                while since is not None and since is self._since and since.passes < passes:
+                    await asyncio.sleep(0)
             return
         # awaited directly, woken by the release alone (``wait_for`` and ``shield`` would add
         # turns of the loop, in which a task released later could run first); after ``wait``
@@ -214,18 +229,41 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _release(future: asyncio.Future[None], same_pass: bool | None = None) -> None:
-    """Resolve ``future`` on its own loop: behind what that loop has queued already, or —
-    ``same_pass``, called from that loop's own thread — now, so that its task resumes ahead
-    of what the caller's task queues next (``EffectTurns.turn``)."""
+def _release(future: asyncio.Future[None], passes: int | None = None) -> None:
+    """Resolve ``future`` on its own loop: behind what that loop has queued already — after
+    ``passes`` passes of it (None: one) — or, ``passes`` 0 and called from that loop's own
+    thread, now, so that its task resumes ahead of what the caller's task queues next
+    (``EffectTurns.turn``)."""
     try:
         loop = future.get_loop()
-        if same_pass and _running_here(loop):
+        if passes == 0 and _running_here(loop):
             _resolve(future)
         else:
-            loop.call_soon_threadsafe(_resolve, future)
+            loop.call_soon_threadsafe(_after_passes, future, passes or 1)
     except RuntimeError:  # its loop is closed: nobody waits any more
         pass
+
+
+def _after_passes(future: asyncio.Future[None], passes: int) -> None:
+    """Resolve ``future`` in ``passes - 1`` more passes of its loop (now when 1)."""
+    if passes <= 1:
+        _resolve(future)
+        return
+    try:
+        future.get_loop().call_soon(_after_passes, future, passes - 1)
+    except RuntimeError:  # its loop is closed
+        pass
+
+
+def recorded_passes(ref: dict) -> int | None:
+    """The passes of the loop a journal row's value ref says the recorded call came back
+    after the effect before it (``capture/step_capture.py``): ``"n"``, else ``"t"`` (1: the
+    same pass, 0: a later one: one pass), else None."""
+    passes = ref.get("n")
+    if type(passes) is int and passes > 1:
+        return passes
+    same = ref.get("t")
+    return None if same is None else (0 if same else 1)
 
 
 def _running_here(loop: asyncio.AbstractEventLoop) -> bool:

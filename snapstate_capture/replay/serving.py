@@ -24,7 +24,7 @@ from ..errors import PayloadLoadError, SnapStateError
 from ..options import seconds_from_env
 from ..store.reader import Value
 from ..values import capture_value
-from .effect_turns import EffectTurns
+from .effect_turns import EffectTurns, recorded_passes
 from .report import diff_previews, divergence, steps
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class EffectServing:
         (``effect_turns.py``), and until every step recorded before its own was replayed
         (``_after_recorded_steps``). Never raises into the program."""
         if not self.live:
-            await self.effect_turns().served(call.recorded_step, call.same_pass,
+            await self.effect_turns().served(call.recorded_step, call.passes,
                                              call.suspended)
             await self._after_recorded_steps(call)
 
@@ -215,8 +215,7 @@ class EffectServing:
         call.served, call.outcome, call.value = True, entry.outcome, value
         call.by = entry.value.get("w") or None
         call.cancelled_after = entry.value.get("c")
-        same_pass = entry.value.get("t")
-        call.same_pass = None if same_pass is None else bool(same_pass)
+        call.passes = recorded_passes(entry.value)
         call.suspended = False if entry.value.get("u") else None
         call.recorded_step = entry.step
         if entry.outcome == "raise":

@@ -149,7 +149,7 @@ class TracedReplayRecorder(Recorder):
         ``EffectTurns.keep_only``); the effect step a stop is at also waits for the
         other tasks to make the steps recorded before it (``traced_stop.others_caught_up``)."""
         if call.served:  # (live, still one in flight at the fork: ``keep_only``)
-            await self.effect_turns().served(call.recorded_step, call.same_pass,
+            await self.effect_turns().served(call.recorded_step, call.passes,
                                              call.suspended)
         point = self._point
         if (point is not None and point.full and not point.reached and not self.live

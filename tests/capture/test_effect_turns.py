@@ -109,7 +109,7 @@ def test_with_a_stop_checkpoints_are_turns_and_calls_due_together_wake_in_order(
                      "woken by effect 6"]
 
 
-def _order_after_release(same_pass, wait_first):
+def _order_after_release(passes, wait_first):
     """Task B's served call (step 2) waits for step 1, returned by task A, which then queues
     a follow-up (as a worker's ``queue.put`` wakes another): the order B and the follow-up
     run in. ``wait_first``: B waits on its turn before A returns; else A returns while B's
@@ -118,7 +118,7 @@ def _order_after_release(same_pass, wait_first):
     order = []
 
     async def b():
-        await turns.turn(2, same_pass)
+        await turns.turn(2, passes)
         order.append("B")
 
     async def main():
@@ -135,28 +135,76 @@ def _order_after_release(same_pass, wait_first):
 
 
 def test_a_call_that_came_back_in_the_same_pass_resumes_ahead_of_the_follow_ups():
-    """``same_pass`` (``capture/loop_passes.py``): recorded in the same pass of the loop as
+    """``passes`` 0 (``capture/loop_passes.py``): recorded in the same pass of the loop as
     the effect before it, the call's task resumed before what that effect's task woke."""
-    assert _order_after_release(True, wait_first=True) == ["B", "follow-up"]
-    assert _order_after_release(True, wait_first=False) == ["B", "follow-up"]
+    assert _order_after_release(0, wait_first=True) == ["B", "follow-up"]
+    assert _order_after_release(0, wait_first=False) == ["B", "follow-up"]
 
 
 def test_a_call_that_came_back_in_a_later_pass_resumes_behind_the_follow_ups():
     """Recorded in a later pass: the worker its predecessor's ``queue.put`` woke ran first
     (and waited again on an empty queue before the next worker came back)."""
-    assert _order_after_release(False, wait_first=True) == ["follow-up", "B"]
-    assert _order_after_release(False, wait_first=False) == ["follow-up", "B"]
+    assert _order_after_release(1, wait_first=True) == ["follow-up", "B"]
+    assert _order_after_release(1, wait_first=False) == ["follow-up", "B"]
 
 
-def test_which_pass_an_effect_came_back_in_is_told_by_a_marker():
-    from snapstate_capture.capture.loop_passes import returned_with_previous
+def test_how_many_passes_after_the_previous_an_effect_came_back_is_counted():
+    from snapstate_capture.capture.loop_passes import PASS_LIMIT, passes_since_previous
 
     async def main():
-        first = returned_with_previous()
-        second = returned_with_previous()  # the same pass of the loop
-        await asyncio.sleep(0)  # this task resumes behind the marker
-        third = returned_with_previous()
-        return first, second, third
+        seen = [passes_since_previous()]  # the first on this loop
+        seen.append(passes_since_previous())  # the same pass of the loop
+        for waits in (1, 3, 20):
+            for _ in range(waits):
+                await asyncio.sleep(0)  # this task resumes behind each pass's marker
+            seen.append(passes_since_previous())
+        return seen
 
-    assert asyncio.run(main()) == (False, True, False)
-    assert returned_with_previous() is None  # no running loop
+    assert asyncio.run(main()) == [1, 0, 1, 3, PASS_LIMIT]
+    assert passes_since_previous() is None  # no running loop
+
+
+def _passes_until_resumed(passes, wait_first):
+    """The passes of the loop between step 1's return and the resumption of the task whose
+    served call (step 2) was recorded ``passes`` passes after it."""
+    turns = EffectTurns([1, 2], wait=5.0)
+    ticks = [0]
+    at = {}
+
+    async def b():
+        await turns.turn(2, passes)
+        at["resumed"] = ticks[0]
+
+    async def ticker():
+        while "resumed" not in at:
+            ticks[0] += 1
+            await asyncio.sleep(0)
+
+    async def main():
+        counting = asyncio.ensure_future(ticker())
+        await asyncio.sleep(0)
+        if not wait_first:
+            turns.returned(1)
+            at["returned"] = ticks[0]
+        task = asyncio.ensure_future(b())
+        for _ in range(3):
+            await asyncio.sleep(0)  # B waits on its turn now
+        if wait_first:
+            turns.returned(1)
+            at["returned"] = ticks[0]
+        await asyncio.gather(task, counting)
+
+    asyncio.run(main())
+    return at["resumed"] - at["returned"]
+
+
+def test_a_call_that_came_back_passes_later_resumes_as_many_passes_later():
+    """``asyncio.wait(..., FIRST_COMPLETED)`` wakes its waiter two passes after the first
+    task finished: a call recorded as coming back later must not be done by then (replay
+    released every later call one pass behind, and the round took two answers)."""
+    found = [_passes_until_resumed(n, wait_first=True) for n in (1, 2, 4, 8)]
+    assert found == [2, 3, 5, 9], found  # released n passes on: its task runs in the next
+    # its turn came before it was called (its task started late): as many passes on, too,
+    # or at the end of its own suspension when that comes later
+    found = [_passes_until_resumed(n, wait_first=False) for n in (1, 2, 4, 8)]
+    assert found == sorted(found) and found[2] >= 4 and found[3] >= 8, found

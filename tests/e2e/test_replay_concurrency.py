@@ -122,6 +122,31 @@ def test_workers_putting_follow_up_jobs_take_what_they_took_when_recorded(tmp_pa
         assert data["status"] == "ok", data["message"]
 
 
+@pytest.mark.parametrize("trace", [None, "lines", "calls"])
+def test_tool_calls_raced_with_first_completed_take_the_recorded_rounds(tmp_path, trace):
+    """``asyncio.wait(..., return_when=FIRST_COMPLETED)`` wakes its waiter two passes of the
+    loop after the first call's task finished; what finished meanwhile is in its round.
+    Replay released every later call one pass behind the call before it, so a call recorded
+    as coming back later was done by then and joined the round: traced recordings diverged
+    4 of 4 (``--trace lines``) and 4 of 4 (``--trace calls``). The journal keeps how many
+    passes later each call came back (``"n"``, ``capture/loop_passes.py``)."""
+    program = PROGRAMS / "async_first_completed.py"
+    counted = set()
+    for n in range(3 if trace else 2):
+        path = tmp_path / f"race-{n}.snap"
+        if trace:
+            done = run_cli("record", "--trace", trace, "-o", str(path), str(program), "-",
+                           cwd=tmp_path)
+        else:
+            done = run_python(str(program), str(path), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        with snap.open_timeline(path) as timeline:
+            counted |= {entry.value.get("n") for entry in Journal(timeline.runs[-1]).entries}
+        _, data = replay_json(path)
+        assert data["status"] == "ok", data["message"]
+    assert counted & set(range(2, 9))  # some calls came back passes after the one before
+
+
 @pytest.mark.parametrize("traced", [False, True])
 def test_an_async_effect_that_awaits_nothing_does_not_suspend_on_replay(tmp_path, traced):
     """A served call always yielded a pass of the loop first: one recorded as returning
