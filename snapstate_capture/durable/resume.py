@@ -121,8 +121,11 @@ def _resume_one(path: Any, run_id: str | None, answer: Any, by: str | None, trus
         try:
             holder, before = store.acquire(chosen.id)
             try:
-                if before is not None and before.continued_as:
-                    return _continued(timeline, chosen, before.continued_as, answer, notes)
+                continued = before.continued_as if before is not None else None
+                if not continued:  # a lease row is not pushed or pulled with its runs:
+                    continued = chosen.continued_as  # the continuation's header says it
+                if continued:
+                    return _continued(timeline, chosen, continued, answer, notes)
                 lease = {"run": chosen.id, "token": holder.token, "ttl": lease_seconds()}
                 result = replay(chosen, to=to, mode=mode, trust=True, progress=progress,
                                 capture_output=capture_output, lease=lease, resume=handed,

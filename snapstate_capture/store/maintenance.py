@@ -27,7 +27,7 @@ from . import blobs, chunks
 from .engine import ReadEngine
 from .sqlite.connection import DB_ERRORS
 from .locations import is_store_url, open_read_engine, open_write_engine
-from .reader import Run, Timeline, open_timeline
+from .reader import PAUSED, Run, Timeline, open_timeline
 from .step_record import StepRecord
 from .writer import TimelineWriter
 
@@ -125,12 +125,16 @@ def run_roots(engine: ReadEngine, run_id: str) -> list[bytes]:
 class GcReport:
     """What ``collect_garbage`` did (or would do with ``dry_run``).
 
-    ``removed_runs``: ``[(run id, name, steps)]``; ``removed_blobs`` / ``freed_blob_bytes``:
+    ``removed_runs``: ``[(run id, name, steps)]``; ``kept_paused``: see below;
+    ``removed_blobs`` / ``freed_blob_bytes``:
     unreferenced blobs deleted and their stored size; ``size_before`` / ``size_after``: file
     bytes (``size_after`` is None for a dry run).
     """
 
     removed_runs: list[tuple[str, str, int]] = field(default_factory=list)
+    #: Runs the criteria chose that wait for an answer or sleep until a due time, not yet
+    #: continued: kept (``[(run id, name, status)]``), as runs still being recorded are.
+    kept_paused: list[tuple[str, str, str]] = field(default_factory=list)
     removed_blobs: int = 0
     freed_blob_bytes: int = 0
     size_before: int = 0
@@ -171,17 +175,26 @@ def _file_size(path: str | os.PathLike[str]) -> int:
                if os.path.exists(p))
 
 
-def choose_runs(runs: list[Run], *, keep_runs: int | None, older_than: float | None,
-                now: float) -> set[str]:
-    """Ids of the runs ``--keep-runs`` and ``--older-than`` select for removal (runs still
-    being recorded never are)."""
+def _selected(runs: list[Run], keep_runs: int | None, older_than: float | None,
+              now: float) -> list[Run]:
+    """The runs ``--keep-runs`` and ``--older-than`` select, by seq; gc removes those that are
+    ``removable``."""
     chosen: set[str] = set()
     ordered = sorted(runs, key=lambda r: r.seq)
     if keep_runs is not None:
         chosen.update(r.id for r in ordered[:max(len(ordered) - keep_runs, 0)])
     if older_than is not None:
         chosen.update(r.id for r in ordered if (r.ended or r.started or now) < now - older_than)
-    return {r.id for r in ordered if r.id in chosen and r.status != "running"}
+    return [r for r in ordered if r.id in chosen]
+
+
+def removable(run: Run) -> bool:
+    """Whether gc may remove ``run``: not while it is being recorded, nor while it waits for
+    an answer or sleeps until a due time and nobody continued it — a person answers a wait
+    days later, and removing it lost the answer's run (helper-40: ``--keep-runs 1`` removed a
+    waiting run, 1 of 1; the store's gc, every waiting run)."""
+    status = run.status
+    return status != "running" and not (status in PAUSED and not run.continued_as)
 
 
 def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = None,
@@ -194,7 +207,8 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
     more than this many seconds ago; ``max_size``: also remove the oldest runs until the live
     blobs fit in this many bytes. A fork copies its parent's steps, so removing a parent never
     takes what a kept fork needs: the blobs it names stay alive. Runs still being recorded are
-    never removed, and a file with one is refused (a live recorder assumes its blobs stay). A
+    never removed, nor runs that wait for an answer or sleep and were not continued (kept and
+    listed in ``kept_paused``), and a file with one is refused (a live recorder assumes its blobs stay). A
     database store's recorders go on meanwhile: their runs are kept and marked, and the sweep
     keeps writers out while it marks again what changed since (only the store's owner may
     delete: ``store.postgres.roles``).
@@ -210,7 +224,9 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
         live = [r for r in runs if r.status == "running"]
     if live and not is_store_url(path):  # (a store's recorders go on: see the sweep below)
         raise TimelineError(path, f"run {live[0].id[:8]} is still being recorded; gc refused")
-    doomed = choose_runs(runs, keep_runs=keep_runs, older_than=older_than, now=time.time())
+    selected = _selected(runs, keep_runs, older_than, time.time())
+    doomed = {r.id for r in selected if removable(r)}
+    paused = {r.id for r in selected if r.status in PAUSED and not removable(r)}
     # A dry run reads only: opening for writing would switch the file to WAL (a byte change).
     engine: Any = open_read_engine(path) if dry_run else open_write_engine(path)
     try:
@@ -222,13 +238,16 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
             marker.mark(run_roots(engine, run.id))
             step(done, total)
             if max_size is not None and marker.live_bytes > max_size and run is not newest_first[0]:
-                doomed.update(r.id for r in newest_first if r.seq <= run.seq)
+                older = [r for r in newest_first if r.seq <= run.seq]
+                doomed.update(r.id for r in older if removable(r))
+                paused.update(r.id for r in older if r.status in PAUSED and not removable(r))
                 marker = BlobMarker(_fetcher(engine))
                 for kept in newest_first:
                     if kept.id not in doomed:
                         marker.mark(run_roots(engine, kept.id))
                 break
         report.removed_runs = [(r.id, r.name, r.step_count) for r in runs if r.id in doomed]
+        report.kept_paused = [(r.id, r.name, r.status) for r in runs if r.id in paused]
         dead = [(key, size) for key, size in engine.stored_blob_sizes() if key not in marker.live]
         report.removed_blobs = len(dead)
         report.freed_blob_bytes = sum(size for _, size in dead)

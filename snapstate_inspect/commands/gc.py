@@ -59,6 +59,7 @@ def report_json(report: GcReport) -> dict:
     """The stable JSON form of a gc report."""
     return {"dry_run": report.dry_run,
             "removed_runs": [{"id": i, "name": n, "steps": s} for i, n, s in report.removed_runs],
+            "kept_paused": [{"id": i, "name": n, "status": st} for i, n, st in report.kept_paused],
             "removed_blobs": report.removed_blobs, "freed_blob_bytes": report.freed_blob_bytes,
             "size_before": report.size_before, "size_after": report.size_after}
 
@@ -75,9 +76,13 @@ def describe(path: str, report: GcReport) -> str:
     """Human summary: runs removed, blobs removed, bytes freed."""
     verb = "would remove" if report.dry_run else "removed"
     runs = ", ".join(f"{i[:8]} ({n}, {s} steps)" for i, n, s in report.removed_runs) or "none"
-    lines = [f"{path}: {verb} {len(report.removed_runs)} run(s): {runs}",
-             f"{verb} {report.removed_blobs} unreferenced blob(s), "
-             f"{_size(report.freed_blob_bytes)} of stored data"]
+    lines = [f"{path}: {verb} {len(report.removed_runs)} run(s): {runs}"]
+    if report.kept_paused:
+        kept = ", ".join(f"{i[:8]} ({n}, {st})" for i, n, st in report.kept_paused)
+        lines.append(f"kept {len(report.kept_paused)} run(s) that wait for an answer or sleep "
+                     f"(answer or wake them first): {kept}")
+    lines.append(f"{verb} {report.removed_blobs} unreferenced blob(s), "
+                 f"{_size(report.freed_blob_bytes)} of stored data")
     if report.size_after is not None:
         lines.append(f"file {_size(report.size_before)} -> {_size(report.size_after)} "
                      f"(freed {_size(max(report.size_before - report.size_after, 0))})")

@@ -87,6 +87,30 @@ def test_two_waits_answered_by_two_resumes_in_other_processes(tmp_path):
     assert "no waiting or sleeping runs" in run_cli("waiting", str(tmp_path)).stdout
 
 
+def test_gc_keeps_a_run_that_waits_for_an_answer_until_it_is_continued(tmp_path):
+    """``gc --keep-runs 1`` removed a waiting run (helper-40: 1 of 1): the person's answer,
+    days later, had nothing left to continue."""
+    path, side = start(tmp_path)
+    other = run_python(str(PROGRAM), str(path), str(tmp_path / "s2"), cwd=tmp_path)
+    assert other.returncode == 75, other.stderr
+    waiting = [r["id"] for r in runs_json(path)]
+    done = run_cli("gc", str(path), "--keep-runs", "0")
+    assert done.returncode == 0, done.stderr
+    assert "removed 0 run(s)" in done.stdout
+    assert "kept 2 run(s) that wait for an answer or sleep" in done.stdout
+    assert waiting[0][:8] in done.stdout and "waiting" in done.stdout
+    data = json.loads(run_cli("gc", str(path), "--keep-runs", "0", "--json").stdout)
+    assert [r["id"] for r in data["kept_paused"]] == waiting and not data["removed_runs"]
+    assert "waiting for 'approval'" in run_cli("waiting", str(path)).stdout
+    answered = run_cli("resume", str(path), "--run", waiting[0], "--answer", "yes",
+                       cwd=tmp_path)
+    assert answered.returncode == 75, answered.stderr
+    done = run_cli("gc", str(path), "--keep-runs", "1", "--json")
+    removed = [r["id"] for r in json.loads(done.stdout)["removed_runs"]]
+    assert removed == [waiting[0]]  # answered: its continuation holds what it needs
+    assert [r["id"] for r in runs_json(path)][0] == waiting[1]
+
+
 def test_a_bad_answer_is_refused_with_the_reason_and_nothing_is_recorded(tmp_path):
     path, side = start(tmp_path)
     assert run_cli("resume", str(path), "--answer", "yes").returncode == 75

@@ -69,3 +69,28 @@ def test_a_run_waits_in_a_store_and_is_answered_by_resume_and_by_the_worker(stor
     assert verified.returncode == 0, verified.stdout + verified.stderr  # every run sealed
     assert [r["intact"] for r in json.loads(verified.stdout)["runs"]] == [True] * 3
 
+
+
+def test_a_wait_answered_before_a_push_is_not_answered_again_in_the_store(store, tmp_path):
+    """The store's lease row says a run was continued; it is not pushed or pulled with the
+    runs. A wait answered in a file, then pushed with its continuation, took a second answer
+    in the store, and the effects after it ran again (helper-40: 2 of 2)."""
+    side = tmp_path / "side.txt"
+    path = tmp_path / "agent.snap"
+    done = run_python(str(PROGRAMS / "durable_agent.py"), str(path), str(side), cwd=tmp_path)
+    assert done.returncode == 75, done.stderr
+    first = run_cli("resume", str(path), "--answer", "yes", "--by", "alice", cwd=tmp_path)
+    assert first.returncode == 75, first.stderr + first.stdout
+    with snap.open_timeline(path) as timeline:
+        original, continuation = (run.id for run in timeline.runs)
+    for run_id in (original, continuation):
+        pushed = run_cli("push", str(path), store, "--run", run_id)
+        assert pushed.returncode == 0, pushed.stderr
+    drafts = side.read_text()
+    again = run_cli("resume", store, "--run", original, "--answer", "no", "--by", "bob",
+                    cwd=tmp_path)
+    assert again.returncode != 0, again.stdout
+    assert f"already continued as {continuation[:8]}" in again.stderr, again.stderr
+    assert side.read_text() == drafts  # no effect ran again
+    with snap.open_timeline(store) as timeline:
+        assert len(timeline.runs) == 2
