@@ -122,9 +122,13 @@ class EffectServing:
     def _wait_for_live(self) -> bool:
         """A call the journal has nothing more for, made while a live continuation is due
         (``--live``/resume at a step not reached yet — another thread takes it): wait, at most
-        ``TURN_WAIT`` s, until the replay goes live; True when it did (or will: see below)."""
+        ``TURN_WAIT`` s, until the replay goes live; True when it did (or will: see below).
+        A waiting run's resume too: a call in flight in another thread when the wait ended
+        the process (LangGraph's checkpoint ``put`` from its pool) has no journal row, and its
+        resume ended there as "the recording ends here", the answer unused (helper-40: 10 of
+        18)."""
         config, turn = self.session.config, getattr(self, "_turn", None)
-        if turn is None or config.mode != "live" or config.to is None:
+        if turn is None or config.mode not in ("live", "resume") or config.to is None:
             return False
         if threading.current_thread() is threading.main_thread():
             # asyncio tasks share this thread: waiting would stop the task that takes the
@@ -161,6 +165,12 @@ class EffectServing:
             call.before_live = not self.live  # in flight when the run died: it runs live
             return
         if entry is None:
+            config = session.config
+            if config.mode == "resume" and config.to is not None and not self.live:
+                session.fail(f"the resume stopped at effect {call.name} at {_short(call.site)} "
+                             f"({call.task}): the recording has no further effect there, and "
+                             f"the run did not reach step {config.to}, where it continues, "
+                             f"within {TURN_WAIT:g} s; nothing was continued")
             if not session.recording_complete:
                 session.succeed(f"replayed {steps(self.replayed)}, no divergence; the recording "
                                 f"ends here (run {session.run.status})")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import snapstate_capture as snap
-from tests.conftest import PROGRAMS, run_cli, run_python
+from tests.conftest import PROGRAMS, ROOT, run_cli, run_python
 from tests.e2e.replay_helpers import runs_json, side_lines
 
 PROGRAM = PROGRAMS / "durable_agent.py"
@@ -297,3 +297,20 @@ def test_a_traced_run_waits_and_resumes_twice_at_the_line_after_each_wait(tmp_pa
         assert who == [("ok", "alice"), ("legal", "bob")]  # each answer, journaled with who
     verified = run_cli("verify", str(path))
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_langgraph_node_that_waits_resumes_although_a_checkpoint_was_in_flight(tmp_path):
+    """The wait ends the process while LangGraph's pool may still be storing the checkpoint
+    before it: that call has no journal row. Its resume ended there as "the recording ends
+    here" and exit 0, the answer unused and nothing published (helper-40: 10 of 18). It waits
+    now for the replay to reach the wait, and then runs for real."""
+    program = ROOT / "tests" / "corpus" / "programs" / "langgraph_wait.py"
+    for n in range(4):
+        path, ledger = tmp_path / f"graph{n}.snap", tmp_path / f"ledger{n}.txt"
+        started = run_python(str(program), str(path), str(ledger), cwd=tmp_path)
+        assert started.returncode == 75, started.stderr
+        resumed = run_cli("resume", str(path), "--answer", "yes", cwd=tmp_path)
+        assert resumed.returncode == 0, resumed.stderr + resumed.stdout
+        assert "published 1" in resumed.stdout, resumed.stdout + resumed.stderr
+        assert ledger.read_text().splitlines() == ["write", "publish"]
+        assert [r["status"] for r in runs_json(path)] == ["waiting", "finished"]
