@@ -59,6 +59,12 @@ class WaitOutsideRecord(SnapStateError):
     """``wait_for`` was called outside a ``record`` block with no terminal to ask on."""
 
 
+class WaitNotStored(SnapStateError):
+    """A wait or long sleep could not pause the run: its recording had stopped (a full disk:
+    the line the recorder wrote then says why), so nothing could resume it. Raised into the
+    program instead of exiting ``EXIT_PAUSED``, which would say a person will be asked."""
+
+
 @dataclass(frozen=True)
 class Resumption:
     """What a resume hands to the wait it stopped at: the outcome ``value`` (the answer, or
@@ -221,9 +227,14 @@ def _pause_point(recorder: Any, frame: Any, name: str, extra: dict[str, Any],
 def _pause(recorder: Any, pause: dict[str, Any], index: int | None) -> None:
     """End the run ``waiting``/``sleeping`` with ``pause`` stored, say so, stop the program."""
     stored = {**pause, "step": index, "at": _wall()}
-    ended = recorder.pause(stored)
-    if ended:
-        _say(recorder, stored)
+    if not recorder.pause(stored):
+        from ..store.locations import location_label
+
+        what = f"wait {pause['name']!r}" if pause["pause"] == "wait" else "sleep_until"
+        raise WaitNotStored(f"{location_label(recorder.path)}: {what} could not pause the run: "
+                            "its recording had stopped (see the line above); nothing was "
+                            "paused and nothing can resume it")
+    _say(recorder, stored)
     if threading.current_thread() is not threading.main_thread():
         # SystemExit would end this thread only; the rest of the program must stop too.
         for stream in (sys.stdout, sys.stderr):

@@ -42,6 +42,28 @@ def test_a_full_disk_is_said_once_and_the_run_is_marked_truncated(snap_path, cap
     assert listed.returncode == 0 and "truncated" in listed.stdout
 
 
+
+def test_a_wait_after_a_full_disk_raises_instead_of_saying_the_run_paused(snap_path, capfd):
+    """The run could not be paused (its recording had stopped): exiting 75 said a person would
+    be asked, and nobody ever was (helper-40: 8 of 8)."""
+    import pytest
+
+    from snapstate_capture.capture.waits import WaitNotStored
+
+    with pytest.raises(WaitNotStored, match="could not pause the run"):
+        with snap.record(snap_path, name="filling") as block:
+            for i in range(12):
+                if i == 4:
+                    conn = block.recorder._writer.engine.connection
+                    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+                    conn.execute(f"PRAGMA max_page_count={pages}")
+                snap.checkpoint("t", i=i, pad=random.Random(i).randbytes(10_000).hex())
+            snap.wait_for("approval", prompt="ok?")
+    err = capfd.readouterr().err
+    assert "is waiting for" not in err and "snapstate resume" not in err
+    with snap.open_timeline(snap_path) as timeline:
+        assert timeline.runs[-1].status == "truncated"
+
 PROGRAM = textwrap.dedent('''
     import os, resource, signal, sys
     import snapstate_capture as snap
