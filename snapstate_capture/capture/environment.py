@@ -25,7 +25,8 @@ OWN_PACKAGES = frozenset({"snapstate", "dill"})
 def entry_facts(options: CaptureOptions | None = None) -> dict[str, Any]:
     """How to start this program again: ``{"kind": "script"|"module"|"unknown", ...}``.
 
-    A script gives its absolute ``path``; ``python -m pkg`` gives ``module``; both give ``argv``
+    A script gives its absolute ``path`` (and ``argv0``, the name it was started by, when that
+    is another: ``script_name``); ``python -m pkg`` gives ``module``; both give ``argv``
     (arguments after the program name), ``cwd`` and ``env`` (the variables named in
     ``options.entry_env`` that are set, secret names left out). The recorder adds ``block``
     (which ``record`` block of the process this run is) and ``rng`` (saved generator states);
@@ -43,8 +44,16 @@ def entry_facts(options: CaptureOptions | None = None) -> dict[str, Any]:
     path = getattr(main, "__file__", None)
     if path:
         return {"kind": "script", "path": os.path.abspath(path), "argv": argv, "cwd": cwd,
-                "env": env}
+                "env": env, **script_name(sys.argv[0] if sys.argv else path, path)}
     return {"kind": "unknown", "argv": argv, "cwd": cwd, "env": env}
+
+
+def script_name(typed: str, path: str) -> dict[str, str]:
+    """``{"argv0": typed}`` when the script was started by another name than its absolute
+    path (``python agent.py``: ``sys.argv[0]`` is ``agent.py``), so replay gives the program
+    the ``sys.argv`` it had — a traced ``main(argv)`` diverged there (helper-39: 3 of 3);
+    ``{}`` when they are the same."""
+    return {"argv0": typed} if typed and typed != os.path.abspath(path) else {}
 
 
 def chosen_env(options: CaptureOptions | None) -> dict[str, str]:

@@ -126,10 +126,12 @@ def _start(entry: dict[str, Any], session: ReplaySession) -> None:
     kind = entry.get("kind")
     argv = [str(a) for a in entry.get("argv") or []]
     if kind == "script":
-        path = session.relocation.path(entry.get("path") or "")
+        recorded = entry.get("path") or ""
+        path = session.relocation.path(recorded)
         if not os.path.isfile(path):
             session.fail(f"the run's script {path} no longer exists")
-        sys.argv = [path, *argv]
+        typed = entry.get("argv0")  # the name it was started by, where it still names it
+        sys.argv = [typed if isinstance(typed, str) and path == recorded else path, *argv]
         sys.path[0] = os.path.dirname(path)
         # the ``__main__`` that ``snapstate record`` ran it in, on a stack as deep
         at_depth(entry.get("start_depth"), run_script)(path)

@@ -29,7 +29,7 @@ import snapstate_capture
 import snapstate_inspect
 from snapstate_capture.capture import hashseed
 from snapstate_capture import record as record_block
-from snapstate_capture.capture.environment import entry_facts
+from snapstate_capture.capture.environment import entry_facts, script_name
 from snapstate_capture.capture.script import run_script
 from snapstate_capture.capture.start_depth import depth_for_callee
 from snapstate_capture.errors import SnapStateError
@@ -412,7 +412,7 @@ def _entry(module: str | None, target: str, argv: list[str], wrapper: dict[str, 
         return {"kind": "module", "module": module, "argv": argv, "cwd": os.getcwd(),
                 "env": facts.get("env", {}), "record": wrapper}
     return {"kind": "script", "path": os.path.abspath(target), "argv": argv, "cwd": os.getcwd(),
-            "env": facts.get("env", {}), "record": wrapper}
+            "env": facts.get("env", {}), "record": wrapper, **script_name(target, target)}
 
 
 def _report(block: record_block, output: str | Path) -> None:

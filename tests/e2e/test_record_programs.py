@@ -192,6 +192,33 @@ def test_script_sees_what_python_gives_it(tmp_path):
     assert traceback == plain.stderr[plain.stderr.index("Traceback"):]
 
 
+def test_a_script_started_by_a_relative_name_replays_with_the_argv_it_had(tmp_path):
+    """Replay gave ``sys.argv[0]`` the script's absolute path: a traced ``main(argv)`` kept
+    another value than recorded and diverged there (helper-39: 3 of 3). The entry keeps the
+    name it was started by (``argv0``), from ``snapstate record`` and from a ``record``
+    block."""
+    (tmp_path / "cli.py").write_text(
+        "import sys\n"
+        "def main(argv):\n"
+        "    count = len(argv)\n"
+        "    return count\n"
+        "main(sys.argv)\n"
+        "if sys.argv[1:] == ['block']:\n"
+        "    import snapstate_capture as snap\n"
+        "    with snap.record('block.snap'):\n"
+        "        main(sys.argv)\n"
+        "        snap.checkpoint('argv', argv=sys.argv)\n")
+    proc, path = _record(tmp_path, "cli.py", "x", "y")
+    assert proc.returncode == 0, proc.stderr
+    with snap.open_timeline(path) as timeline:
+        assert timeline.runs[-1].entry["argv0"] == "cli.py"
+    done = run_cli("replay", str(path), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert run_python("cli.py", "block", cwd=tmp_path).returncode == 0
+    done = run_cli("replay", str(tmp_path / "block.snap"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_a_traceback_through_generated_code_is_the_one_python_prints(tmp_path):
     """Code compiled under a name that is not ``<...>`` (networkx's ``"<class 'argmap'>
     compilation 20"``) has no source of its own: python's own printer shows no line for it,
