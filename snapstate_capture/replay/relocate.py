@@ -10,6 +10,10 @@ The program is looked for in the timeline file's directory and its parents first
 (``sample_snapshots/x.snap`` inside a checkout finds that checkout), then in the recorded
 directory, then in the current one. A directory qualifies when every recorded file that lay
 under the recorded directory exists under it; drift (``drift.py``) then compares their text.
+One of the timeline's directories qualifies only when the timeline lies in it where it lay
+in the recorded directory (the run's entry keeps where it was: ``"timeline"``): another file
+of the same name above a timeline written elsewhere took the replay over from the program
+where it was recorded (helper-39: 2 of 2). Files recorded before that was kept skip the check.
 """
 
 from __future__ import annotations
@@ -70,11 +74,23 @@ def _holds(files: list[str], relocation: Relocation) -> bool:
     return all(os.path.isfile(relocation.path(name)) for name in files)
 
 
+def _carried(run: Run, timeline: str, candidate: str, recorded: str) -> bool:
+    """Whether ``timeline`` lies in ``candidate`` where it lay in the ``recorded`` directory
+    when the run was recorded (a copy of that directory carried it along); True for a run
+    recorded before its entry kept where its timeline was."""
+    was = run.entry.get("timeline")
+    if not isinstance(was, str):
+        return True
+    then = os.path.relpath(was, recorded)
+    return not then.startswith(os.pardir) and os.path.relpath(timeline, candidate) == then
+
+
 def relocation_for(run: Run, here: str | None = None) -> Relocation:
     """Where to replay ``run`` from.
 
     The first directory that holds every recorded file that lay under the run's recorded
-    directory, among: the timeline file's directory and its parents (nearest first), the
+    directory, among: the timeline file's directory and its parents (nearest first; those in
+    which the timeline lies where it lay in the recorded directory: ``_carried``), the
     recorded directory, ``here`` (default: the current directory). So a timeline committed
     inside a checkout replays that checkout's code. With no such directory (or no recorded
     file under the recorded directory), the recorded directory if it exists, else ``here``;
@@ -88,8 +104,9 @@ def relocation_for(run: Run, here: str | None = None) -> Relocation:
         return fallback
     candidates = [recorded, here]
     if not is_store_url(run.timeline.location):  # a store lies in no directory of the project
-        timeline_dir = Path(run.timeline.location).parent
-        candidates[:0] = [str(timeline_dir), *(str(p) for p in timeline_dir.parents)]
+        timeline = Path(run.timeline.location).absolute()
+        candidates[:0] = [str(p) for p in timeline.parents
+                          if _carried(run, str(timeline), str(p), recorded)]
     for candidate in dict.fromkeys(candidates):
         relocation = Relocation(recorded, candidate)
         if _holds(files, relocation):

@@ -85,3 +85,19 @@ def test_a_traced_run_replays_from_a_copy_of_its_directory(tmp_path, trace):
     (copy / "mypkg" / "helper.py").write_text("def helper(x):\n    return x * 3\n")
     drifted = run_cli("replay", "run.snap", cwd=copy)  # the copy's file is the one named
     assert drifted.returncode == 2 and str(copy / "mypkg" / "helper.py") in drifted.stdout
+
+
+def test_another_file_of_the_same_name_near_the_timeline_does_not_take_the_replay_over(tmp_path):
+    """The timeline's directory and its parents are looked in first, so that a timeline
+    committed in a checkout replays the checkout's code; a different file under the same
+    relative name there took the replay over from the unchanged program where it was recorded
+    (drift, exit 2; with --allow-drift the wrong program ran; helper-39: 2 of 2)."""
+    root = tmp_path / "project"
+    _record(root, "script")
+    timeline = root / "runs" / "app.snap"
+    (root / "runs" / "pkg").mkdir()
+    (root / "runs" / "pkg" / "app.py").write_text("print('another program')\n")
+    done = run_cli("replay", str(timeline), "--trust", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no divergence" in done.stdout and "note: replaying the program in" not in done.stdout
+    assert not (root / "effects.log").exists(), "the effect ran again on replay"
