@@ -189,3 +189,21 @@ def test_exception_preview_is_structured_data(snap_path):
     assert [row[2] for row in data["traceback"]] == [
         "test_exception_preview_is_structured_data", "fail"]
     assert "ValueError: ('bad value', 42)" in data["text"]
+
+
+class Endless:
+    def __repr__(self):
+        return f"<Endless {self!r}>"  # simpy's Timeout before its __init__ ran
+
+
+def test_a_repr_that_recurses_forever_reads_the_same_at_any_stack_depth():
+    """CPython's message for the RecursionError depends on how deep the stack was when the
+    repr began ("... while getting the str of an object" or not): a replay, at another depth,
+    diverged on the text (helper-39: simpy traced, 5 of 5)."""
+    from snapstate_capture.values.reprs import safe_repr
+
+    def deeper(n):
+        return safe_repr(Endless(), 300) if n == 0 else deeper(n - 1)
+
+    shown = {deeper(n) for n in (0, 7, 50, 300)}
+    assert shown == {"<repr failed: RecursionError: maximum recursion depth exceeded>"}, shown
