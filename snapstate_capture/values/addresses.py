@@ -92,6 +92,9 @@ _AT_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 #: ``<Template memory:7ffff45826d0>``, ``<Foo 0x7f…>``, ``id=0x7f…``.
 _HEX_WORD = re.compile(r"(?<![0-9A-Za-z_])(0x)?([0-9a-fA-F]{6,16})(?![0-9A-Za-z_])")
 _HEX_LETTER = re.compile(r"[a-fA-F]")
+#: An id written in decimal after ``@`` in an object's repr: transitions'
+#: ``<Event('pay')@140737310209040>``, ``<State('done')@…>``.
+_AT_DECIMAL = re.compile(r"@([0-9]{7,15})(?![0-9A-Za-z_])")
 #: Phrases after which a library writes an object's id in hex without ``0x`` in an
 #: exception's message: anyio names the cancel scope that cancelled a task
 #: (``Cancelled via cancel scope 7ffff4a4d620 by <Task ...>``), the ``CancelledError`` an
@@ -107,11 +110,20 @@ def blank_addresses(text: str) -> str:
     holds a default repr too), and in an object's repr (text starting with ``<``) any hex
     number that could be an address (``could_be_address``), written with ``0x`` or, if it has
     a hex letter, without (a bare decimal number is a number); and after one of
-    ``ADDRESS_PHRASES`` (an exception's repr holds its message). The digits become ``…``."""
+    ``ADDRESS_PHRASES`` (an exception's repr holds its message); and in an object's repr a
+    decimal number after ``@`` that could be an address (transitions writes ``id(self)``
+    so: a traced callback's ``EventData`` diverged at every replay, helper-39 4 of 4). The
+    digits become ``…``."""
     text = _AT_ADDRESS.sub(" at 0x…", text)
     if text.startswith("<"):
         text = _HEX_WORD.sub(_blank_hex, text)
+        if "@" in text:
+            text = _AT_DECIMAL.sub(_blank_decimal, text)
     return _blank_after_phrases(text)
+
+
+def _blank_decimal(match: re.Match[str]) -> str:
+    return "@…" if could_be_address(int(match.group(1))) else match.group(0)
 
 
 def _blank_after_phrases(text: str) -> str:
