@@ -80,3 +80,40 @@ def test_an_altered_run_is_not_pushed(pg_server, tmp_path):
     assert "altered or damaged" in done.stderr and "Traceback" not in done.stderr
     with snap.open_timeline(url) as store:
         assert store.runs == []
+
+
+def _shared_blob(location, run_id):
+    """The key of a raw blob the run reaches (its program's source, say)."""
+    from snapstate_capture.store.maintenance import BlobMarker, run_roots
+
+    with snap.open_timeline(location) as timeline:
+        marker = BlobMarker(timeline.engine.blob_row)
+        marker.mark(run_roots(timeline.engine, run_id))
+        return next(key for key in sorted(marker.live)
+                    if timeline.engine.blob_row(key)[0] == 0)  # stored raw
+
+
+def test_a_damaged_blob_is_neither_pushed_nor_pulled_nor_inherited(pg_server, tmp_path):
+    """Push left a blob already in the store as it was, and neither end re-hashed blobs: a run
+    reaching a damaged one was pushed and pulled with exit 0, and a new run sharing it
+    inherited the damage (helper-40: 3 of 3). Each end now reads and checks what the run
+    reaches."""
+    import psycopg
+
+    url = pg_server.create_database("damaged")
+    first = tmp_path / "first.snap"
+    run_id = _record(first, tmp_path)
+    assert _cli("push", str(first), url, "--run", run_id).returncode == 0
+    key = _shared_blob(url, run_id)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE snapstate.blobs SET data = %s WHERE hash = %s", (b"damaged!", key))
+    pulled = _cli("pull", url, "--run", run_id, "-o", str(tmp_path / "back.snap"))
+    assert pulled.returncode == 2 and "damaged" not in pulled.stdout, pulled.stdout
+    assert f"blob {key.hex()[:12]}" in pulled.stderr and "Traceback" not in pulled.stderr
+    second = tmp_path / "second.snap"
+    other = _record(second, tmp_path)  # the same program: the same source blobs
+    pushed = _cli("push", str(second), url, "--run", other)
+    assert pushed.returncode == 2, pushed.stdout + pushed.stderr
+    assert f"holds blob {key.hex()[:12]}" in pushed.stderr and "nothing was copied" in pushed.stderr
+    with snap.open_timeline(url) as store:
+        assert [run.id for run in store.runs] == [run_id]
