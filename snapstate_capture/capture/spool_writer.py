@@ -3,7 +3,10 @@ store, catching up whenever the store is reachable.
 
 Started by ``capture.spooled.SpoolingWriter`` as ``python -m snapstate_capture.capture.spool_writer
 SPOOL`` in its own session. Its stdin is the recorder's liveness pipe (end of input: the
-recorder is gone, whatever it spooled is stored, then the process ends); on stdout it says
+recorder is gone, whatever it spooled is stored, then the process ends; a line ``end JSON``
+on it is the run's end when the spool could not take it — a full disk — stored after
+everything spooled: a run cut short so was left ``running``, taken for crashed, and its resume
+ran again the effects it had run unrecorded, helper-40 2 of 2); on stdout it says
 ``stored`` once the run's end is in the store, or ``cut STEP REASON`` when the store refused a
 change for good (and ``waiting REASON`` once, when the store is first out of reach). Consecutive steps are stored in one transaction per batch (the spool, not the
 transaction, is what keeps a killed recorder's steps).
@@ -308,6 +311,7 @@ def drain(path: Path, *, liveness: Any = None, say: Any = None) -> tuple[str, st
     _debug(f"{path.name}: storing{' (an orphan)' if liveness is None else ''}")
     sink = StoreSink(url, run_id, patience=_patience(), say=say)
     alive = liveness is not None
+    said = bytearray()  # what the recorder wrote on the pipe (``end JSON`` lines)
     try:
         while True:
             changes = reader.read(limit=4 * BATCH_STEPS)
@@ -322,14 +326,18 @@ def drain(path: Path, *, liveness: Any = None, say: Any = None) -> tuple[str, st
                     # steps gathering meanwhile (a transaction costs this process more than
                     # its steps do); its end — the pipe closing — cuts the wait short.
                     ready, _, _ = select.select([liveness], [], [], rest)
-                    if ready and not os.read(liveness.fileno(), 4096):
-                        alive = False
+                    if ready:
+                        alive = _listen(liveness, said)
                 continue
             if not alive:
                 break
             ready, _, _ = select.select([liveness], [], [], IDLE_POLL)
-            if ready and not os.read(liveness.fileno(), 4096):
-                alive = False  # the recorder is gone: one more look takes what it wrote last
+            if ready:  # at its end, the recorder is gone: one more look takes what it wrote
+                alive = _listen(liveness, said)
+        if not sink.ended:
+            end = _piped_end(said)
+            if end is not None:
+                sink.apply([end])
     except GaveUp as failure:
         sink.close()
         if not failure.permanent:
@@ -349,6 +357,29 @@ def drain(path: Path, *, liveness: Any = None, say: Any = None) -> tuple[str, st
     path.unlink(missing_ok=True)
     reader.close()
     return "stored", url
+
+
+def _listen(liveness: Any, said: bytearray) -> bool:
+    """Read what the recorder wrote on its pipe into ``said``; False at its end (gone)."""
+    data = os.read(liveness.fileno(), 4096)
+    said.extend(data)
+    return bool(data)
+
+
+def _piped_end(said: bytearray) -> tuple[str, str, str | None] | None:
+    """The spool frame of the run's end the recorder sent on its pipe (``end JSON``:
+    ``[status, error JSON or null]``), or None."""
+    import json
+
+    for line in bytes(said).splitlines():
+        if line.startswith(b"end "):
+            try:
+                status, error = json.loads(line[4:])
+            except (ValueError, TypeError):
+                continue
+            if isinstance(status, str) and (error is None or isinstance(error, str)):
+                return ("end", status, error)
+    return None
 
 
 def _still_named(path: Path, reader: SpoolReader) -> bool:

@@ -160,9 +160,29 @@ class SpoolingWriter:
         return True
 
     def end_run(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> None:
-        """Spool the run's end (stored after every step before it)."""
-        self._write(("end", status, json.dumps(error) if error else None))
+        """Spool the run's end (stored after every step before it). When the spool cannot
+        take it (a full disk: the run is being marked ``truncated``), the end goes to the
+        writer process on its pipe instead (``spool_writer``), stored after what was
+        spooled; ``WriteFailed`` only when neither could take it."""
+        frame = ("end", status, json.dumps(error) if error else None)
+        try:
+            self._write(frame)
+        except WriteFailed:
+            if not self._pipe_end(frame):
+                raise
         self._ended = True
+
+    def _pipe_end(self, frame: tuple[str, str, str | None]) -> bool:
+        """Send the run's end on the writer process's pipe; False when there is none."""
+        proc = self._proc
+        if proc is None or proc.stdin is None or os.getpid() != self._owner:
+            return False
+        try:
+            proc.stdin.write(b"end " + json.dumps(list(frame[1:])).encode() + b"\n")
+            proc.stdin.flush()
+        except (OSError, ValueError):
+            return False
+        return True
 
     def close(self) -> None:
         """Close the spool and the liveness pipe; when the run ended, wait (``WAIT_ENV``

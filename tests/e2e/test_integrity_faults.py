@@ -64,6 +64,7 @@ def test_a_wait_after_a_full_disk_raises_instead_of_saying_the_run_paused(snap_p
     with snap.open_timeline(snap_path) as timeline:
         assert timeline.runs[-1].status == "truncated"
 
+
 PROGRAM = textwrap.dedent('''
     import os, resource, signal, sys
     import snapstate_capture as snap

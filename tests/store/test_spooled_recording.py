@@ -190,3 +190,49 @@ def test_a_traced_recorder_killed_with_sigkill_keeps_its_steps(pg_server, tmp_pa
         assert run.status == "crashed"
         assert len(run.steps) > 100
     _verified(url)
+
+
+CUT_SPOOL = """
+import glob, os, resource, signal, sys
+import snapstate_capture as snap
+url, spool, ledger = sys.argv[1:4]
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+@snap.effect(name="fetch")
+def fetch(i):
+    with open(ledger, "a") as handle:
+        handle.write(f"{i}\\n")
+    return i * i
+
+with snap.record(url, name="cut"):
+    for i in range(10):
+        if i == 4:  # the spool's disk is full from here on
+            size = max(os.path.getsize(p) for p in glob.glob(os.path.join(spool, "*.spool")))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+        fetch(i)
+"""
+
+
+def test_a_run_cut_short_by_a_full_spool_is_marked_truncated_and_not_resumed(pg_server,
+                                                                              tmp_path):
+    """The run's end could not be spooled either, so the store kept it ``running``; taken for
+    crashed, its resume ran again the effects the program had run unrecorded (helper-40: 2 of
+    2). The end goes to the writer process on its pipe now."""
+    url = pg_server.create_database(f"cut_{time.monotonic_ns()}")
+    spool, ledger = tmp_path / "spool", tmp_path / "ledger.txt"
+    spool.mkdir()
+    (tmp_path / "cut.py").write_text(CUT_SPOOL)
+    done = subprocess.run([sys.executable, str(tmp_path / "cut.py"), url, str(spool),
+                           str(ledger)], capture_output=True, text=True, env=_env(spool),
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "recording stopped at step 4" in done.stderr, done.stderr
+    _spools_stored(spool)
+    with snap.open_timeline(url) as timeline:
+        run = timeline.runs[-1]
+        assert run.status == "truncated", run.status
+        assert len(run.steps) == 4
+    resumed = subprocess.run([sys.executable, "-m", "snapstate_inspect", "resume", url],
+                             capture_output=True, text=True, env=_env(spool), timeout=120)
+    assert resumed.returncode != 0 and "truncated" in resumed.stderr, resumed.stderr
+    assert ledger.read_text().split() == [str(i) for i in range(10)]  # each effect once
