@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import SnapStateError
 from ..store.engine import EFFECT_COLUMNS, RUN_COLUMNS
-from ..store.locations import is_store_url, open_write_engine
+from ..store.locations import is_store_url, location_label, open_write_engine
 from ..store.maintenance import BlobMarker, run_roots
 from ..store.reader import Run, Timeline, open_timeline
 from ..store.sealing import seal_of
@@ -72,6 +72,12 @@ def copy_run(source: str | os.PathLike[str], destination: str | os.PathLike[str]
             with engine.transaction(immediate=True):
                 _copy(timeline, run, engine, report, checked,
                       progress or (lambda done, total: None))
+        except Exception as exc:
+            if getattr(exc, "sqlstate", None) == "42501":  # a store's reader role
+                raise TransferError(f"{location_label(destination)}: permission denied: "
+                                    "copying a run into a store takes its writer or owner "
+                                    "role; nothing was copied") from None
+            raise
         finally:
             engine.close()
     with open_timeline(destination) as landed:

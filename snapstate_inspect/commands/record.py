@@ -416,6 +416,9 @@ def _entry(module: str | None, target: str, argv: list[str], wrapper: dict[str, 
 
 
 def _report(block: record_block, output: str | Path) -> None:
+    """Say where the run went and how to open it — unless it cannot be read there (the
+    recorder said why: a reviewer's read-only role on a store was told to open a run that
+    was never stored; steps still waiting in the spool for the store were said too)."""
     try:
         from snapstate_capture import open_timeline
 
@@ -423,7 +426,7 @@ def _report(block: record_block, output: str | Path) -> None:
             run = timeline.run(block.run_id) if block.run_id else timeline.runs[-1]
             summary = f"{len(run.steps)} steps, {run.status}"
     except Exception:  # noqa: BLE001 - the report line is best effort
-        summary = "recording"
+        return
     from snapstate_capture.store.locations import location_label
 
     shown = location_label(output)  # a store URL without its password: never printed

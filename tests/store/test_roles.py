@@ -75,11 +75,13 @@ def test_the_reader_browses_and_verifies_but_cannot_write_and_the_writer_records
     refused = run_cli("record", "-o", reviewer, "--name", "sneaky", str(program), cwd=tmp_path)
     assert refused.returncode == 0 and "program done" in refused.stdout
     assert "permission denied" in refused.stderr
+    assert "open it with" not in refused.stderr  # nothing of it was stored
     file = tmp_path / "local.snap"
     assert run_cli("record", "-o", str(file), str(program), cwd=tmp_path).returncode == 0
     pushed = run_cli("push", str(file), reviewer)
     assert pushed.returncode == 2 and "permission denied" in pushed.stderr, pushed.stderr
     assert "Traceback" not in pushed.stderr
+    assert "internal error" not in pushed.stderr and "nothing was copied" in pushed.stderr
     after = json.loads(run_cli("ls", reviewer, "--json").stdout)["runs"]
     assert [r["name"] for r in after] == ["triage"]
 
