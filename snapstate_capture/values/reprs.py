@@ -9,7 +9,9 @@ debugger or coverage tracer and could leave the object half-updated. So the firs
 costs its time once: each user ``repr`` is timed, and a class whose ``repr`` took longer than
 ``ValueOptions.slow_repr_seconds`` is remembered (process-wide, weakly, by class). From then on
 its ``repr`` is never called again; the preview says ``<repr failed: SlowRepr: …>`` every time,
-including the first, so two captures of the same value give the same preview.
+including the first, so two captures of the same value give the same preview. A class whose
+repr wrote more than ``HUGE_REPR`` characters is not called again either (a length, unlike a
+time, is the same in a run and its replay).
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ from .static import own_namespace, static_attributes
 
 #: Classes whose ``__repr__`` was slow: class -> seconds the slow call took.
 _SLOW: weakref.WeakKeyDictionary[type, float] = weakref.WeakKeyDictionary()
+#: Characters of a user ``__repr__``'s text above which the class's repr is not called again
+#: (``_HUGE``): a repr's cost grows with its text, and a preview keeps a few hundred of them.
+#: sortedcontainers' ``SortedList`` of 50,000 items writes ~500 kB in ~40 ms, called at every
+#: traced step that showed it (helper-39: 0.19 s plain, 154 s recorded). Unlike a time, the
+#: length is the same in a run and its replay.
+HUGE_REPR = 50_000
+#: Classes whose ``__repr__`` wrote more than ``HUGE_REPR`` characters: class -> how many.
+_HUGE: weakref.WeakKeyDictionary[type, int] = weakref.WeakKeyDictionary()
 
 #: Classes whose repr is C code of the interpreter, never slow and never user code.
 _TRUSTED_REPR = frozenset({int, float, complex, bool, type(None), type(Ellipsis),
@@ -71,14 +81,19 @@ def failed(exc: BaseException) -> str:
 
 
 def slow_repr_note(cls: type) -> str | None:
-    """The repr text for a class remembered as slow, or None."""
+    """The repr text for a class remembered as slow, or whose repr ran past ``HUGE_REPR``
+    characters; None for any other."""
     try:
         took = _SLOW.get(cls)
+        size = _HUGE.get(cls)
     except TypeError:
         return None
-    if took is None:
-        return None
-    return f"<repr failed: SlowRepr: took {took:.2f} s; not called again>"
+    if took is not None:
+        return f"<repr failed: SlowRepr: took {took:.2f} s; not called again>"
+    if size is not None:
+        return (f"<{getattr(cls, '__name__', '?')}: repr not called again: "
+                f"one ran to {size:,} characters>")
+    return None
 
 
 def safe_repr(obj: Any, limit: int, slow_seconds: float | None = None) -> str:
@@ -116,6 +131,11 @@ def safe_repr(obj: Any, limit: int, slow_seconds: float | None = None) -> str:
             except TypeError:
                 return f"<repr failed: SlowRepr: took {took:.2f} s>"
             return slow_repr_note(cls) or "<repr failed: SlowRepr>"
+        if len(text) > HUGE_REPR and type(text) is str:
+            try:
+                _HUGE[cls] = len(text)  # (this text is shown; the next call is not made)
+            except TypeError:
+                pass
         return clip(text, limit)
     except Exception as exc:  # noqa: BLE001 - a user's __repr__ may raise anything
         return failed(exc)

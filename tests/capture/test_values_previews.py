@@ -207,3 +207,32 @@ def test_a_repr_that_recurses_forever_reads_the_same_at_any_stack_depth():
 
     shown = {deeper(n) for n in (0, 7, 50, 300)}
     assert shown == {"<repr failed: RecursionError: maximum recursion depth exceeded>"}, shown
+
+
+class Board:
+    calls = 0
+
+    def __init__(self, size):
+        self.items = list(range(size))
+
+    def __repr__(self):
+        Board.calls += 1
+        return f"Board({self.items!r})"
+
+
+def test_a_repr_that_writes_a_huge_text_is_not_called_again():
+    """A repr's cost grows with its text, of which a preview keeps a few hundred characters:
+    sortedcontainers' SortedList of 50,000 items (~500 kB, ~40 ms) was written at every
+    traced step (helper-39's 20 updates of one: 0.2 s plain, 18.9 s recorded, 2.1 s now).
+    The length, unlike a time, is the same in a run and its replay."""
+    from snapstate_capture.values.reprs import HUGE_REPR, safe_repr
+
+    small = safe_repr(Board(10), 300, 0.5)
+    assert small.startswith("Board([0, 1, 2")
+    first = safe_repr(Board(HUGE_REPR // 3), 300, 0.5)
+    assert first.startswith("Board([0, 1, 2") and len(first) == 300  # shown, clipped
+    calls = Board.calls
+    again = [safe_repr(Board(n), 300, 0.5) for n in (5, HUGE_REPR)]
+    assert Board.calls == calls  # not called again, whatever the size
+    assert again[0] == again[1] == "<Board: repr not called again: one ran to " \
+        f"{len(repr(list(range(HUGE_REPR // 3)))) + 7:,} characters>"
