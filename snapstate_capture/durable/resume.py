@@ -49,6 +49,10 @@ class AnswerRefused(ResumeError):
     """The answer does not fit the wait's schema; nothing was recorded."""
 
 
+class AlreadyContinued(ResumeError):
+    """Another resume continued the run first (a second worker's pass over the same file)."""
+
+
 class NeedsAnswer(ResumeError):
     """The run waits for an answer and none was given."""
 
@@ -223,8 +227,8 @@ def _continued(timeline: Any, run: Run, continuation: str, answer: Any,
             note += " (the answer it journaled stands; the one given now is not used)"
         notes.append(note)
         return nxt.id
-    raise ResumeError(f"{timeline.path}: run {run.id[:8]} was already continued as "
-                      f"{nxt.id[:8]} ({nxt.status}){_answered(nxt)}")
+    raise AlreadyContinued(f"{timeline.path}: run {run.id[:8]} was already continued as "
+                           f"{nxt.id[:8]} ({nxt.status}){_answered(nxt)}")
 
 
 def _answered(continuation: Run) -> str:

@@ -25,7 +25,7 @@ from ..errors import SnapStateError
 from ..store.leases import LeaseHeld
 from ..store.locations import is_store_url, location_label
 from ..trust.gate import open_timeline
-from .resume import AnswerRefused, resume
+from .resume import AlreadyContinued, AnswerRefused, resume
 
 #: Seconds between passes of ``serve`` (``--interval``).
 DEFAULT_INTERVAL = 5.0
@@ -93,7 +93,11 @@ def run_pass(files: list[Path | str], *, answers: Path | None = None, trust: boo
         if answers is None:
             continue
         for run_id in waiting:
-            answer_file = _answer_file(answers, run_id)
+            try:
+                answer_file = _answer_file(answers, run_id)
+            except SnapStateError as exc:  # two answers: a person decides which stands
+                note(Event(_label(path), run_id, "refused", str(exc)))
+                continue
             if answer_file is None:
                 continue
             try:
@@ -182,6 +186,9 @@ def _one(path: Path | str, run_id: str, action: str, given: dict[str, Any], trus
     except LeaseHeld as exc:
         note(Event(_label(path), run_id, "skipped", f"held by {exc.holder.describe()}"))
         return False
+    except AlreadyContinued as exc:  # another worker's pass took it first: as a held lease
+        note(Event(_label(path), run_id, "skipped", str(exc)))
+        return False
     except AnswerRefused as exc:
         note(Event(_label(path), run_id, "refused", str(exc)))
         if answer_file is not None and answers is not None:
@@ -205,18 +212,19 @@ def _one(path: Path | str, run_id: str, action: str, given: dict[str, Any], trus
 
 
 def _answer_file(answers: Path, run_id: str) -> Path | None:
-    """``ANSWERS/<prefix of run_id>.json|.txt`` (the longest prefix present), or None."""
+    """``ANSWERS/<prefix of run_id>.json|.txt``, or None. Raises ``SnapStateError`` naming
+    them when more than one file answers the run (``72b90073.txt`` and ``72b9.json``): the
+    worker used one and left the other without a word (helper-40); both stay, and the pass
+    says so until one is removed."""
     if not answers.is_dir():
         return None
-    best: Path | None = None
-    for candidate in answers.iterdir():
-        if candidate.suffix not in (".json", ".txt") or not candidate.is_file():
-            continue
-        stem = candidate.stem.lower()
-        if len(stem) >= 4 and run_id.startswith(stem) and (
-                best is None or len(stem) > len(best.stem)):
-            best = candidate
-    return best
+    found = sorted(candidate for candidate in answers.iterdir()
+                   if candidate.suffix in (".json", ".txt") and candidate.is_file()
+                   and len(candidate.stem) >= 4 and run_id.startswith(candidate.stem.lower()))
+    if len(found) > 1:
+        raise SnapStateError(f"{answers}: {len(found)} answers for run {run_id[:8]} ("
+                             + ", ".join(p.name for p in found) + "); remove all but one")
+    return found[0] if found else None
 
 
 def _read_answer(path: Path) -> Any:

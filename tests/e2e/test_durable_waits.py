@@ -231,6 +231,40 @@ def test_the_worker_answers_waiting_runs_whose_answer_arrived(tmp_path):
     assert side_lines(side) == ["draft cats", "draft cats (yes)"]
 
 
+def test_two_answer_files_for_one_run_are_both_left_and_said(tmp_path):
+    """The worker used one of ``RUN.txt`` and ``RUNPREFIX.json`` and left the other without
+    a word (helper-40)."""
+    path, side = start(tmp_path)
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    waiting = runs_json(path)[0]["id"]
+    (answers / f"{waiting[:8]}.txt").write_text("yes\n")
+    (answers / f"{waiting[:4]}.json").write_text('"no"')
+    done = run_cli("worker", str(path), "--once", "--answers-from", str(answers))
+    assert f"{waiting[:8]} refused: " in done.stdout and "2 answers for run" in done.stdout
+    assert f"{waiting[:8]}.txt" in done.stdout and f"{waiting[:4]}.json" in done.stdout
+    assert sorted(p.name for p in answers.iterdir()) == [f"{waiting[:4]}.json",
+                                                         f"{waiting[:8]}.txt"]
+    assert [r["status"] for r in runs_json(path)] == ["waiting"]
+    assert side_lines(side) == ["draft cats"]
+
+
+def test_a_worker_that_finds_the_run_continued_meanwhile_skips_it(tmp_path):
+    """Two ``worker --once`` on one file: the one that came second logged ``failed`` and
+    exited 1 on a file, where a store's said ``skipped`` (helper-40: 2 of 4)."""
+    from snapstate_capture.durable.worker import _one
+
+    path, side = start(tmp_path)
+    waiting = runs_json(path)[0]["id"]
+    first = run_cli("resume", str(path), "--answer", "yes", cwd=tmp_path)
+    assert first.returncode == 75, first.stderr
+    events = []
+    used = _one(path, waiting, "answered", {"answer": "no"}, False, False, events.append)
+    assert not used and [e.action for e in events] == ["skipped"], events
+    assert "already continued as" in events[0].detail
+    assert side_lines(side) == ["draft cats", "draft cats (yes)"]
+
+
 def test_a_worker_pass_that_failed_on_a_file_exits_non_zero(tmp_path):
     start(tmp_path)  # a waiting run beside the bad file: still listed, nothing to do
     (tmp_path / "notes.snap").write_text("not a timeline")
