@@ -131,7 +131,7 @@ def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: boo
         done = 0
         reports = []
         for run in runs:
-            reports.append(verify_run(timeline, run, key, known=known, bad=bad))
+            reports.append(_verified(timeline, run, key, known, bad))
             done += max(run.step_count or 0, 0)
             report(done, total)
         orphans = _orphans(timeline)
@@ -139,11 +139,28 @@ def verify_timeline(timeline: Timeline, key: UserKey | None, *, check_blobs: boo
                   orphans)
 
 
+def _verified(timeline: Timeline, run: Run, key: UserKey | None, known: set[bytes] | None,
+              bad: dict[str, str]) -> RunReport:
+    """``verify_run``, or a report of a run whose rows cannot be read (a damaged page: the
+    whole file was one "damaged timeline" line, with no verdict for the intact runs)."""
+    try:
+        return verify_run(timeline, run, key, known=known, bad=bad)
+    except TimelineError as exc:
+        return RunReport(run.id, str(run.name), str(run.status), max(run.step_count or 0, 0),
+                         "unsigned", None, chain_problem=f"its rows cannot be read: "
+                                                         f"{exc.problem}")
+
+
 def _orphans(timeline: Timeline) -> dict[str, str]:
-    """Run ids named by steps, trace chunks or effects that no run row has."""
+    """Run ids named by steps, trace chunks or effects that no run row has; rows whose run
+    id cannot be read at all are listed under ``"?"``."""
     what = {"steps": "step", "trace_chunks": "trace chunk", "effects": "effect"}
     found: dict[str, list[str]] = {}
-    for table, run_id, count in timeline.engine.orphan_counts():
+    try:
+        counts = timeline.engine.orphan_counts()
+    except TimelineError as exc:
+        return {"?": f"rows whose run cannot be read: {exc.problem}"}
+    for table, run_id, count in counts:
         found.setdefault(str(run_id)[:64], []).append(f"{count} {what.get(table, table)}(s)")
     return {run_id: ", ".join(parts) for run_id, parts in found.items()}
 

@@ -111,6 +111,9 @@ def report_lines(report: Report, key_problem: str | None = None) -> list[Text]:
             lines.append(plain(f"    {problem.kind} {key[:12]} {problem.problem}: "
                                f"{_steps_text(problem.steps)}", "bold red"))
     for run_id, left in report.orphans.items():
+        if run_id == "?":  # (``verify._orphans``: the rows' run ids themselves are damaged)
+            lines.append(plain(f"damaged: {left}", "bold red"))
+            continue
         lines.append(plain(f"rows of run {run_id[:8]} remain without their run ({left}): its "
                            "run record was deleted or changed", "bold red"))
     used = {k for r in report.runs for k in r.corrupt}

@@ -186,3 +186,26 @@ def test_effects_that_end_out_of_their_starting_order_still_verify(snap_path, no
     report = _verify(snap_path)
     run = report.runs[0]
     assert report.intact, (run.chain_problem, run.corrupt)
+
+
+def test_a_run_whose_rows_cannot_be_read_is_reported_beside_the_intact_ones(
+        snap_path, no_key_can_be_made):
+    """A damaged byte in a step row's run id made all of ``verify`` one "damaged timeline"
+    line with exit 2 and no verdict for the intact run (helper-40)."""
+    for name in ("intact", "damaged"):
+        with snap.record(snap_path, name=name):
+            for i in range(5):
+                snap.checkpoint("step", i=i)
+    with snap.open_timeline(snap_path) as timeline:
+        intact, damaged = (run.id for run in timeline.runs)
+    conn = connect(snap_path)
+    conn.execute("UPDATE steps SET run_id = CAST(? AS TEXT) WHERE run_id = ? AND idx = 3",
+                 (damaged[:-2].encode() + b"\xff\xfe", damaged))
+    conn.close()
+    done = run_cli("verify", str(snap_path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith(f"run {intact[:8]} intact") for line in lines), done.stdout
+    assert "chain broken at step 3" in done.stdout or "cannot be read" in done.stdout
+    assert any(line.startswith("damaged: rows whose run cannot be read") for line in lines)
+    assert lines[-1].startswith("FAILED") and "Traceback" not in done.stderr
