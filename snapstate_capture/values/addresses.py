@@ -274,9 +274,11 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
     A frame's locals are read only where that leaves no trace: a module or class body's own
     namespace (an exact dict: a ``__prepare__`` mapping of the program's is not read), a frame
     the tracer traces (its trampoline keeps the snapshot in step), or any function frame when
-    no tracer runs (the snapshot is let go of, ``release_locals_snapshot``). An untraced
-    caller's locals under a tracer are not read: the snapshot would keep objects alive that
-    the program dropped."""
+    no tracer runs (the snapshot is let go of, ``release_locals_snapshot``). Under a tracer,
+    an untraced function frame is read and its snapshot let go of too — a library's caller
+    holding what a traced callee's memo is keyed by (``copy.deepcopy``'s ``x`` for a traced
+    ``__deepcopy__``'s ``memo``: helper-39, 3 of 3) — but for the innermost, which a trace
+    event may be for (its trampoline writes the snapshot back after the event)."""
     wanted = set(candidates)
     found: dict[int, str] = {}
     # per frame, innermost first: (function, its locals), named as paths only if walked
@@ -289,7 +291,8 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
         if not (isinstance(name, str) and name.startswith(_OWN)):
             depth += 1
             function = frame.f_code.co_flags & _CO_OPTIMIZED
-            if not (function and tracing and frame.f_trace is None):
+            untraced = bool(function and tracing and frame.f_trace is None)
+            if not (untraced and depth == 1):  # (the frame a trace event may be for)
                 snapshot = frame.f_locals
                 if type(snapshot) is dict:
                     where = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
@@ -305,6 +308,8 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
                     items = []
                     if function and not tracing:
                         release_locals_snapshot(frame, snapshot)
+                    elif untraced:  # a caller no trace event is for: its dict is let go
+                        release_locals_snapshot(frame, snapshot, calling=True)
                 snapshot = None
         frame = frame.f_back
     if wanted and frames and (found or memo and max(wanted) >= HEAP_MIN):

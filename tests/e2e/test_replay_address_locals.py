@@ -159,3 +159,39 @@ def test_a_deepcopy_memo_in_traced_frames_replays(tmp_path):
                    "prog.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "no divergence" in _replay(tmp_path)
+
+
+DEEPCOPY = """
+import copy
+
+
+class Field:
+    def __init__(self, name):
+        self.name = name
+
+    def __deepcopy__(self, memo):
+        return Field(self.name + "'")
+
+
+class Schema:
+    declared = {"a": Field("a"), "b": Field("b")}
+
+    def __init__(self):
+        self.fields = copy.deepcopy(self.declared)
+
+
+print(sorted(f.name for f in Schema().fields.values()))
+"""
+
+
+@pytest.mark.parametrize("trace", ["calls", "lines"])
+def test_a_memo_keyed_by_the_id_of_a_library_callers_local_replays(tmp_path, trace):
+    """A traced ``__deepcopy__`` gets copy's ``memo``, keyed by the id of the dict being
+    copied — a class attribute, no local of the program's, but ``copy.deepcopy``'s own ``x``:
+    untraced frames' locals were not read under a tracer, and the replay diverged at ``memo``
+    (helper-39: 3 of 3; marshmallow's ``Field.__deepcopy__`` likewise)."""
+    (tmp_path / "prog.py").write_text(DEEPCOPY)
+    done = run_cli("record", "--trace", trace, "--include", "*/prog.py", "-o", "run.snap",
+                   "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no divergence" in _replay(tmp_path)
