@@ -63,13 +63,23 @@ def _is_json(value: Any, depth: int = 0) -> bool:
 
 
 def wants_json(spec: dict[str, Any] | None) -> bool:
-    """True when a typed answer to this wait is read as JSON: it has a schema whose type is
-    not just ``string`` (a pydantic model, an object, a boolean …)."""
+    """True when a typed answer to this wait is read as JSON: it has a schema that takes more
+    than text (a pydantic model, an object, a boolean …) — not one of type ``string``, nor a
+    choice of strings (``{"enum": ["yes", "no"]}``, whose hint said ``--answer-json`` where
+    ``--answer yes`` does: helper-42)."""
     if not spec:
         return False
     schema = spec.get("json")
-    return spec.get("model") is not None or not (
-        isinstance(schema, dict) and schema.get("type") == "string")
+    if spec.get("model") is not None or not isinstance(schema, dict):
+        return True
+    if schema.get("type") == "string":
+        return False
+    choices = schema.get("enum")
+    if "const" in schema:
+        choices = [schema["const"]]
+    return not (isinstance(choices, list) and choices
+                and all(isinstance(choice, str) for choice in choices)
+                and schema.get("type", "string") == "string")
 
 
 def parse_typed(text: str, spec: dict[str, Any] | None) -> Any:

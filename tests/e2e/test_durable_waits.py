@@ -348,3 +348,16 @@ def test_a_langgraph_node_that_waits_resumes_although_a_checkpoint_was_in_flight
         assert "published 1" in resumed.stdout, resumed.stdout + resumed.stderr
         assert ledger.read_text().splitlines() == ["write", "publish"]
         assert [r["status"] for r in runs_json(path)] == ["waiting", "finished"]
+
+
+def test_the_pause_line_says_answer_text_for_a_choice_of_strings():
+    """A wait whose schema is a choice of strings (``{"enum": ["yes", "no"]}``) said
+    ``--answer-json JSON``, where ``--answer yes`` is what a person types (helper-42)."""
+    from snapstate_capture.capture.answers import parse_typed, wants_json
+    from snapstate_capture.capture.waits import schema_spec
+
+    for schema, wanted in (({"enum": ["yes", "no"]}, False), ({"type": "string"}, False),
+                           ({"const": "ok"}, False), ({"enum": ["yes", 1]}, True),
+                           ({"type": "boolean"}, True), (None, False)):
+        assert wants_json(schema_spec(schema)) is wanted, schema
+    assert parse_typed("yes", schema_spec({"enum": ["yes", "no"]})) == "yes"
