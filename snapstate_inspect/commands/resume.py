@@ -105,8 +105,10 @@ def render_resumed(result: dict[str, Any], path: str) -> Any:
         status = f"waiting for {pause.get('name')!r}"
     elif pause.get("pause") == "sleep":
         status = f"sleeping until {_clock(float(pause.get('due') or 0))}"
+    count = fork["step"] + 1
     return plain(f"run {fork['parent'][:8]} continued as {fork['run'][:8]} after replaying "
-                 f"{fork['step'] + 1} steps: {status} (see `snapstate ls {path}`)", "bold")
+                 f"{count} step{'' if count == 1 else 's'}: {status} "
+                 f"(see `snapstate ls {path}`)", "bold")
 
 
 def _clock(when: float) -> str:

@@ -282,7 +282,12 @@ class InspectorActions:
 
     def action_toggle_follow(self) -> None:
         self.app.follow = not self.app.follow
-        self.say("following the recording" if self.app.follow else "follow off")
+        if not self.app.follow:
+            self.say("follow off")
+        elif getattr(self.app.current_run, "status", None) == "running":
+            self.say("new steps show as they are recorded")
+        else:  # (the status bar says "following" already)
+            self.say("new runs and steps show as they come; this run has ended")
 
     def action_help(self) -> None:
         self.app.push_screen("help")

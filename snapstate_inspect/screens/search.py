@@ -36,7 +36,7 @@ class SearchScreen(ModalScreen[int | None]):
         with Vertical(id="search-box", classes="dialog"):
             yield Label("Search functions, files, labels and values (case-insensitive; "
                         "@text: functions, files and labels only). Enter: search; Tab: to the "
-                        "hits; s: stop; q: close (it goes on)")
+                        "hits; Esc: close (it goes on); in the hits, s: stop, q: close")
             yield Input(value=self.app.search.query, placeholder="text to find",
                         id="search-input")
             yield Label("", id="search-progress")

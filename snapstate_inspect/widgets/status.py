@@ -37,7 +37,7 @@ def status_text(*, file: str, run_name: str, run_id: str, status: str, step: int
     label, style = TRUST_LABELS.get(trust, TRUST_LABELS["untrusted"])
     text.append(label, style=style)
     if follow:
-        text.append("  following live", style="bold yellow")
+        text.append("  following", style="bold yellow")
     if note:
         text.append("  ")
         text.append_text(plain(note, "italic"))
