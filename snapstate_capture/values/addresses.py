@@ -271,6 +271,9 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
     that merely look like addresses seldom cost a walk (a set of them that changes at every
     traced step, beside locals holding thousands of objects, can: ~3x the recording's time).
 
+    An id of an object of the ``builtins`` module is named by its name there
+    (``"builtins.__loader__"``: ``_builtin_ids``).
+
     A frame's locals are read only where that leaves no trace: a module or class body's own
     namespace (an exact dict: a ``__prepare__`` mapping of the program's is not read), a frame
     the tracer traces (its trampoline keeps the snapshot in step), or any function frame when
@@ -281,6 +284,11 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
     event may be for (its trampoline writes the snapshot back after the event)."""
     wanted = set(candidates)
     found: dict[int, str] = {}
+    builtin = _builtin_ids()
+    if not wanted.isdisjoint(builtin):  # glom maps the ids of every builtin to its name
+        for address in wanted & builtin.keys():
+            found[address] = f"builtins.{builtin[address]}"
+        wanted -= found.keys()
     # per frame, innermost first: (function, its locals), named as paths only if walked
     frames: list[tuple[str, list[tuple[str, Any]]]] = []
     tracing = sys.gettrace() is not None or sys.getprofile() is not None
@@ -320,6 +328,24 @@ def stack_addresses(candidates: Iterable[int], *, memo: bool = False) -> dict[in
 
 
 _second = itemgetter(1)
+_BUILTIN_IDS: tuple[int, dict[int, str]] = (-1, {})
+
+
+def _builtin_ids() -> dict[int, str]:
+    """``{id(value): name}`` of the ``builtins`` module's namespace (made again when it
+    grew or shrank). Most of its objects are the interpreter's static ones, at one address in
+    every process, but not all: ``__loader__`` (importlib's ``BuiltinImporter``, made at
+    start-up) lies elsewhere in a replay child, and glom's ``_BUILTIN_ID_NAME_MAP`` diverged
+    at its import (helper-39: 5 of 5)."""
+    global _BUILTIN_IDS
+    import builtins
+
+    namespace = vars(builtins)
+    size, known = _BUILTIN_IDS
+    if size != len(namespace):
+        known = {id(value): name for name, value in list(namespace.items())}
+        _BUILTIN_IDS = (len(namespace), known)
+    return known
 
 
 #: Below this no heap address of a 64-bit CPython is met in practice (a PIE binary's heap and
