@@ -165,7 +165,7 @@ def effect(func: F | None = None, *, name: str | None = None, retry: Any = None)
                     finally:
                         _inside.reset(token)
                         check_rng(call)
-                        call.passes = loop_passes.passes_since_previous()
+                        call.passes = loop_passes.passes_since_previous(mark)
                         call.suspended = loop_passes.suspended(mark)
                 else:  # replay: return in the recorded order (``replay/effect_turns.py``)
                     # (and one cancelled when recorded waits to be cancelled again)

@@ -32,12 +32,17 @@ from typing import Any
 
 
 class _Mark:
-    """A no-op callback queued on an event loop: ``ran`` once the loop went on past it."""
+    """A no-op callback queued on an event loop at an ``async`` effect's call: ``ran`` once the
+    loop went on past it. While no effect has returned on the loop yet, it queues itself
+    again at each pass (up to ``PASS_LIMIT``; ``passes``) until the call returns (``done``):
+    the first effect to come back on a loop is counted from its own call."""
 
-    __slots__ = ("ran",)
+    __slots__ = ("ran", "passes", "done")
 
     def __init__(self) -> None:
         self.ran = False
+        self.passes = 0
+        self.done = False
 
 
 #: The most passes of the loop counted after an effect's return (``passes_since_previous``):
@@ -61,18 +66,24 @@ _last_return: weakref.WeakKeyDictionary[Any, _Passes] = weakref.WeakKeyDictionar
 _last_served: weakref.WeakKeyDictionary[Any, _Passes] = weakref.WeakKeyDictionary()
 
 
-def passes_since_previous() -> int | None:
+def passes_since_previous(mark: _Mark | None = None) -> int | None:
     """At an ``async`` effect's return in an asyncio task (recording): the passes of the loop
     since the previous effect returned on it — 0 when in the same pass, ahead of this task's
-    resumption (see the module docstring); at most ``PASS_LIMIT``; 1 for the first effect on a
-    loop. None outside a running asyncio loop. Never raises."""
+    resumption (see the module docstring); at most ``PASS_LIMIT``. For the first effect on a
+    loop, the passes since its own call (``mark``, from ``before_call``; 1 without one: a
+    ticker task counting passes read another count at the first call's return, helper-41 4
+    of 4). None outside a running asyncio loop. Never raises."""
     loop = _running_loop()
+    if mark is not None:
+        mark.done = True
     if loop is None:
         return None
     previous = _last_return.get(loop)
     if _counting(loop, _last_return) is None:
         return None
-    return 1 if previous is None else previous.passes
+    if previous is None:
+        return max(mark.passes, 1) if mark is not None else 1
+    return previous.passes
 
 
 def count_from_here() -> _Passes | None:
@@ -104,7 +115,10 @@ def before_call() -> _Mark | None:
 def suspended(mark: _Mark | None) -> bool | None:
     """After the call: whether it suspended its task (the loop ran the marker meanwhile);
     None when unknown."""
-    return None if mark is None else mark.ran
+    if mark is None:
+        return None
+    mark.done = True
+    return mark.ran
 
 
 def _running_loop() -> Any:
@@ -120,14 +134,20 @@ def _running_loop() -> Any:
 def _queued(loop: Any) -> _Mark | None:
     mark = _Mark()
     try:
-        loop.call_soon(_ran, mark)
+        loop.call_soon(_ran, mark, loop)
     except Exception:  # noqa: BLE001 - a closed loop, or one that refuses callbacks
         return None
     return mark
 
 
-def _ran(mark: _Mark) -> None:
+def _ran(mark: _Mark, loop: Any) -> None:
     mark.ran = True
+    mark.passes += 1
+    if not mark.done and mark.passes < PASS_LIMIT and loop not in _last_return:
+        try:
+            loop.call_soon(_ran, mark, loop)
+        except Exception:  # noqa: BLE001 - the loop is closing
+            pass
 
 
 def _count(counting: _Passes, loop: Any, last: weakref.WeakKeyDictionary[Any, _Passes]

@@ -101,7 +101,7 @@ async def acall_effect(name: str, key: Key, fn: Callable[..., Any], args: tuple,
             cancelled_effects.note(call, since)
         finally:
             effects._inside.reset(token)
-            call.passes = loop_passes.passes_since_previous()
+            call.passes = loop_passes.passes_since_previous(mark)
             call.suspended = loop_passes.suspended(mark)
     else:  # in the recorded order; one cancelled when recorded waits to be cancelled again
         await cancelled_effects.served(call, getattr(recorder, "await_turn_async", None))

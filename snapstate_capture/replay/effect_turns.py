@@ -200,6 +200,9 @@ class EffectTurns:
                 await asyncio.sleep(0)
             if passes:  # as many passes after the call before it as recorded
                 since = self._since
+                if since is None:  # the first to come back: as many passes after its call
+                    for _ in range(min(passes, loop_passes.PASS_LIMIT) - 1):
+                        await asyncio.sleep(0)
                 while since is not None and since is self._since and since.passes < passes:
                     await asyncio.sleep(0)
             return

@@ -208,3 +208,41 @@ def test_a_call_that_came_back_passes_later_resumes_as_many_passes_later():
     # or at the end of its own suspension when that comes later
     found = [_passes_until_resumed(n, wait_first=False) for n in (1, 2, 4, 8)]
     assert found == sorted(found) and found[2] >= 4 and found[3] >= 8, found
+
+
+def test_the_first_effect_to_come_back_on_a_loop_is_counted_from_its_call():
+    """With no effect returned before it, the first one's count was 1 whatever it took: a
+    ticker task counting passes read another count at its return on replay (helper-41: 4 of
+    4). It is counted from its own call now, and replay releases it as many passes on."""
+    from snapstate_capture.capture.loop_passes import (before_call, passes_since_previous,
+                                                       suspended)
+
+    async def record():
+        mark = before_call()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return passes_since_previous(mark), suspended(mark)
+
+    assert asyncio.run(record()) == (3, True)
+
+    turns = EffectTurns([1], wait=5.0)
+    ticks = [0]
+    at = {}
+
+    async def served():
+        at["called"] = ticks[0]
+        await turns.turn(1, 3)
+        at["resumed"] = ticks[0]
+
+    async def ticker():
+        while "resumed" not in at:
+            ticks[0] += 1
+            await asyncio.sleep(0)
+
+    async def replay():
+        counting = asyncio.ensure_future(ticker())
+        await asyncio.sleep(0)
+        await asyncio.gather(served(), counting)
+
+    asyncio.run(replay())
+    assert at["resumed"] - at["called"] == 3, at
