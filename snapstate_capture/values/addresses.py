@@ -123,7 +123,9 @@ def blank_addresses(text: str) -> str:
 
 
 def _blank_decimal(match: re.Match[str]) -> str:
-    return "@…" if could_be_address(int(match.group(1))) else match.group(0)
+    # above 4 GiB as well: a timestamp or a block number after "@" stays a number
+    value = int(match.group(1))
+    return "@…" if value >= HEAP_MIN and could_be_address(value) else match.group(0)
 
 
 def _blank_after_phrases(text: str) -> str:

@@ -16,6 +16,7 @@ time, is the same in a run and its replay).
 
 from __future__ import annotations
 
+import contextlib
 import types
 import weakref
 from typing import Any
@@ -132,10 +133,8 @@ def safe_repr(obj: Any, limit: int, slow_seconds: float | None = None) -> str:
                 return f"<repr failed: SlowRepr: took {took:.2f} s>"
             return slow_repr_note(cls) or "<repr failed: SlowRepr>"
         if len(text) > HUGE_REPR and type(text) is str:
-            try:
-                _HUGE[cls] = len(text)  # (this text is shown; the next call is not made)
-            except TypeError:
-                pass
+            with contextlib.suppress(TypeError):  # (a class no weak reference can hold)
+                _HUGE[cls] = len(text)  # this text is shown; the next call is not made
         return clip(text, limit)
     except Exception as exc:  # noqa: BLE001 - a user's __repr__ may raise anything
         return failed(exc)

@@ -496,7 +496,7 @@ async def test_a_dialogs_text_wraps_instead_of_being_cut(reader):
         await press(pilot, "slash")
         assert isinstance(app.screen, SearchScreen)
         shown = app.export_screenshot().replace("&#160;", " ")
-        assert "q: close (it goes" in shown and "on)" in shown
+        assert "Esc: close (it goes" in shown and "on)" in shown
 
 
 async def test_tab_into_the_hits_highlights_the_first_and_enter_opens_it(reader):
