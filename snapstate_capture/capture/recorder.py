@@ -128,7 +128,7 @@ class Recorder(RunTracing, StepCapturing):
                 self._frames.sealer = Sealer(key)
             entry = dict(self.entry or entry_facts(self.options))
             if not is_store_url(self.path):  # where the file lay beside the program
-                entry.setdefault("timeline", os.path.abspath(self.path))  # (replay/relocate.py)
+                entry.setdefault("timeline", os.path.realpath(self.path))  # (replay/relocate.py)
             entry_blobs = self.entry_blobs
             if self._frames.sealer is not None:
                 entry, entry_blobs = _seal_entry(entry, entry_blobs, self._frames.sealer)

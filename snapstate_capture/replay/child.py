@@ -130,8 +130,10 @@ def _start(entry: dict[str, Any], session: ReplaySession) -> None:
         path = session.relocation.path(recorded)
         if not os.path.isfile(path):
             session.fail(f"the run's script {path} no longer exists")
-        typed = entry.get("argv0")  # the name it was started by, where it still names it
-        sys.argv = [typed if isinstance(typed, str) and path == recorded else path, *argv]
+        typed = entry.get("argv0")  # the name it was started by, where it still names it:
+        # unmoved, or relative (the replay runs in the moved copy of the recorded directory)
+        kept = isinstance(typed, str) and (path == recorded or not os.path.isabs(typed))
+        sys.argv = [typed if kept else path, *argv]
         sys.path[0] = os.path.dirname(path)
         # the ``__main__`` that ``snapstate record`` ran it in, on a stack as deep
         at_depth(entry.get("start_depth"), run_script)(path)

@@ -81,8 +81,11 @@ def _carried(run: Run, timeline: str, candidate: str, recorded: str) -> bool:
     was = run.entry.get("timeline")
     if not isinstance(was, str):
         return True
-    then = os.path.relpath(was, recorded)
-    return not then.startswith(os.pardir) and os.path.relpath(timeline, candidate) == then
+    # both sides as the file system resolves them: the recorded directory is ``getcwd()``'s,
+    # a path with no symbolic link in it (helper-41: a project under a linked directory)
+    then = os.path.relpath(was, os.path.realpath(recorded))
+    return (not then.startswith(os.pardir)
+            and os.path.relpath(os.path.realpath(timeline), os.path.realpath(candidate)) == then)
 
 
 def relocation_for(run: Run, here: str | None = None) -> Relocation:

@@ -5,6 +5,7 @@ the recorded steps show the program's own work."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import snapstate_capture as snap
 from tests.conftest import PROGRAMS, ROOT, run_cli, run_python
@@ -214,6 +215,10 @@ def test_a_script_started_by_a_relative_name_replays_with_the_argv_it_had(tmp_pa
         assert timeline.runs[-1].entry["argv0"] == "cli.py"
     done = run_cli("replay", str(path), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+    moved = tmp_path.parent / f"{tmp_path.name}-moved"  # a copy elsewhere: the same name
+    shutil.copytree(tmp_path, moved)
+    done = run_cli("replay", str(moved / path.name), cwd=moved.parent)
+    assert done.returncode == 0 and "replaying the program in" in done.stdout, done.stdout
     assert run_python("cli.py", "block", cwd=tmp_path).returncode == 0
     done = run_cli("replay", str(tmp_path / "block.snap"), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

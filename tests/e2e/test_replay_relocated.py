@@ -101,3 +101,23 @@ def test_another_file_of_the_same_name_near_the_timeline_does_not_take_the_repla
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no divergence" in done.stdout and "note: replaying the program in" not in done.stdout
     assert not (root / "effects.log").exists(), "the effect ran again on replay"
+
+
+def test_a_project_recorded_under_a_linked_directory_is_found_when_moved(tmp_path):
+    """The entry's working directory is ``getcwd()``'s, with no link in it, and the
+    timeline's place was kept as given, through the link: the moved project was taken for
+    no copy of the recorded one (helper-41)."""
+    real = tmp_path / "real"
+    (real / "proj").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    linked = tmp_path / "link" / "proj"
+    (linked / "main.py").write_text("total = 0\nfor i in range(3):\n    total += i\n"
+                                    "print(total)\n")
+    done = run_cli("record", "--trace", "calls", "-o", str(linked / "runs" / "a.snap"),
+                   "main.py", cwd=linked)
+    assert done.returncode == 0, done.stderr
+    moved = tmp_path / "moved"
+    shutil.move(real / "proj", moved)
+    done = run_cli("replay", str(moved / "runs" / "a.snap"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"note: replaying the program in {moved} " in done.stdout
