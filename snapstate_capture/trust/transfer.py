@@ -114,7 +114,9 @@ def _check_blobs(timeline: Timeline, run: Run, destination: str | os.PathLike[st
     damaged at the destination already (a copy leaves a blob there as it is): each is read
     and checked against its hash (``blob_check.check_blob``). Before, push and pull said
     they copied such a run, and a new run at the destination inherited the damage
-    (helper-40: 3 of 3)."""
+    (helper-40: 3 of 3). Also refused: a continuation of a run the destination holds
+    another continuation of (a wait answered in two files, then pushed together: resuming
+    both ran the effects after the wait twice, helper-41)."""
     marker = BlobMarker(timeline.engine.blob_row)
     marker.mark(run_roots(timeline.engine, run.id))
     keys = sorted(marker.live)
@@ -131,6 +133,13 @@ def _check_blobs(timeline: Timeline, run: Run, destination: str | os.PathLike[st
     except SnapStateError:
         return  # no store there yet (the copy makes one), or none it can read (it says so)
     with there:
+        parent = run.continues
+        other = there.continuations().get(parent) if parent is not None else None
+        if other is not None and other != run.id:
+            raise TransferError(f"{there.path}: run {parent[:8]} was continued there already, "
+                                f"as {other[:8]}; run {run.id[:8]} is another continuation "
+                                "of it (its wait answered twice, or resumed twice): nothing "
+                                "was copied")
         for key in keys:
             problem = check_blob(there, key)
             if problem not in (None, "missing"):

@@ -5,6 +5,7 @@ are never executed again, and the final output is an uninterrupted run's."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -361,3 +362,20 @@ def test_the_pause_line_says_answer_text_for_a_choice_of_strings():
                            ({"type": "boolean"}, True), (None, False)):
         assert wants_json(schema_spec(schema)) is wanted, schema
     assert parse_typed("yes", schema_spec({"enum": ["yes", "no"]})) == "yes"
+
+
+def test_a_second_continuation_of_one_wait_is_not_pushed_beside_the_first(tmp_path):
+    """A waiting run copied to two files and answered in each: pushing the second answer's
+    continuation beside the first put two continuations of one wait in a file, and resuming
+    both ran the effects after the wait twice (helper-41)."""
+    path, side = start(tmp_path)
+    copy = tmp_path / "copy.snap"
+    shutil.copy(path, copy)
+    assert run_cli("resume", str(path), "--answer", "no", cwd=tmp_path).returncode == 75
+    assert run_cli("resume", str(copy), "--answer", "yes", cwd=tmp_path).returncode == 75
+    second = runs_json(copy)[-1]["id"]
+    pushed = run_cli("push", str(copy), str(path), "--run", second)
+    assert pushed.returncode == 2, pushed.stdout + pushed.stderr
+    assert "was continued there already" in pushed.stderr
+    assert "nothing was copied" in pushed.stderr
+    assert len(runs_json(path)) == 2
