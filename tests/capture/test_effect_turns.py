@@ -168,34 +168,49 @@ def _passes_until_resumed(passes, wait_first):
     """The passes of the loop between step 1's return and the resumption of the task whose
     served call (step 2) was recorded ``passes`` passes after it."""
     turns = EffectTurns([1, 2], wait=5.0)
-    ticks = [0]
-    at = {}
 
-    async def b():
-        await turns.turn(2, passes)
-        at["resumed"] = ticks[0]
-
-    async def ticker():
-        while "resumed" not in at:
-            ticks[0] += 1
-            await asyncio.sleep(0)
-
-    async def main():
-        counting = asyncio.ensure_future(ticker())
-        await asyncio.sleep(0)
+    async def main(clock):
         if not wait_first:
             turns.returned(1)
-            at["returned"] = ticks[0]
-        task = asyncio.ensure_future(b())
+            clock.at["returned"] = clock.ticks
+        task = asyncio.ensure_future(clock.served(turns, 2, passes))
         for _ in range(3):
             await asyncio.sleep(0)  # B waits on its turn now
         if wait_first:
             turns.returned(1)
-            at["returned"] = ticks[0]
-        await asyncio.gather(task, counting)
+            clock.at["returned"] = clock.ticks
+        await task
 
-    asyncio.run(main())
+    at = _Ticking().run(main)
     return at["resumed"] - at["returned"]
+
+
+class _Ticking:
+    """A ticker task counting passes of the loop beside ``main(self)`` (``run``), until a
+    call ``served`` through it resumed; ``at``: the ticks at named moments."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+        self.at: dict[str, int] = {}
+
+    async def served(self, turns, step, passes):
+        self.at["called"] = self.ticks
+        await turns.turn(step, passes)
+        self.at["resumed"] = self.ticks
+
+    def run(self, main) -> dict[str, int]:
+        async def ticker():
+            while "resumed" not in self.at:
+                self.ticks += 1
+                await asyncio.sleep(0)
+
+        async def both():
+            counting = asyncio.ensure_future(ticker())
+            await asyncio.sleep(0)
+            await asyncio.gather(main(self), counting)
+
+        asyncio.run(both())
+        return self.at
 
 
 def test_a_call_that_came_back_passes_later_resumes_as_many_passes_later():
@@ -226,23 +241,5 @@ def test_the_first_effect_to_come_back_on_a_loop_is_counted_from_its_call():
     assert asyncio.run(record()) == (3, True)
 
     turns = EffectTurns([1], wait=5.0)
-    ticks = [0]
-    at = {}
-
-    async def served():
-        at["called"] = ticks[0]
-        await turns.turn(1, 3)
-        at["resumed"] = ticks[0]
-
-    async def ticker():
-        while "resumed" not in at:
-            ticks[0] += 1
-            await asyncio.sleep(0)
-
-    async def replay():
-        counting = asyncio.ensure_future(ticker())
-        await asyncio.sleep(0)
-        await asyncio.gather(served(), counting)
-
-    asyncio.run(replay())
+    at = _Ticking().run(lambda clock: clock.served(turns, 1, 3))
     assert at["resumed"] - at["called"] == 3, at
