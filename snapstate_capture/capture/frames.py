@@ -40,6 +40,13 @@ from . import lineage
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The inspector's package: its frames (``snapstate record`` running a program) are hidden too.
 _INSPECT_DIR = os.path.join(os.path.dirname(_PACKAGE_DIR), "snapstate_inspect")
+#: Both packages' folders as imported and as resolved, for a test of a resolved file name
+#: (``os.path.realpath``): imported through a linked folder, snapstate's own frames
+#: (``snapstate record``'s ``_run_program``) showed on effect steps' stacks, and a traced
+#: replay diverged there (helper-41's runs, through a link to the checkout).
+OWN_DIRS = tuple(dict.fromkeys(
+    folder + os.sep for base in (_PACKAGE_DIR, _INSPECT_DIR)
+    for folder in (base, os.path.realpath(base))))
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -135,7 +142,7 @@ class FrameCapturer:
         hidden = self._file_kind.get(filename)
         if hidden is None:
             real = os.path.realpath(filename) if not filename.startswith("<") else filename
-            if real.startswith((_PACKAGE_DIR + os.sep, _INSPECT_DIR + os.sep)):
+            if real.startswith(OWN_DIRS):
                 hidden = True
             elif filename.startswith("<frozen"):
                 hidden = not self.options.library_frames

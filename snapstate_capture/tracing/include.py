@@ -28,7 +28,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from ..capture.frames import _INSPECT_DIR, _LIBRARY_DIRS, _PACKAGE_DIR
+from ..capture.frames import _LIBRARY_DIRS, _PACKAGE_DIR, OWN_DIRS
 
 
 #: ``own_kind`` results.
@@ -61,7 +61,9 @@ _WRAPS_FILES = _files(
     ("snapstate_capture", "integrations", "pydantic_ai", "patches.py"),
     ("snapstate_capture", "integrations", "openai_agents", "patches.py"),
 )
-_ROOT = os.path.dirname(_PACKAGE_DIR)
+#: The folder holding the packages, as imported and as resolved (``OWN_DIRS``).
+_ROOTS = tuple(dict.fromkeys(os.path.dirname(folder)
+                             for folder in (_PACKAGE_DIR, os.path.realpath(_PACKAGE_DIR))))
 _own_kinds: dict[str, int] = {}
 
 
@@ -73,8 +75,9 @@ def own_kind(filename: str) -> int:
         kind = NOT_OWN
         if not filename.startswith("<"):
             real = os.path.realpath(filename)
-            if real.startswith((_PACKAGE_DIR + os.sep, _INSPECT_DIR + os.sep)):
-                relative = os.path.relpath(real, _ROOT)
+            if real.startswith(OWN_DIRS):
+                root = next(r for r in _ROOTS if real.startswith(r + os.sep))
+                relative = os.path.relpath(real, root)
                 kind = (HANDS_OVER if relative in _HANDS_OVER_FILES
                         else WRAPS if relative in _WRAPS_FILES else MACHINERY)
         _own_kinds[filename] = kind
@@ -159,8 +162,7 @@ class IncludeRule:
         if filename.startswith("<"):
             return False  # <frozen ...>, <string>: no file to show
         real = os.path.realpath(filename)
-        if real.startswith((_PACKAGE_DIR + os.sep, _INSPECT_DIR + os.sep)) or \
-                real in _OWN_SCRIPTS:
+        if real.startswith(OWN_DIRS) or real in _OWN_SCRIPTS:
             return False
         forms = (real, os.path.relpath(real, self.cwd), os.path.basename(real), filename)
         if any(fnmatch.fnmatch(form, glob) for glob in self.exclude for form in forms):

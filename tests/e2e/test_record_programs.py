@@ -300,3 +300,29 @@ def test_snapstates_lines_go_to_the_process_stderr_whatever_the_program_did(tmp_
     assert proc.returncode == 0
     assert proc.stdout == "out\n"  # as plain python prints it
     assert "snapstate: " in proc.stderr and "steps, finished" in proc.stderr
+
+
+def test_snapstates_own_frames_stay_hidden_when_it_is_imported_through_a_link(tmp_path):
+    """Own frames were told by resolved file name against the folder as imported: through a
+    linked folder (PYTHONPATH=/link/to/checkout), ``snapstate record``'s ``_run_program``
+    and ``run_script`` showed on the program's stacks, and a traced replay of an async
+    effect diverged there (helper-41's runs)."""
+    import os
+    import subprocess
+    import sys
+
+    link = tmp_path / "link"
+    link.symlink_to(ROOT, target_is_directory=True)
+    (tmp_path / "prog.py").write_text(
+        "import snapstate_capture as snap\n"
+        "def main():\n"
+        "    snap.checkpoint('here', n=1)\n"
+        "main()\n")
+    env = {**os.environ, "PYTHONPATH": str(link)}
+    done = subprocess.run([sys.executable, "-m", "snapstate_inspect", "record", "--trace",
+                           "calls", "-o", "run.snap", "prog.py"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with snap.open_timeline(tmp_path / "run.snap") as timeline:
+        step = next(s for s in timeline.runs[-1].steps if s.kind == "checkpoint")
+        assert [f.function for f in step.frames] == ["<module>", "main"]
