@@ -169,7 +169,8 @@ def _plan(run: Run, answer: Any, by: str | None, wake_early: bool, orphan: bool 
         if due > time.time() and not wake_early:
             raise NotDue(f"{path}: run {short} sleeps until {_clock(due)}"
                          + (f" ({pause['reason']})" if pause.get("reason") else "")
-                         + "; `snapstate worker` wakes it then", due)
+                         + "; `snapstate worker` wakes it then (or `snapstate resume "
+                         "--wake` now)", due)
         return _pause_step(run, count), "resume", {"answer": None, "by": answered_by(by)}
     error_type = str((run.error or {}).get("type", "")).rsplit(".", 1)[-1]
     interrupted = run.status == "failed" and error_type in INTERRUPTS

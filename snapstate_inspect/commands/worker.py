@@ -45,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
         if event.action == "failed":
             failed.append(event)
 
+    if not args.once:  # it may sit silent for hours: say once that it is there
+        sys.stderr.write(f"snapstate worker: looking at {', '.join(map(str, args.targets))} "
+                         f"every {max(args.interval, 0.1):g} s (Ctrl-C stops)\n")
+        sys.stderr.flush()
     serve(lambda: timeline_files(args.targets), answers=args.answers_from, trust=args.trust,
           allow_drift=args.allow_drift, interval=max(args.interval, 0.1), once=args.once,
           log=log)

@@ -45,8 +45,9 @@ def test_a_sleeping_run_is_woken_by_the_worker_only_once_it_is_due(tmp_path):
     before_due = time.time() < due
     if before_due:
         assert events == []
-        with pytest.raises(NotDue, match="sleeps until"):
+        with pytest.raises(NotDue, match="sleeps until") as refused:
             snap.resume(path)
+        assert "snapstate resume --wake" in str(refused.value)  # the way to go on now
         # what a --once pass that resumes nothing says: what is still paused, and when due
         said = pending(timeline_files([tmp_path]))  # "(due now)" once the time has come
         assert said.startswith("nothing due: 1 sleeping run (next due ") or \

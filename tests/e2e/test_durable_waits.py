@@ -379,3 +379,23 @@ def test_a_second_continuation_of_one_wait_is_not_pushed_beside_the_first(tmp_pa
     assert "was continued there already" in pushed.stderr
     assert "nothing was copied" in pushed.stderr
     assert len(runs_json(path)) == 2
+
+
+def test_a_worker_that_keeps_running_says_once_that_it_is_there(tmp_path):
+    """Without ``--once`` the worker sat silent until something was due (helper-42: 45 s of a
+    blank terminal)."""
+    import os
+    import subprocess
+    import sys
+
+    start(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    worker = subprocess.Popen([sys.executable, "-m", "snapstate_inspect", "worker",
+                               str(tmp_path), "--interval", "30"], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = worker.stderr.readline()
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=30)
+    assert line.startswith(f"snapstate worker: looking at {tmp_path} every 30 s"), line
