@@ -31,42 +31,36 @@ import weakref
 from typing import Any
 
 
-class _Mark:
-    """A no-op callback queued on an event loop at an ``async`` effect's call: ``ran`` once the
-    loop went on past it. While no effect has returned on the loop yet, it queues itself
-    again at each pass (up to ``PASS_LIMIT``; ``passes``) until the call returns (``done``):
-    the first effect to come back on a loop is counted from its own call."""
-
-    __slots__ = ("ran", "passes", "done")
-
-    def __init__(self) -> None:
-        self.ran = False
-        self.passes = 0
-        self.done = False
-
-
-#: The most passes of the loop counted after an effect's return (``passes_since_previous``):
-#: more than the two a task woken through a future takes, and the one of a queue's getter.
+#: The most passes of the loop counted (``passes_since_previous``): more than the two a task
+#: woken through a future takes, and the one of a queue's getter.
 PASS_LIMIT = 8
 
 
 class _Passes:
-    """The passes of the loop since an effect's return, counted by a chain of no-op
-    callbacks (``_count``) while it is its loop's last return."""
+    """The passes of a loop counted by a chain of no-op callbacks (``_tick``), each queuing
+    the next as it runs, until ``PASS_LIMIT`` or ``stopped``. Queued at an effect's call
+    (``before_call``) it tells whether the call suspended its task (``ran``); the chain
+    goes on only while no effect has returned on the loop (``until_a_return``): the first
+    effect to come back on a loop is counted from its own call. Queued at a return, it runs
+    until the next return stops it."""
 
-    __slots__ = ("passes",)
+    __slots__ = ("passes", "stopped", "until_a_return")
 
-    def __init__(self) -> None:
+    def __init__(self, until_a_return: bool = False) -> None:
         self.passes = 0
+        self.stopped = False
+        self.until_a_return = until_a_return
+
+    @property
+    def ran(self) -> bool:
+        return self.passes > 0
 
 
 #: Each event loop's pass count started at the last ``async`` effect's return on it.
 _last_return: weakref.WeakKeyDictionary[Any, _Passes] = weakref.WeakKeyDictionary()
-#: The same, of the last served effect's return on replay (``count_from_here``).
-_last_served: weakref.WeakKeyDictionary[Any, _Passes] = weakref.WeakKeyDictionary()
 
 
-def passes_since_previous(mark: _Mark | None = None) -> int | None:
+def passes_since_previous(mark: _Passes | None = None) -> int | None:
     """At an ``async`` effect's return in an asyncio task (recording): the passes of the loop
     since the previous effect returned on it — 0 when in the same pass, ahead of this task's
     resumption (see the module docstring); at most ``PASS_LIMIT``. For the first effect on a
@@ -75,50 +69,64 @@ def passes_since_previous(mark: _Mark | None = None) -> int | None:
     of 4). None outside a running asyncio loop. Never raises."""
     loop = _running_loop()
     if mark is not None:
-        mark.done = True
+        mark.stopped = True
     if loop is None:
         return None
     previous = _last_return.get(loop)
-    if _counting(loop, _last_return) is None:
+    counting = _started(loop)
+    if counting is None:
         return None
+    _last_return[loop] = counting
     if previous is None:
         return max(mark.passes, 1) if mark is not None else 1
+    previous.stopped = True
     return previous.passes
 
 
-def count_from_here() -> _Passes | None:
+def count_from_here(previous: _Passes | None = None) -> _Passes | None:
     """On replay, at a served ``async`` effect's return: a count of the passes of the running
-    loop from now (``passes``, up to ``PASS_LIMIT``; it stops at the next such return), for
-    the next served call to come back as many passes later as it was recorded
-    (``replay/effect_turns.py``). None outside a running asyncio loop. Never raises."""
+    loop from now (``passes``, up to ``PASS_LIMIT``), for the next served call to come back as
+    many passes later as it was recorded (``replay/effect_turns.py``); ``previous``, the count
+    of the return before, is stopped. None outside a running asyncio loop. Never raises."""
+    if previous is not None:
+        previous.stopped = True
     loop = _running_loop()
-    return None if loop is None else _counting(loop, _last_served)
+    return None if loop is None else _started(loop)
 
 
-def _counting(loop: Any, last: weakref.WeakKeyDictionary[Any, _Passes]) -> _Passes | None:
-    counting = _Passes()
-    try:
-        loop.call_soon(_count, counting, loop, last)
-    except Exception:  # noqa: BLE001 - a closed loop, or one that refuses callbacks
-        return None
-    last[loop] = counting
-    return counting
-
-
-def before_call() -> _Mark | None:
-    """Before an ``async`` effect's call (recording): a marker queued on the running loop;
-    None outside one. Never raises."""
+def before_call() -> _Passes | None:
+    """Before an ``async`` effect's call (recording): a pass count queued on the running
+    loop; None outside one. Never raises."""
     loop = _running_loop()
-    return None if loop is None else _queued(loop)
+    return None if loop is None else _started(loop, until_a_return=True)
 
 
-def suspended(mark: _Mark | None) -> bool | None:
-    """After the call: whether it suspended its task (the loop ran the marker meanwhile);
-    None when unknown."""
+def suspended(mark: _Passes | None) -> bool | None:
+    """After the call: whether it suspended its task (the loop ran the first callback of
+    ``mark`` meanwhile); None when unknown."""
     if mark is None:
         return None
-    mark.done = True
+    mark.stopped = True
     return mark.ran
+
+
+def journal_ref(passes: int | None) -> dict[str, int]:
+    """The journal row's value-ref keys for ``passes`` (``capture/step_capture.py``): ``"t"``
+    1 when the call came back in the previous effect's pass (else 0), and ``"n"``, the
+    passes, from 2; none when unknown."""
+    if passes is None:
+        return {}
+    return {"t": int(passes == 0), **({"n": passes} if passes > 1 else {})}
+
+
+def journaled(ref: dict[str, Any]) -> int | None:
+    """``journal_ref`` read back: the passes (``"n"``, else ``"t"`` — 1: the same pass, 0: a
+    later one, taken for one pass in files recorded before ``"n"`` was kept), else None."""
+    passes = ref.get("n")
+    if type(passes) is int and passes > 1:
+        return passes
+    same = ref.get("t")
+    return None if same is None else (0 if same else 1)
 
 
 def _running_loop() -> Any:
@@ -131,30 +139,20 @@ def _running_loop() -> Any:
         return None
 
 
-def _queued(loop: Any) -> _Mark | None:
-    mark = _Mark()
+def _started(loop: Any, until_a_return: bool = False) -> _Passes | None:
+    counting = _Passes(until_a_return)
     try:
-        loop.call_soon(_ran, mark, loop)
+        loop.call_soon(_tick, counting, loop)
     except Exception:  # noqa: BLE001 - a closed loop, or one that refuses callbacks
         return None
-    return mark
+    return counting
 
 
-def _ran(mark: _Mark, loop: Any) -> None:
-    mark.ran = True
-    mark.passes += 1
-    if not mark.done and mark.passes < PASS_LIMIT and loop not in _last_return:
-        try:
-            loop.call_soon(_ran, mark, loop)
-        except Exception:  # noqa: BLE001 - the loop is closing
-            pass
-
-
-def _count(counting: _Passes, loop: Any, last: weakref.WeakKeyDictionary[Any, _Passes]
-           ) -> None:
+def _tick(counting: _Passes, loop: Any) -> None:
     counting.passes += 1
-    if counting.passes < PASS_LIMIT and last.get(loop) is counting:
+    if (counting.passes < PASS_LIMIT and not counting.stopped
+            and not (counting.until_a_return and loop in _last_return)):
         try:
-            loop.call_soon(_count, counting, loop, last)
+            loop.call_soon(_tick, counting, loop)
         except Exception:  # noqa: BLE001 - the loop is closing
             pass

@@ -17,7 +17,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from . import lineage
+from . import lineage, loop_passes
 from .frames import StackCapture
 from .tasks import current_task_name, current_thread_name
 from ..clocks import Clocks
@@ -129,11 +129,7 @@ class StepCapturing:
             ref["w"] = by  # who gave a wait's outcome, and when
         if row.pop("suspended", None) is False:
             ref["u"] = 1  # returned without suspending its task
-        passes = row.pop("passes", None)
-        if passes is not None:
-            ref["t"] = int(passes == 0)  # came back in the previous effect's loop pass
-            if passes > 1:
-                ref["n"] = passes  # passes of the loop since the previous effect's return
+        ref.update(loop_passes.journal_ref(row.pop("passes", None)))  # loop passes between
         cancelled_after = row.pop("cancelled_after", None)
         if cancelled_after is not None:
             ref["c"] = cancelled_after  # seconds to its cancellation (cancelled_effects.py)

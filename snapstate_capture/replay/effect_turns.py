@@ -95,9 +95,8 @@ class EffectTurns:
         release the calls whose turn that makes, in their recorded order."""
         if step is None:
             return
-        since = loop_passes.count_from_here()
         with self._lock:
-            self._since = since
+            self._since = loop_passes.count_from_here(self._since)
             self._returned.add(step)
             while self._low < len(self._order) and self._order[self._low] in self._returned:
                 self._low += 1
@@ -256,17 +255,6 @@ def _after_passes(future: asyncio.Future[None], passes: int) -> None:
         future.get_loop().call_soon(_after_passes, future, passes - 1)
     except RuntimeError:  # its loop is closed
         pass
-
-
-def recorded_passes(ref: dict) -> int | None:
-    """The passes of the loop a journal row's value ref says the recorded call came back
-    after the effect before it (``capture/step_capture.py``): ``"n"``, else ``"t"`` (1: the
-    same pass, 0: a later one: one pass), else None."""
-    passes = ref.get("n")
-    if type(passes) is int and passes > 1:
-        return passes
-    same = ref.get("t")
-    return None if same is None else (0 if same else 1)
 
 
 def _running_here(loop: asyncio.AbstractEventLoop) -> bool:

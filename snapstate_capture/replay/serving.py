@@ -18,13 +18,14 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..clocks import Clocks
+from ..capture import loop_passes
 from ..capture.effects import arguments_match
 from ..capture.rng import restore_states
 from ..errors import PayloadLoadError, SnapStateError
 from ..options import seconds_from_env
 from ..store.reader import Value
 from ..values import capture_value
-from .effect_turns import EffectTurns, recorded_passes
+from .effect_turns import EffectTurns
 from .report import diff_previews, divergence, steps
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ class EffectServing:
         call.served, call.outcome, call.value = True, entry.outcome, value
         call.by = entry.value.get("w") or None
         call.cancelled_after = entry.value.get("c")
-        call.passes = recorded_passes(entry.value)
+        call.passes = loop_passes.journaled(entry.value)
         call.suspended = False if entry.value.get("u") else None
         call.recorded_step = entry.step
         if entry.outcome == "raise":
