@@ -59,7 +59,9 @@ def copy_run(source: str | os.PathLike[str], destination: str | os.PathLike[str]
     with open_timeline(source) as timeline:
         run = timeline.run(run_id)
         checked = _check_source(timeline, run)
-        _check_blobs(timeline, run, destination)
+        keys = _reached_blobs(timeline, run)
+        _check_blobs(timeline, run, keys)
+        _check_destination(destination, run, keys)
         engine = open_write_engine(destination)
         try:
             existing = engine.run_header(run.id)
@@ -70,7 +72,7 @@ def copy_run(source: str | os.PathLike[str], destination: str | os.PathLike[str]
                 return TransferReport(run.id, str(destination), copied=False)
             report = TransferReport(run.id, str(destination), copied=True)
             with engine.transaction(immediate=True):
-                _copy(timeline, run, engine, report, checked,
+                _copy(timeline, run, engine, report, checked, keys,
                       progress or (lambda done, total: None))
         except Exception as exc:
             if getattr(exc, "sqlstate", None) == "42501":  # a store's reader role
@@ -109,23 +111,31 @@ def _check_source(timeline: Timeline, run: Run) -> RunReport:
     return report
 
 
-def _check_blobs(timeline: Timeline, run: Run, destination: str | os.PathLike[str]) -> None:
-    """Refuse the copy when a blob the run reaches is damaged at the source, or is stored
-    damaged at the destination already (a copy leaves a blob there as it is): each is read
-    and checked against its hash (``blob_check.check_blob``). Before, push and pull said
-    they copied such a run, and a new run at the destination inherited the damage
-    (helper-40: 3 of 3). Also refused: a continuation of a run the destination holds
-    another continuation of (a wait answered in two files, then pushed together: resuming
-    both ran the effects after the wait twice, helper-41)."""
+def _reached_blobs(timeline: Timeline, run: Run) -> list[bytes]:
+    """The keys of every blob ``run`` reaches (``BlobMarker``), sorted: what a copy takes."""
     marker = BlobMarker(timeline.engine.blob_row)
     marker.mark(run_roots(timeline.engine, run.id))
-    keys = sorted(marker.live)
+    return sorted(marker.live)
+
+
+def _check_blobs(timeline: Timeline, run: Run, keys: list[bytes]) -> None:
+    """Refuse the copy when a blob the run reaches is damaged at the source: each is read and
+    checked against its hash (``blob_check.check_blob``). Before, push and pull said they
+    copied such a run (helper-40: 3 of 3)."""
     for key in keys:
         problem = check_blob(timeline, key)
         if problem is not None:
             raise TransferError(f"{timeline.path}: run {run.id[:8]} reaches blob "
                                 f"{key.hex()[:12]}, which is {problem}; nothing was copied "
                                 "(`snapstate verify` lists the damage)")
+
+
+def _check_destination(destination: str | os.PathLike[str], run: Run,
+                       keys: list[bytes]) -> None:
+    """Refuse the copy when the destination holds another continuation of the run ``run``
+    continues (a wait answered in two files, then pushed together: resuming both ran the
+    effects after the wait twice, helper-41), or one of its blobs stored damaged (a copy
+    leaves a blob there as it is: a new run inherited the damage, helper-40)."""
     if not is_store_url(destination) and not os.path.exists(destination):
         return  # a new file holds nothing yet
     try:
@@ -149,7 +159,8 @@ def _check_blobs(timeline: Timeline, run: Run, destination: str | os.PathLike[st
 
 
 def _copy(timeline: Timeline, run: Run, engine, report: TransferReport,
-          checked: RunReport, progress: Callable[[int, int], None]) -> None:
+          checked: RunReport, live: list[bytes], progress: Callable[[int, int], None]
+          ) -> None:
     source = timeline.engine
     row = next(r for r in source.run_rows() if r[0] == run.id)
     fields = dict(zip(RUN_COLUMNS, row))
@@ -176,9 +187,6 @@ def _copy(timeline: Timeline, run: Run, engine, report: TransferReport,
         bound = chunks[-1][0]
     for effect in source.effect_rows(run.id):
         engine.insert_effect(run.id, dict(zip(EFFECT_COLUMNS, effect)))
-    marker = BlobMarker(source.blob_row)
-    marker.mark(run_roots(source, run.id))
-    live = sorted(marker.live)
     for done, key in enumerate(live, 1):
         stored = source.blob_row(key)
         if stored is not None:
