@@ -188,6 +188,18 @@ def _selected(runs: list[Run], keep_runs: int | None, older_than: float | None,
     return [r for r in ordered if r.id in chosen]
 
 
+def _sorted_out(runs: Iterable[Run]) -> tuple[set[str], set[str]]:
+    """Of runs chosen for removal: ``(ids removed, ids kept as paused)`` (``removable``)."""
+    doomed: set[str] = set()
+    paused: set[str] = set()
+    for run in runs:
+        if removable(run):
+            doomed.add(run.id)
+        elif run.status in PAUSED:
+            paused.add(run.id)
+    return doomed, paused
+
+
 def removable(run: Run) -> bool:
     """Whether gc may remove ``run``: not while it is being recorded, nor while it waits for
     an answer or sleeps until a due time and nobody continued it — a person answers a wait
@@ -222,11 +234,9 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
     with open_timeline(path) as timeline:
         runs = list(timeline.runs)
         live = [r for r in runs if r.status == "running"]
+        doomed, paused = _sorted_out(_selected(runs, keep_runs, older_than, time.time()))
     if live and not is_store_url(path):  # (a store's recorders go on: see the sweep below)
         raise TimelineError(path, f"run {live[0].id[:8]} is still being recorded; gc refused")
-    selected = _selected(runs, keep_runs, older_than, time.time())
-    doomed = {r.id for r in selected if removable(r)}
-    paused = {r.id for r in selected if r.status in PAUSED and not removable(r)}
     # A dry run reads only: opening for writing would switch the file to WAL (a byte change).
     engine: Any = open_read_engine(path) if dry_run else open_write_engine(path)
     try:
@@ -238,9 +248,9 @@ def collect_garbage(path: str | os.PathLike[str], *, keep_runs: int | None = Non
             marker.mark(run_roots(engine, run.id))
             step(done, total)
             if max_size is not None and marker.live_bytes > max_size and run is not newest_first[0]:
-                older = [r for r in newest_first if r.seq <= run.seq]
-                doomed.update(r.id for r in older if removable(r))
-                paused.update(r.id for r in older if r.status in PAUSED and not removable(r))
+                more, held = _sorted_out(r for r in newest_first if r.seq <= run.seq)
+                doomed |= more
+                paused |= held
                 marker = BlobMarker(_fetcher(engine))
                 for kept in newest_first:
                     if kept.id not in doomed:
